@@ -1,0 +1,27 @@
+"""dml_jax: DirectML's data-movement operators, bit for bit, in JAX.
+
+Examples:
+  >>> import numpy as np
+  >>> import dml_jax as dml
+  >>> dml.join([np.ones((1, 2), np.float16), np.zeros((1, 1), np.float16)], axis=1)
+  Array([[1., 1., 0.]], dtype=float16)
+"""
+
+from dml_jax._src.dtypes import DataType as DataType
+from dml_jax._src.errors import DmlValidationError as DmlValidationError
+from dml_jax._src.errors import Violation as Violation
+from dml_jax._src.feature_level import FeatureLevel as FeatureLevel
+from dml_jax._src.ops._base import OperatorDesc as OperatorDesc
+from dml_jax._src.ops.gather_elements import GatherElementsDesc as GatherElementsDesc
+from dml_jax._src.ops.gather_elements import gather_elements as gather_elements
+from dml_jax._src.ops.gather_nd import GatherNdDesc as GatherNdDesc
+from dml_jax._src.ops.gather_nd import gather_nd as gather_nd
+from dml_jax._src.ops.join import JoinDesc as JoinDesc
+from dml_jax._src.ops.join import join as join
+from dml_jax._src.ops.reverse_subsequences import ReverseSubsequencesDesc as ReverseSubsequencesDesc
+from dml_jax._src.ops.reverse_subsequences import reverse_subsequences as reverse_subsequences
+from dml_jax._src.tensor_desc import TensorDesc as TensorDesc
+from dml_jax._src.tensor_desc import TensorFlags as TensorFlags
+from dml_jax._src.tensor_desc import calc_buffer_tensor_size as calc_buffer_tensor_size
+
+__version__ = "0.1.0"

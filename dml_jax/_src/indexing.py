@@ -1,0 +1,69 @@
+"""Index arithmetic shared by the gathers: DirectML's negative-index rule and the
+out-of-range policy, computed in the index's own dtype so that nothing wraps.
+
+Policy (documented in the README): a signed index i < 0 counts from the end,
+i + size (only signed index types, which DirectML allows from FL 3_0); the
+result is then clamped to [0, size - 1], so no read leaves the input. The
+clamped index is finally narrowed to int32 when the size allows it (a value in
+[0, size) is exact in int32 for size <= 2**31); that narrowing happens after
+clamping, so 2**32 + 1 clamps to size - 1 and never reads element 1.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+_UNSIGNED = {np.dtype(np.int32): np.dtype(np.uint32), np.dtype(np.int64): np.dtype(np.uint64),
+             np.dtype(np.uint32): np.dtype(np.uint32), np.dtype(np.uint64): np.dtype(np.uint64)}
+
+
+def clamp_indices(indices: jax.Array, sizes: int | Sequence[int]) -> jax.Array:
+  """Normalizes negative indices and clamps to [0, size - 1], without overflow.
+
+  Args:
+    indices: INT32/INT64/UINT32/UINT64 indices.
+    sizes: the axis size, or one size per entry of the last axis of `indices`.
+
+  Returns:
+    In-range indices, int32 when every size is <= 2**31, else the unsigned
+    counterpart of the index dtype.
+  """
+  dtype = np.dtype(indices.dtype)
+  unsigned = _UNSIGNED[dtype]
+  size = _size_constant(sizes, unsigned)
+  last = size - 1
+  if np.issubdtype(dtype, np.signedinteger):
+    negative = indices < 0
+    # |i| for negative i as ~i + 1, exact in the unsigned type (|-2**31| = 2**31).
+    magnitude = lax.convert_element_type(~indices, unsigned) + 1
+    from_end = jnp.where(magnitude <= size, size - magnitude, 0)
+    from_start = jnp.minimum(lax.convert_element_type(jnp.maximum(indices, 0), unsigned), last)
+    clamped = jnp.where(negative, from_end.astype(unsigned), from_start)
+  else:
+    clamped = jnp.minimum(indices, last)
+  biggest = max(sizes) if isinstance(sizes, Sequence) else sizes
+  return lax.convert_element_type(clamped, np.int32) if biggest <= 2**31 else clamped
+
+
+def _size_constant(sizes: int | Sequence[int], dtype: np.dtype) -> jax.Array:
+  return jnp.asarray(np.asarray(sizes, dtype=dtype))
+
+
+def gather_along_axis(operand: jax.Array, indices: jax.Array, axis: int) -> jax.Array:
+  """out[o] = operand[o with o[axis] := indices[o]] for in-range indices.
+
+  `indices` has operand's shape except on `axis`; one lax.gather whose other
+  dimensions are batch dimensions.
+  """
+  n = operand.ndim
+  batch = tuple(d for d in range(n) if d != axis)
+  dnums = lax.GatherDimensionNumbers(
+      offset_dims=(), collapsed_slice_dims=(axis,), start_index_map=(axis,),
+      operand_batching_dims=batch, start_indices_batching_dims=batch)
+  return lax.gather(operand, indices[..., None], dnums, slice_sizes=(1,) * n,
+                    mode=lax.GatherScatterMode.PROMISE_IN_BOUNDS)

@@ -1,0 +1,212 @@
+"""What every operator descriptor shares: validation, output inference, dispatch.
+
+An operator module defines a frozen dataclass subclassing `OperatorDesc` with
+DirectML's fields (snake_case), its tensor-support table, its own rules
+(`_check_fields`), its output inference (`_infer_output`) and its lowering
+(`lower`, plain lax on arrays that already passed validation).
+"""
+
+from __future__ import annotations
+
+import abc
+import functools
+from collections.abc import Iterator
+from typing import Any, ClassVar
+
+import jax
+
+from dml_jax._src import dtypes
+from dml_jax._src.errors import Checker, Violation
+from dml_jax._src.feature_level import FeatureLevel, SupportTable
+from dml_jax._src.tensor_desc import TensorDesc, _as_int
+
+
+class OperatorDesc(abc.ABC):
+  """Base of the `DML_*_OPERATOR_DESC` mirrors (frozen dataclasses)."""
+
+  OPERATOR: ClassVar[str]
+  """DirectML's operator name without the DML_OPERATOR_ prefix."""
+  SUPPORT: ClassVar[SupportTable]
+
+  # -- what each operator provides -------------------------------------------
+
+  @abc.abstractmethod
+  def _inputs(self) -> Iterator[tuple[str, str, TensorDesc]]:
+    """(field name, support-table row, tensor) for every input tensor."""
+
+  @abc.abstractmethod
+  def _infer_output(self) -> TensorDesc | None:
+    """The OutputTensor DirectML expects, or None if the fields do not define one."""
+
+  @abc.abstractmethod
+  def _check_fields(self, check: Checker) -> None:
+    """Operator-level and cross-tensor rules (§4 steps 2 and 3)."""
+
+  @abc.abstractmethod
+  def lower(self, *arrays: jax.Array) -> jax.Array:
+    """The operator as lax primitives; arrays are those the descriptor describes."""
+
+  # -- shared behaviour --------------------------------------------------------
+
+  @property
+  def output(self) -> TensorDesc:
+    """The OutputTensor: the one given, else the inferred one.
+
+    Raises:
+      DmlValidationError: if none was given and the fields define none.
+    """
+    given = getattr(self, "output_tensor")
+    if given is not None:
+      return given
+    inferred = self._infer_output()
+    if inferred is None:
+      self.validate()  # raises, naming what prevents the inference
+      raise AssertionError(f"{self!r}: no output inferred but no violation found")
+    return inferred
+
+  def violations(self, feature_level: Any = None) -> tuple[Violation, ...]:
+    """Every rule this descriptor breaks at `feature_level` (default: newest)."""
+    return _violations(self, FeatureLevel.from_any(feature_level))
+
+  def validate(self, feature_level: Any = None) -> OperatorDesc:
+    """Checks the descriptor as DirectML's CreateOperator would; returns self.
+
+    Raises:
+      DmlValidationError: listing every violated rule.
+    """
+    level = FeatureLevel.from_any(feature_level)
+    found = _violations(self, level)
+    if found:
+      check = Checker(level)
+      check.violations.extend(found)
+      check.raise_if_any(self.OPERATOR)
+    return self
+
+  def is_valid(self, feature_level: Any = None) -> bool:
+    return not self.violations(feature_level)
+
+  def _check_output(self, check: Checker) -> None:
+    given, expected = getattr(self, "output_tensor"), self._infer_output()
+    if given is None or expected is None:
+      return
+    check.expect(given.dimension_count == expected.dimension_count, "OutputTensor.DimensionCount",
+                 f"must equal the operator's DimensionCount ({expected.dimension_count})",
+                 given.dimension_count)
+    check.expect(given.sizes == expected.sizes, "OutputTensor.Sizes",
+                 f"must be exactly {_sizes(expected.sizes)}", given.sizes)
+    check.expect(given.data_type == expected.data_type, "OutputTensor.DataType",
+                 f"must equal InputTensor.DataType ({expected.data_type})", given.data_type)
+
+  def _fields_repr(self) -> str:
+    raise NotImplementedError
+
+  def __repr__(self) -> str:
+    output = self._infer_output() if getattr(self, "output_tensor") is None else self.output_tensor
+    return f"{type(self).__name__}({self._fields_repr()}) -> {output!r}"
+
+
+def _sizes(sizes: tuple[int, ...]) -> str:
+  return "{" + ",".join(map(str, sizes)) + "}"
+
+
+def check_axis(check: Checker, field: str, axis: int, dimension_count: int) -> bool:
+  return check.expect(0 <= axis < dimension_count, field,
+                      f"must be in [0, DimensionCount) = [0, {dimension_count})", axis,
+                      hint="DirectML axes are UINT: negative axes do not exist" if axis < 0 else None)
+
+
+def check_same_rank(check: Checker, reference: tuple[str, TensorDesc],
+                    *others: tuple[str, TensorDesc]) -> bool:
+  ok = True
+  name, tensor = reference
+  for other_name, other in others:
+    ok &= check.expect(other.dimension_count == tensor.dimension_count,
+                       f"{other_name}.DimensionCount",
+                       f"must equal {name}.DimensionCount ({tensor.dimension_count}); pad"
+                       f" lower-rank tensors with leading 1s", other.dimension_count)
+  return ok
+
+
+def as_attribute(value: Any, name: str) -> int:
+  """A UINT attribute of a descriptor (TypeError unless an integer)."""
+  return _as_int(value, name)
+
+
+def as_tensor(value: Any, name: str) -> TensorDesc:
+  if not isinstance(value, TensorDesc):
+    raise TypeError(f"{name} must be a TensorDesc; got {type(value).__name__}")
+  return value
+
+
+@functools.lru_cache(maxsize=4096)
+def _violations(desc: OperatorDesc, level: FeatureLevel) -> tuple[Violation, ...]:
+  check = Checker(level)
+  table = desc.SUPPORT.at(level)
+  if table is None:
+    check.fail("DML_OPERATOR_TYPE", f"DML_OPERATOR_{desc.OPERATOR} exists from"
+               f" FL {desc.SUPPORT.introduced} on", f"FL {level}")
+    return tuple(check.violations)
+  roles = [(field, row, tensor, False) for field, row, tensor in desc._inputs()]
+  output = getattr(desc, "output_tensor") or desc._infer_output()
+  if output is not None:
+    roles.append(("OutputTensor", "OutputTensor", output, True))
+  for field, row, tensor, is_output in roles:
+    tensor.check(check, field, is_output=is_output, max_dimension_count=level.max_dimension_count)
+    _check_support(check, desc.SUPPORT, level, field, table[row], row, tensor)
+  desc._check_fields(check)
+  desc._check_output(check)
+  return tuple(check.violations)
+
+
+def _check_support(check: Checker, support: SupportTable, level: FeatureLevel, field: str,
+                   row: Any, row_name: str, tensor: TensorDesc) -> None:
+  """The operator's tensor-support table: data types and dimension counts per role."""
+  if tensor.data_type not in row.data_types:
+    since = _first_level(support, row_name, lambda r: tensor.data_type in r.data_types)
+    hint = f"{tensor.data_type} is supported here from FL {since}" if since else None
+    if tensor.data_type.is_signed_integer and since and row_name == "IndicesTensor":
+      hint = ("negative (signed) indices need FL >= 3_0; use an unsigned index type"
+              " (UINT32) below it")
+    check.fail(f"{field}.DataType",
+               f"must be one of {', '.join(map(str, row.data_types))} for"
+               f" DML_OPERATOR_{support.operator}", tensor.data_type, hint)
+  low, high = row.dimension_counts
+  n = tensor.dimension_count
+  if not low <= n <= high:
+    since = _first_level(support, row_name,
+                         lambda r: r.dimension_counts[0] <= n <= r.dimension_counts[1])
+    check.fail(f"{field}.DimensionCount",
+               f"DML_OPERATOR_{support.operator} supports {row.describe_dimension_counts()}"
+               f" dimensions", n,
+               f"{n} dimensions are supported from FL {since}" if since and since > level else
+               "pad lower-rank tensors with leading 1s" if n < low else None)
+
+
+def _first_level(support: SupportTable, row_name: str, ok) -> FeatureLevel | None:
+  for level in FeatureLevel:
+    table = support.at(level)
+    if table is not None and ok(table[row_name]):
+      return level
+  return None
+
+
+# -- dispatch ----------------------------------------------------------------------
+
+
+def _apply(desc: OperatorDesc, *arrays: jax.Array) -> jax.Array:
+  with jax.named_scope(f"dml.{desc.OPERATOR}"):
+    return desc.lower(*arrays)
+
+
+apply_jitted = jax.jit(_apply, static_argnums=0)
+"""`desc.lower` under jit, compiled once per descriptor and input avals."""
+
+
+def run(desc: OperatorDesc, feature_level: Any, *arrays: jax.Array) -> jax.Array:
+  """Validates `desc` (trace-time, cached) and applies its lowering to arrays."""
+  desc.validate(feature_level)
+  return apply_jitted(desc, *arrays)
+
+
+def operand(x: Any, role: str, *, is_index: bool = False):
+  return dtypes.as_operand(x, role=role, is_index=is_index)

@@ -1,0 +1,160 @@
+"""DML_OPERATOR_JOIN: concatenates one or more tensors along Axis."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import Any
+
+import jax
+from jax import lax
+
+from dml_jax._src.dtypes import ALL_DATA, FLOAT_AND_INT_16_32, UP_TO_32_BIT
+from dml_jax._src.errors import Checker
+from dml_jax._src.feature_level import FeatureLevel, SupportTable, support
+from dml_jax._src.ops import _base
+from dml_jax._src.tensor_desc import TensorDesc
+
+
+def _table(dimension_counts, data_types):
+  row = support(dimension_counts, data_types)
+  return {"InputTensors": row, "OutputTensor": row}
+
+
+# The page has no FL 3_1 table although the history says JOIN went to 8
+# dimensions at 3_1 (DirectML 1.5 notes agree): from 3_1, 1 to 8 is assumed.
+_SUPPORT = SupportTable("JOIN", {
+    FeatureLevel.FL_1_0: _table(4, FLOAT_AND_INT_16_32),
+    FeatureLevel.FL_2_1: _table(4, UP_TO_32_BIT),
+    FeatureLevel.FL_3_0: _table((4, 5), UP_TO_32_BIT),
+    FeatureLevel.FL_3_1: _table((1, 8), UP_TO_32_BIT),
+    FeatureLevel.FL_4_1: _table((1, 8), ALL_DATA),
+})
+
+
+@dataclasses.dataclass(frozen=True, repr=False)
+class JoinDesc(_base.OperatorDesc):
+  """`DML_JOIN_OPERATOR_DESC`.
+
+  Attributes:
+    input_tensors: InputTensors, one or more, in order.
+    axis: Axis, in [0, DimensionCount).
+    output_tensor: OutputTensor; None infers it.
+    input_count: InputCount; None means len(input_tensors).
+
+  Examples:
+    >>> JoinDesc((TensorDesc("FLOAT32", (1, 1, 2, 3)), TensorDesc("FLOAT32", (1, 1, 2, 4))), axis=3)
+    JoinDesc(inputs=(FLOAT32[1,1,2,3], FLOAT32[1,1,2,4]), axis=3) -> FLOAT32[1,1,2,7]
+  """
+
+  OPERATOR = "JOIN"
+  SUPPORT = _SUPPORT
+
+  input_tensors: tuple[TensorDesc, ...]
+  axis: int
+  output_tensor: TensorDesc | None = None
+  input_count: int | None = None
+
+  def __post_init__(self):
+    if isinstance(self.input_tensors, TensorDesc) or not isinstance(self.input_tensors, Sequence):
+      raise TypeError(f"InputTensors must be a sequence of TensorDesc; got"
+                      f" {type(self.input_tensors).__name__}")
+    tensors = tuple(_base.as_tensor(t, f"InputTensors[{i}]")
+                    for i, t in enumerate(self.input_tensors))
+    object.__setattr__(self, "input_tensors", tensors)
+    if self.output_tensor is not None:
+      _base.as_tensor(self.output_tensor, "OutputTensor")
+    object.__setattr__(self, "axis", _base.as_attribute(self.axis, "Axis"))
+    count = len(tensors) if self.input_count is None else self.input_count
+    object.__setattr__(self, "input_count", _base.as_attribute(count, "InputCount"))
+
+  def _inputs(self):
+    for i, tensor in enumerate(self.input_tensors):
+      yield f"InputTensors[{i}]", "InputTensors", tensor
+
+  def _infer_output(self) -> TensorDesc | None:
+    if not self.input_tensors:
+      return None
+    first = self.input_tensors[0]
+    if not 0 <= self.axis < first.dimension_count or any(
+        t.dimension_count != first.dimension_count for t in self.input_tensors):
+      return None
+    sizes = list(first.sizes)
+    sizes[self.axis] = sum(t.sizes[self.axis] for t in self.input_tensors)
+    return TensorDesc(first.data_type, tuple(sizes))
+
+  def _check_fields(self, check: Checker) -> None:
+    tensors = self.input_tensors
+    check.expect(self.input_count == len(tensors), "InputCount",
+                 f"must equal the number of InputTensors ({len(tensors)})", self.input_count)
+    if not check.expect(len(tensors) > 0, "InputCount", "must be > 0 (at least one input)",
+                        len(tensors)):
+      return
+    first = tensors[0]
+    named = [(f"InputTensors[{i}]", t) for i, t in enumerate(tensors)]
+    if self.output_tensor is not None:
+      named.append(("OutputTensor", self.output_tensor))
+    ranks_ok = _base.check_same_rank(check, named[0], *named[1:])
+    for name, tensor in named[1:]:
+      check.expect(tensor.data_type == first.data_type, f"{name}.DataType",
+                   f"must equal InputTensors[0].DataType ({first.data_type}); JOIN never"
+                   f" converts types", tensor.data_type,
+                   hint="cast the inputs first (jnp.concatenate would promote them)")
+    if not (_base.check_axis(check, "Axis", self.axis, first.dimension_count) and ranks_ok):
+      return
+    for name, tensor in named[1:len(tensors)]:
+      off_axis = [d for d in range(first.dimension_count)
+                  if d != self.axis and tensor.sizes[d] != first.sizes[d]]
+      if off_axis:
+        check.fail(f"{name}.Sizes", f"must equal InputTensors[0].Sizes"
+                   f" {_base._sizes(first.sizes)} in every dimension but Axis ({self.axis});"
+                   f" dimension {off_axis[0]} differs", tensor.sizes)
+
+  def _check_output(self, check: Checker) -> None:
+    given, expected = self.output_tensor, self._infer_output()
+    if given is None or expected is None or given.dimension_count != expected.dimension_count:
+      return
+    check.expect(given.sizes == expected.sizes, "OutputTensor.Sizes",
+                 f"must be the inputs' sizes with their Axis sizes summed:"
+                 f" {_base._sizes(expected.sizes)}", given.sizes)
+
+  def lower(self, *inputs: jax.Array) -> jax.Array:
+    return lax.concatenate(inputs, self.axis)
+
+  def _fields_repr(self) -> str:
+    inputs = ", ".join(map(repr, self.input_tensors))
+    inputs += "," if len(self.input_tensors) == 1 else ""
+    return f"inputs=({inputs}), axis={self.axis}"
+
+
+def join(inputs: Sequence[Any], *, axis: int, feature_level: Any = None) -> jax.Array:
+  """DML_OPERATOR_JOIN: concatenates `inputs` along `axis`.
+
+  All inputs share one dtype and one rank, and equal sizes off `axis`.
+
+  Unlike ``jnp.concatenate`` there is no dtype promotion (mixed dtypes are an
+  error), no rank broadcasting, and an empty list is an error.
+
+  Args:
+    inputs: InputTensors, one or more arrays.
+    axis: Axis, in [0, rank).
+    feature_level: the DML_FEATURE_LEVEL to validate against (default newest).
+
+  Returns:
+    OutputTensor.
+
+  Raises:
+    DmlValidationError: if DirectML would reject the operator.
+    TypeError: if `inputs` is not a sequence of arrays, or for a non-integer axis.
+
+  Examples:
+    >>> import numpy as np
+    >>> join([np.zeros((1, 2), np.int8), np.ones((1, 1), np.int8)], axis=1)
+    Array([[0, 0, 1]], dtype=int8)
+  """
+  if not isinstance(inputs, Sequence) or isinstance(inputs, str):
+    raise TypeError(f"inputs must be a sequence of arrays; got {type(inputs).__name__}")
+  operands = [_base.operand(x, f"InputTensors[{i}]") for i, x in enumerate(inputs)]
+  desc = JoinDesc(tuple(TensorDesc(data_type, array.shape) for array, data_type in operands),
+                  axis=axis)
+  return _base.run(desc, feature_level, *(array for array, _ in operands))

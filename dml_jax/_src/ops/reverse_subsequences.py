@@ -1,0 +1,149 @@
+"""DML_OPERATOR_REVERSE_SUBSEQUENCES: reverses the first L elements of each lane.
+
+For each lane along Axis, with L = min(length, Sizes[Axis]):
+out[i] = input[L - 1 - i] for i < L, and input[i] otherwise.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+from dml_jax._src import indexing
+from dml_jax._src.dtypes import ALL_DATA, UP_TO_32_BIT, DataType
+from dml_jax._src.errors import Checker
+from dml_jax._src.feature_level import FeatureLevel, SupportTable, support
+from dml_jax._src.ops import _base
+from dml_jax._src.tensor_desc import TensorDesc
+
+_UINT32 = (DataType.UINT32,)
+_SUPPORT = SupportTable("REVERSE_SUBSEQUENCES", {
+    FeatureLevel.FL_2_1: {
+        "InputTensor": support(4, UP_TO_32_BIT),
+        "SequenceLengthsTensor": support(4, _UINT32),
+        "OutputTensor": support(4, UP_TO_32_BIT),
+    },
+    FeatureLevel.FL_3_0: {
+        "InputTensor": support((4, 5), UP_TO_32_BIT),
+        "SequenceLengthsTensor": support((4, 5), _UINT32),
+        "OutputTensor": support((4, 5), UP_TO_32_BIT),
+    },
+    FeatureLevel.FL_4_0: {
+        "InputTensor": support((1, 8), UP_TO_32_BIT),
+        "SequenceLengthsTensor": support((1, 8), _UINT32),
+        "OutputTensor": support((1, 8), UP_TO_32_BIT),
+    },
+    FeatureLevel.FL_5_0: {
+        "InputTensor": support((1, 8), ALL_DATA),
+        "SequenceLengthsTensor": support((1, 8), (DataType.UINT64, DataType.UINT32)),
+        "OutputTensor": support((1, 8), ALL_DATA),
+    },
+})
+
+
+@dataclasses.dataclass(frozen=True, repr=False)
+class ReverseSubsequencesDesc(_base.OperatorDesc):
+  """`DML_REVERSE_SUBSEQUENCES_OPERATOR_DESC`.
+
+  Attributes:
+    input_tensor: InputTensor.
+    sequence_lengths_tensor: SequenceLengthsTensor, the input's sizes with 1
+      on `axis`: one length per lane.
+    axis: Axis, in [0, DimensionCount).
+    output_tensor: OutputTensor; None infers it (same as the input).
+
+  Examples:
+    >>> ReverseSubsequencesDesc(TensorDesc("FLOAT32", (1, 1, 3, 4)),
+    ...                         TensorDesc("UINT32", (1, 1, 3, 1)), axis=3)
+    ReverseSubsequencesDesc(input=FLOAT32[1,1,3,4], sequence_lengths=UINT32[1,1,3,1], axis=3) -> FLOAT32[1,1,3,4]
+  """
+
+  OPERATOR = "REVERSE_SUBSEQUENCES"
+  SUPPORT = _SUPPORT
+
+  input_tensor: TensorDesc
+  sequence_lengths_tensor: TensorDesc
+  axis: int
+  output_tensor: TensorDesc | None = None
+
+  def __post_init__(self):
+    _base.as_tensor(self.input_tensor, "InputTensor")
+    _base.as_tensor(self.sequence_lengths_tensor, "SequenceLengthsTensor")
+    if self.output_tensor is not None:
+      _base.as_tensor(self.output_tensor, "OutputTensor")
+    object.__setattr__(self, "axis", _base.as_attribute(self.axis, "Axis"))
+
+  def _inputs(self):
+    yield "InputTensor", "InputTensor", self.input_tensor
+    yield "SequenceLengthsTensor", "SequenceLengthsTensor", self.sequence_lengths_tensor
+
+  def _infer_output(self) -> TensorDesc:
+    return TensorDesc(self.input_tensor.data_type, self.input_tensor.sizes)
+
+  def _check_fields(self, check: Checker) -> None:
+    data, lengths = self.input_tensor, self.sequence_lengths_tensor
+    tensors = [("SequenceLengthsTensor", lengths)]
+    if self.output_tensor is not None:
+      tensors.append(("OutputTensor", self.output_tensor))
+    ranks_ok = _base.check_same_rank(check, ("InputTensor", data), *tensors)
+    if _base.check_axis(check, "Axis", self.axis, data.dimension_count) and ranks_ok:
+      expected = data.sizes[:self.axis] + (1,) + data.sizes[self.axis + 1:]
+      check.expect(lengths.sizes == expected, "SequenceLengthsTensor.Sizes",
+                   f"must be InputTensor.Sizes with 1 on Axis: {_base._sizes(expected)}",
+                   lengths.sizes)
+
+  def lower(self, input: jax.Array, sequence_lengths: jax.Array) -> jax.Array:
+    size = self.input_tensor.sizes[self.axis]
+    index_dtype = np.int32 if size <= 2**31 else sequence_lengths.dtype
+    lengths = jnp.minimum(sequence_lengths, np.asarray(size, sequence_lengths.dtype))
+    lengths = lax.convert_element_type(lengths, index_dtype)
+    position = lax.broadcasted_iota(index_dtype, input.shape, self.axis)
+    source = jnp.where(position < lengths, lengths - 1 - position, position)
+    return indexing.gather_along_axis(input, source, self.axis)
+
+  def _fields_repr(self) -> str:
+    return (f"input={self.input_tensor!r}, sequence_lengths={self.sequence_lengths_tensor!r},"
+            f" axis={self.axis}")
+
+
+def reverse_subsequences(input: Any, sequence_lengths: Any, *, axis: int,
+                         feature_level: Any = None) -> jax.Array:
+  """DML_OPERATOR_REVERSE_SUBSEQUENCES: reverses the first `length` elements of each lane.
+
+  `sequence_lengths` has the input's shape with size 1 on `axis` (one length
+  per lane). A length above the axis size reverses the whole lane; 0 and 1
+  leave it unchanged; elements past the length are copied in place.
+
+  Unlike ONNX ReverseSequence the lengths are not a 1-D batch vector, and any
+  axis may be reversed; unlike ``jnp.flip`` only a prefix of each lane moves.
+
+  Args:
+    input: InputTensor.
+    sequence_lengths: SequenceLengthsTensor (uint32; uint64 from FL 5_0).
+    axis: Axis, in [0, input.ndim).
+    feature_level: the DML_FEATURE_LEVEL to validate against (default newest).
+
+  Returns:
+    OutputTensor: same shape and dtype as `input`.
+
+  Raises:
+    DmlValidationError: if DirectML would reject the operator.
+    TypeError: for non-integer lengths or axis, or a dtype DirectML lacks.
+
+  Examples:
+    >>> import numpy as np
+    >>> x = np.arange(8, dtype=np.int32).reshape(2, 4)
+    >>> reverse_subsequences(x, np.array([[3], [9]], np.uint32), axis=1)
+    Array([[2, 1, 0, 3],
+           [7, 6, 5, 4]], dtype=int32)
+  """
+  input, input_type = _base.operand(input, "InputTensor")
+  lengths, lengths_type = _base.operand(sequence_lengths, "SequenceLengthsTensor", is_index=True)
+  desc = ReverseSubsequencesDesc(TensorDesc(input_type, input.shape),
+                                 TensorDesc(lengths_type, lengths.shape), axis=axis)
+  return _base.run(desc, feature_level, input, lengths)

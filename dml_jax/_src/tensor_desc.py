@@ -1,0 +1,200 @@
+"""`DML_BUFFER_TENSOR_DESC`: sizes, strides, data type, flags and buffer size."""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import math
+import operator
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from dml_jax._src.dtypes import DataType
+from dml_jax._src.errors import Checker
+
+MAX_ELEMENT_COUNT = 2**32 - 1
+"""A buffer tensor holds at most 2**32 - 1 elements (index of one past the last)."""
+
+MINIMUM_BUFFER_TENSOR_ALIGNMENT = 16
+
+
+class TensorFlags(enum.IntFlag):
+  """`DML_TENSOR_FLAGS`."""
+
+  NONE = 0
+  OWNED_BY_DML = 1
+
+
+def calc_buffer_tensor_size(data_type: DataType | str, sizes: Sequence[int],
+                            strides: Sequence[int] | None = None) -> int:
+  """DMLCalcBufferTensorSize: the minimum bytes a buffer tensor needs.
+
+  Bits of the last addressed element plus one, rounded up to bytes and then
+  to a multiple of 4 (bound buffers are DWORD multiples).
+
+  Examples:
+    >>> calc_buffer_tensor_size("FLOAT16", [3])
+    8
+    >>> calc_buffer_tensor_size("FLOAT32", [2, 3], strides=[5, 1])
+    32
+  """
+  bits = DataType.from_any(data_type).size_in_bits
+  if not bits:
+    return 0
+  if strides is None:
+    elements = math.prod(sizes)
+  else:
+    elements = sum((s - 1) * d for s, d in zip(sizes, strides, strict=True)) + 1
+  size_in_bytes = (elements * bits + 7) // 8
+  return (size_in_bytes + 3) & ~3
+
+
+def packed_strides(sizes: Sequence[int]) -> tuple[int, ...]:
+  """Row-major strides, last dimension fastest (what null Strides means)."""
+  strides, step = [], 1
+  for size in reversed(sizes):
+    strides.append(step)
+    step *= size
+  return tuple(reversed(strides))
+
+
+def _as_int(value: Any, what: str) -> int:
+  if isinstance(value, bool):
+    raise TypeError(f"{what} must be an integer; got bool {value!r}")
+  try:
+    return operator.index(value)
+  except TypeError:
+    raise TypeError(f"{what} must be an integer; got {type(value).__name__} {value!r}") from None
+
+
+def _as_int_tuple(values: Any, what: str) -> tuple[int, ...]:
+  if isinstance(values, int | np.integer):
+    raise TypeError(f"{what} must be a sequence of integers; got the scalar {values!r}")
+  return tuple(_as_int(v, f"{what}[{i}]") for i, v in enumerate(values))
+
+
+@dataclasses.dataclass(frozen=True)
+class TensorDesc:
+  """`DML_BUFFER_TENSOR_DESC` (wrapped by `DML_TENSOR_DESC` with Type BUFFER).
+
+  Attributes:
+    data_type: DataType (a name such as "FLOAT32" or a dtype is accepted).
+    sizes: logical extent of each dimension, outermost first.
+    strides: element (not byte) strides, or None for packed row-major.
+    flags: TensorFlags; OWNED_BY_DML is allowed on inputs only.
+    total_tensor_size_in_bytes: None means calc_buffer_tensor_size.
+    guaranteed_base_offset_alignment: 0 or a power of two >= the element size.
+
+  Examples:
+    >>> TensorDesc("FLOAT16", (2, 3))
+    FLOAT16[2,3]
+    >>> TensorDesc("FLOAT16", (2, 3)).total_tensor_size_in_bytes
+    12
+  """
+
+  data_type: DataType
+  sizes: tuple[int, ...]
+  strides: tuple[int, ...] | None = None
+  flags: TensorFlags = TensorFlags.NONE
+  total_tensor_size_in_bytes: int | None = None
+  guaranteed_base_offset_alignment: int = 0
+
+  def __post_init__(self):
+    set_ = lambda name, value: object.__setattr__(self, name, value)  # noqa: E731
+    set_("data_type", DataType.from_any(self.data_type))
+    set_("sizes", _as_int_tuple(self.sizes, "Sizes"))
+    if self.strides is not None:
+      set_("strides", _as_int_tuple(self.strides, "Strides"))
+    set_("flags", TensorFlags(_as_int(self.flags, "Flags")))
+    if self.total_tensor_size_in_bytes is None:
+      set_("total_tensor_size_in_bytes", self.minimum_size_in_bytes)
+    else:
+      set_("total_tensor_size_in_bytes",
+           _as_int(self.total_tensor_size_in_bytes, "TotalTensorSizeInBytes"))
+    set_("guaranteed_base_offset_alignment",
+         _as_int(self.guaranteed_base_offset_alignment, "GuaranteedBaseOffsetAlignment"))
+
+  @classmethod
+  def like(cls, array: Any, data_type: DataType | None = None) -> TensorDesc:
+    """The packed description of an array (or anything with shape and dtype)."""
+    if data_type is None:
+      data_type = DataType.from_dtype(array.dtype)
+    return cls(data_type, tuple(array.shape))
+
+  @property
+  def dimension_count(self) -> int:
+    return len(self.sizes)
+
+  @property
+  def element_count(self) -> int:
+    """Logical number of elements, prod(Sizes)."""
+    return math.prod(self.sizes)
+
+  @property
+  def buffer_element_count(self) -> int:
+    """Index of the last addressed element plus one (prod(Sizes) when packed)."""
+    if self.strides is None or len(self.strides) != len(self.sizes):
+      return self.element_count
+    return sum((s - 1) * d for s, d in zip(self.sizes, self.strides)) + 1
+
+  @property
+  def minimum_size_in_bytes(self) -> int:
+    strides = self.strides if self.strides is not None and len(self.strides) == len(self.sizes) else None
+    if any(s < 1 for s in self.sizes) or (strides and any(d < 0 for d in strides)):
+      return 0
+    return calc_buffer_tensor_size(self.data_type, self.sizes, strides)
+
+  def __repr__(self) -> str:
+    text = f"{self.data_type.name}[{','.join(map(str, self.sizes))}]"
+    extras = []
+    if self.strides is not None:
+      extras.append(f"strides={{{','.join(map(str, self.strides))}}}")
+    if self.flags:
+      extras.append(f"flags={self.flags.name}")
+    if self.total_tensor_size_in_bytes != self.minimum_size_in_bytes:
+      extras.append(f"bytes={self.total_tensor_size_in_bytes}")
+    if self.guaranteed_base_offset_alignment:
+      extras.append(f"align={self.guaranteed_base_offset_alignment}")
+    return text + (f"({', '.join(extras)})" if extras else "")
+
+  def check(self, check: Checker, name: str, *, is_output: bool, max_dimension_count: int) -> None:
+    """The tensor-layer rules of dml-semantics.md §4.1 that need no operator."""
+    check.expect(self.data_type != DataType.UNKNOWN, f"{name}.DataType",
+                 "must not be UNKNOWN", self.data_type)
+    n = self.dimension_count
+    check.expect(1 <= n <= max_dimension_count, f"{name}.DimensionCount",
+                 f"must be in [1, {max_dimension_count}] (DML_TENSOR_DIMENSION_COUNT_MAX"
+                 f"{'1' if max_dimension_count == 8 else ''})", n,
+                 hint="ranks 6 to 8 need FL >= 3_0" if max_dimension_count == 5 and n <= 8 else None)
+    sizes_ok = check.expect(all(s >= 1 for s in self.sizes), f"{name}.Sizes",
+                            "every size must be >= 1 (DirectML has no empty tensors)", self.sizes)
+    strides_ok = True
+    if self.strides is not None:
+      strides_ok = check.expect(len(self.strides) == n, f"{name}.Strides",
+                                f"must be null or have DimensionCount ({n}) entries",
+                                self.strides)
+      strides_ok = strides_ok and check.expect(
+          all(d >= 0 for d in self.strides), f"{name}.Strides",
+          "strides are UINT and cannot be negative", self.strides)
+    if not (sizes_ok and strides_ok):
+      return
+    check.expect(self.buffer_element_count <= MAX_ELEMENT_COUNT, f"{name}.Sizes",
+                 "a buffer tensor may address at most 2**32 - 1 elements",
+                 f"{self.sizes} ({self.buffer_element_count} elements)")
+    minimum = self.minimum_size_in_bytes
+    check.expect(self.total_tensor_size_in_bytes >= minimum, f"{name}.TotalTensorSizeInBytes",
+                 f"must be >= DMLCalcBufferTensorSize = {minimum}",
+                 self.total_tensor_size_in_bytes)
+    alignment = self.guaranteed_base_offset_alignment
+    element_bytes = max(1, self.data_type.size_in_bits // 8)
+    check.expect(
+        alignment == 0 or (alignment & (alignment - 1) == 0 and alignment >= element_bytes),
+        f"{name}.GuaranteedBaseOffsetAlignment",
+        f"must be 0 or a power of two >= the element size ({element_bytes} bytes)", alignment)
+    check.expect(not self.flags & ~TensorFlags.OWNED_BY_DML, f"{name}.Flags",
+                 "the only DML_TENSOR_FLAGS bit is OWNED_BY_DML (0x1)", int(self.flags))
+    if is_output:
+      check.expect(not self.flags & TensorFlags.OWNED_BY_DML, f"{name}.Flags",
+                   "OWNED_BY_DML is allowed on input tensors only", self.flags.name)
