@@ -35,23 +35,18 @@ def clamp_indices(indices: jax.Array, sizes: int | Sequence[int]) -> jax.Array:
   """
   dtype = np.dtype(indices.dtype)
   unsigned = _UNSIGNED[dtype]
-  size = _size_constant(sizes, unsigned)
-  last = size - 1
+  size = jnp.broadcast_to(np.asarray(sizes, unsigned), indices.shape)
+  last = size - np.asarray(1, unsigned)
   if np.issubdtype(dtype, np.signedinteger):
-    negative = indices < 0
-    # |i| for negative i as ~i + 1, exact in the unsigned type (|-2**31| = 2**31).
-    magnitude = lax.convert_element_type(~indices, unsigned) + 1
-    from_end = jnp.where(magnitude <= size, size - magnitude, 0)
-    from_start = jnp.minimum(lax.convert_element_type(jnp.maximum(indices, 0), unsigned), last)
-    clamped = jnp.where(negative, from_end.astype(unsigned), from_start)
+    # |i| of a negative i as ~i + 1, exact in the unsigned type (|-2**31| = 2**31).
+    magnitude = lax.convert_element_type(lax.bitwise_not(indices), unsigned) + np.asarray(1, unsigned)
+    from_end = lax.select(magnitude <= size, size - magnitude, lax.full_like(size, 0))
+    from_start = lax.min(lax.convert_element_type(indices, unsigned), last)
+    clamped = lax.select(indices < np.asarray(0, dtype), from_end, from_start)
   else:
-    clamped = jnp.minimum(indices, last)
+    clamped = lax.min(indices, last)
   biggest = max(sizes) if isinstance(sizes, Sequence) else sizes
   return lax.convert_element_type(clamped, np.int32) if biggest <= 2**31 else clamped
-
-
-def _size_constant(sizes: int | Sequence[int], dtype: np.dtype) -> jax.Array:
-  return jnp.asarray(np.asarray(sizes, dtype=dtype))
 
 
 def gather_along_axis(operand: jax.Array, indices: jax.Array, axis: int) -> jax.Array:

@@ -99,11 +99,12 @@ class ReverseSubsequencesDesc(_base.OperatorDesc):
 
   def lower(self, input: jax.Array, sequence_lengths: jax.Array) -> jax.Array:
     size = self.input_tensor.sizes[self.axis]
-    index_dtype = np.int32 if size <= 2**31 else sequence_lengths.dtype
+    index_dtype = np.dtype(np.int32 if size <= 2**31 else sequence_lengths.dtype)
     lengths = jnp.minimum(sequence_lengths, np.asarray(size, sequence_lengths.dtype))
-    lengths = lax.convert_element_type(lengths, index_dtype)
+    lengths = jnp.broadcast_to(lax.convert_element_type(lengths, index_dtype), input.shape)
     position = lax.broadcasted_iota(index_dtype, input.shape, self.axis)
-    source = jnp.where(position < lengths, lengths - 1 - position, position)
+    mirrored = lengths - np.asarray(1, index_dtype) - position
+    source = lax.select(position < lengths, mirrored, position)
     return indexing.gather_along_axis(input, source, self.axis)
 
   def _fields_repr(self) -> str:

@@ -1,0 +1,171 @@
+"""Where operators run: the JAX devices, placement, and a record of each run.
+
+A `Runner` runs operator descriptors on arrays on a chosen device, compiles
+each (descriptor, device) pair once, and keeps a log of what ran where.
+
+Examples:
+  >>> import numpy as np
+  >>> from dml_jax import GatherElementsDesc, TensorDesc
+  >>> desc = GatherElementsDesc(TensorDesc("FLOAT32", (2, 2)), TensorDesc("UINT32", (1, 2)), axis=0)
+  >>> runner = Runner()
+  >>> record = runner.run(desc, np.eye(2, dtype=np.float32), np.array([[1, 0]], np.uint32),
+  ...                     device="cpu")
+  >>> record.output
+  Array([[0., 0.]], dtype=float32)
+  >>> record.device.platform
+  'cpu'
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import jax
+
+from dml_jax._src import dtypes
+from dml_jax._src.feature_level import FeatureLevel
+from dml_jax._src.ops._base import OperatorDesc, apply_jitted
+
+PLATFORMS = ("cpu", "gpu", "tpu")
+
+
+def _backend_devices(platform: str) -> list[jax.Device]:
+  try:
+    return list(jax.devices(platform))
+  except RuntimeError:  # no backend of that platform in this process
+    return []
+
+
+def available_devices(platform: str = "all") -> list[jax.Device]:
+  """The devices of one platform ('cpu', 'gpu', 'tpu'), the default one ('default'), or all."""
+  if platform == "default":
+    return [default_device()]
+  if platform == "all":
+    return [d for p in PLATFORMS for d in _backend_devices(p)]
+  if platform not in PLATFORMS:
+    raise ValueError(f"unknown platform {platform!r}; expected one of"
+                     f" {', '.join(PLATFORMS + ('all', 'default'))}")
+  return _backend_devices(platform)
+
+
+def default_device() -> jax.Device:
+  """JAX's default device: a GPU or TPU when present, else the CPU."""
+  return jax.devices()[0]
+
+
+def describe(device: jax.Device) -> str:
+  """A short name such as 'cpu:0' or 'gpu:0 (NVIDIA H100 80GB HBM3)'."""
+  kind = getattr(device, "device_kind", "")
+  name = f"{device.platform}:{device.id}"
+  return f"{name} ({kind})" if kind and device.platform != "cpu" else name
+
+
+def _resolve(device: jax.Device | str | None) -> jax.Device:
+  if device is None:
+    return default_device()
+  if isinstance(device, str):
+    found = available_devices(device)
+    if not found:
+      raise ValueError(f"no {device} device is available; available:"
+                       f" {', '.join(map(describe, available_devices()))}")
+    return found[0]
+  return device
+
+
+@dataclasses.dataclass(frozen=True)
+class RunRecord:
+  """What ran where: one operator execution."""
+
+  operator: str
+  descriptor: OperatorDesc
+  feature_level: FeatureLevel
+  device: jax.Device
+  output: jax.Array
+  compiled: bool  # this call compiled the executable
+  seconds: float  # wall time of the call, compile included, output ready
+
+  def __str__(self) -> str:
+    first = " (compiled)" if self.compiled else ""
+    return (f"{self.operator} at FL {self.feature_level} on {describe(self.device)}:"
+            f" {self.seconds * 1e3:.2f} ms{first}")
+
+
+class Runner:
+  """Runs descriptors on devices; thread-safe.
+
+  Args:
+    feature_level: the DML_FEATURE_LEVEL descriptors are validated against.
+  """
+
+  def __init__(self, feature_level: Any = None):
+    self.feature_level = FeatureLevel.from_any(feature_level)
+    self._lock = threading.Lock()
+    self._executables: dict[tuple[OperatorDesc, jax.Device, tuple], Any] = {}
+    self._records: list[RunRecord] = []
+
+  @property
+  def records(self) -> tuple[RunRecord, ...]:
+    with self._lock:
+      return tuple(self._records)
+
+  def run(self, desc: OperatorDesc, *arrays: Any, device: jax.Device | str | None = None
+          ) -> RunRecord:
+    """Validates `desc`, places `arrays` on `device` and runs the operator there.
+
+    Args:
+      desc: an operator descriptor.
+      *arrays: its input tensors in field order (JOIN: one array per input).
+      device: a jax.Device, a platform name, or None for the default device.
+
+    Raises:
+      DmlValidationError: if `desc` is invalid at the runner's feature level.
+      ValueError, TypeError: if the arrays do not match the descriptor.
+    """
+    desc.validate(self.feature_level)
+    target = _resolve(device)
+    operands = _operands(desc, arrays)
+    start = time.perf_counter()
+    placed = [jax.device_put(x, target) for x in operands]
+    key = (desc, target, tuple((x.shape, x.dtype) for x in placed))
+    with self._lock:
+      executable = self._executables.get(key)
+    compiled = executable is None
+    if compiled:
+      executable = apply_jitted.lower(desc, *placed).compile()
+      with self._lock:
+        executable = self._executables.setdefault(key, executable)
+    output = executable(*placed)
+    output.block_until_ready()
+    record = RunRecord(desc.OPERATOR, desc, self.feature_level, next(iter(output.devices())),
+                       output, compiled, time.perf_counter() - start)
+    with self._lock:
+      self._records.append(record)
+    return record
+
+  def report(self) -> str:
+    """A table of every run so far: operator, device, time."""
+    lines = [f"{'operator':<22} {'FL':<4} {'device':<34} {'ms':>9}"]
+    for r in self.records:
+      lines.append(f"{r.operator:<22} {str(r.feature_level):<4} {describe(r.device):<34}"
+                   f" {r.seconds * 1e3:>9.2f}{'  (compiled)' if r.compiled else ''}")
+    return "\n".join(lines)
+
+
+def _operands(desc: OperatorDesc, arrays: Sequence[Any]) -> list[Any]:
+  inputs = list(desc._inputs())
+  if len(arrays) != len(inputs):
+    raise TypeError(f"{desc.OPERATOR} takes {len(inputs)} input arrays"
+                    f" ({', '.join(name for name, _, _ in inputs)}); got {len(arrays)}")
+  operands = []
+  for (name, _, tensor), array in zip(inputs, arrays):
+    is_index = name in ("IndicesTensor", "SequenceLengthsTensor")
+    operand, data_type = dtypes.as_operand(array, role=name, is_index=is_index)
+    if tuple(operand.shape) != tensor.sizes or data_type != tensor.data_type:
+      raise ValueError(f"{name} is described as {tensor!r}; got an array of"
+                       f" {data_type}[{','.join(map(str, operand.shape))}]")
+    operands.append(operand)
+  return operands

@@ -1,0 +1,37 @@
+"""Shared test settings.
+
+Tests that need one 64-bit mode use the `x64` / `no_x64` fixtures, which set
+jax_enable_x64 for the test's duration (jax.enable_x64 is a context manager);
+other tests run in whatever mode the process has.
+
+Hypothesis profiles: "ci" (default; bounded so the suite stays fast on two
+cores) and "long" (HYPOTHESIS_PROFILE=long, for the documented long runs).
+"""
+
+import os
+
+import jax
+import pytest
+from hypothesis import HealthCheck, settings
+
+settings.register_profile(
+    "ci", max_examples=40, deadline=None, derandomize=True, print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                           HealthCheck.function_scoped_fixture])
+settings.register_profile(
+    "long", max_examples=10_000, deadline=None, print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                           HealthCheck.function_scoped_fixture])
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+@pytest.fixture
+def x64():
+  with jax.enable_x64(True):
+    yield
+
+
+@pytest.fixture
+def no_x64():
+  with jax.enable_x64(False):
+    yield

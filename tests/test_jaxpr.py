@@ -1,0 +1,96 @@
+"""What the jitted programs contain: data movement only, and 64-bit indices kept wide.
+
+Validation runs in Python at trace time on static shapes, so the jaxpr of
+every operator holds only the lowering's primitives: no callbacks, no
+control flow, no checks. 64-bit indices are normalized and clamped in their
+own dtype; the only narrowing conversion applies to the clamped values.
+"""
+
+import jax
+import numpy as np
+import pytest
+from jax.extend import core as jex_core
+
+import dml_jax as dml
+
+DATA_MOVEMENT = {
+    "gather", "concatenate", "reshape", "broadcast_in_dim", "iota", "convert_element_type",
+    "select_n", "lt", "le", "not", "add", "sub", "min", "max", "jit", "pjit", "squeeze",
+}
+
+
+def _eqns(jaxpr):
+  for eqn in jaxpr.eqns:
+    yield eqn
+    for param in eqn.params.values():
+      for sub in param if isinstance(param, tuple | list) else [param]:
+        if isinstance(sub, jex_core.ClosedJaxpr):
+          yield from _eqns(sub.jaxpr)
+        elif isinstance(sub, jex_core.Jaxpr):
+          yield from _eqns(sub)
+
+
+def _cases(index_dtype):
+  x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+  return {
+      "gather_elements": (lambda x, i: dml.gather_elements(x, i, axis=2),
+                          (x, np.zeros((2, 3, 5), index_dtype))),
+      "gather_nd": (lambda x, i: dml.gather_nd(x, i), (x, np.zeros((1, 5, 2), index_dtype))),
+      "gather_nd1": (lambda x, i: dml.gather_nd(x, i, batch_dimension_count=1),
+                     (x, np.zeros((2, 5, 1), index_dtype))),
+      "reverse_subsequences": (lambda x, n: dml.reverse_subsequences(x, n, axis=1),
+                               (x, np.ones((2, 1, 4), np.uint32))),
+      "join": (lambda x, y: dml.join([x, y], axis=0), (x, x)),
+  }
+
+
+@pytest.mark.parametrize("name", list(_cases(np.int32)))
+def test_jaxpr_holds_only_data_movement(name):
+  fn, args = _cases(np.int32)[name]
+  jaxpr = jax.make_jaxpr(fn)(*args)
+  primitives = {eqn.primitive.name for eqn in _eqns(jaxpr.jaxpr)}
+  assert primitives <= DATA_MOVEMENT, primitives - DATA_MOVEMENT
+
+
+@pytest.mark.parametrize("name", list(_cases(np.int32)))
+def test_jaxpr_does_not_depend_on_feature_level(name):
+  fn, args = _cases(np.int32)[name]
+  a = jax.make_jaxpr(lambda *xs: fn(*xs))(*args)
+  # A feature level changes what is accepted, never the program.
+  with_level = {
+      "gather_elements": lambda x, i: dml.gather_elements(x, i, axis=2, feature_level="3_0"),
+      "gather_nd": lambda x, i: dml.gather_nd(x, i, feature_level="3_0"),
+      "gather_nd1": lambda x, i: dml.gather_nd(x, i, batch_dimension_count=1, feature_level="3_0"),
+      "reverse_subsequences": lambda x, n: dml.reverse_subsequences(x, n, axis=1,
+                                                                    feature_level="4_0"),
+      "join": lambda x, y: dml.join([x, y], axis=0, feature_level="3_1"),
+  }[name]
+  b = jax.make_jaxpr(with_level)(*args)
+  assert str(a) == str(b)
+
+
+@pytest.mark.parametrize("index_dtype", [np.int64, np.uint64])
+@pytest.mark.parametrize("name", ["gather_elements", "gather_nd", "gather_nd1"])
+def test_64_bit_indices_are_clamped_before_narrowing(name, index_dtype, x64):
+  fn, args = _cases(index_dtype)[name]
+  jaxpr = jax.make_jaxpr(fn)(*args)
+  eqns = list(_eqns(jaxpr.jaxpr))
+  producers = {id(v): e for e in eqns for v in e.outvars}
+  narrowing = [e for e in eqns if e.primitive.name == "convert_element_type"
+               and e.params["new_dtype"] == np.int32
+               and np.dtype(e.invars[0].aval.dtype).itemsize == 8]
+  assert narrowing, "the clamped 64-bit indices should be narrowed once, for the gather"
+  for eqn in narrowing:
+    producer = producers.get(id(eqn.invars[0]))
+    assert producer is not None and producer.primitive.name in ("min", "select_n"), producer
+  gathers = [e for e in eqns if e.primitive.name == "gather"]
+  assert gathers and all(np.dtype(g.invars[1].aval.dtype) == np.int32 for g in gathers)
+
+
+@pytest.mark.parametrize("index_dtype", [np.int64, np.uint64])
+def test_uint64_index_not_truncated(index_dtype, x64):
+  x = np.arange(6, dtype=np.int8)
+  big = np.array([2**32 + 1, 2**63 - 1 + (index_dtype == np.uint64) * 2**63], index_dtype)
+  out = dml.gather_elements(x, big, axis=0)
+  np.testing.assert_array_equal(out, [5, 5])  # clamped to the last element, never element 1
+  assert dml.gather_elements(x, big[:1], axis=0).dtype == np.int8
