@@ -42,59 +42,55 @@ OPS = ("GATHER_ELEMENTS", "GATHER_ND", "GATHER_ND1", "REVERSE_SUBSEQUENCES", "JO
 
 # DML struct field name -> fixture / reference keyword name.
 PARAM_NAMES = {
-    "Axis": "axis",
-    "InputDimensionCount": "input_dimension_count",
-    "IndicesDimensionCount": "indices_dimension_count",
-    "BatchDimensionCount": "batch_dimension_count",
+  "Axis": "axis",
+  "InputDimensionCount": "input_dimension_count",
+  "IndicesDimensionCount": "indices_dimension_count",
+  "BatchDimensionCount": "batch_dimension_count",
 }
 # Parameters implied by the fixture itself (JOIN's InputCount = len(inputs)).
 IMPLIED_PARAMS = {"InputCount"}
 ROLE_NAMES = {
-    "InputTensor": "input",
-    "IndicesTensor": "indices",
-    "SequenceLengthsTensor": "sequence_lengths",
-    "InputTensors": "inputs",
+  "InputTensor": "input",
+  "IndicesTensor": "indices",
+  "SequenceLengthsTensor": "sequence_lengths",
+  "InputTensors": "inputs",
 }
 
 # Short, stable fixture slugs per (op, example heading). Headings not listed
 # here fall back to an automatic slug of the heading.
 SLUGS = {
-    ("GATHER_ELEMENTS", "Examples (Axis 0)"): "axis-0",
-    ("GATHER_ND", "Example 1. 1D remapping"): "example-1-1d-remapping",
-    ("GATHER_ND", "Example 2. 2D remapping"): "example-2-2d-remapping",
-    ("GATHER_ND", "OutputTensor field: sizes example (shape only)"): "output-sizes",
-    ("GATHER_ND1", "Example 1. 1D remapping"): "example-1-1d-remapping",
-    ("GATHER_ND1", "Example 2. 2D remapping with batch count"): "example-2-batch-count",
-    ("GATHER_ND1", "OutputTensor field: sizes example (shape only)"): "output-sizes",
-    ("REVERSE_SUBSEQUENCES", "Example 1"): "example-1-axis-3",
-    ("REVERSE_SUBSEQUENCES", "Example 2. Reversing along a different axis"): (
-        "example-2-axis-2"
-    ),
-    ("JOIN", "Example 1. Joining tensors with only one possible axis"): (
-        "example-1-axis-3"
-    ),
-    ("JOIN", "Example 2. Joining axis 1"): "example-2-axis-1",
-    ("JOIN", "Example 2. Joining axis 2"): "example-2-axis-2",
-    ("JOIN", "Example 2. Joining axis 3"): "example-2-axis-3",
-    ("JOIN", "DxDispatch sample: 1D join of 3 bound ranges"): "dxdispatch-1d-three-ranges",
+  ("GATHER_ELEMENTS", "Examples (Axis 0)"): "axis-0",
+  ("GATHER_ND", "Example 1. 1D remapping"): "example-1-1d-remapping",
+  ("GATHER_ND", "Example 2. 2D remapping"): "example-2-2d-remapping",
+  ("GATHER_ND", "OutputTensor field: sizes example (shape only)"): "output-sizes",
+  ("GATHER_ND1", "Example 1. 1D remapping"): "example-1-1d-remapping",
+  ("GATHER_ND1", "Example 2. 2D remapping with batch count"): "example-2-batch-count",
+  ("GATHER_ND1", "OutputTensor field: sizes example (shape only)"): "output-sizes",
+  ("REVERSE_SUBSEQUENCES", "Example 1"): "example-1-axis-3",
+  ("REVERSE_SUBSEQUENCES", "Example 2. Reversing along a different axis"): "example-2-axis-2",
+  ("JOIN", "Example 1. Joining tensors with only one possible axis"): "example-1-axis-3",
+  ("JOIN", "Example 2. Joining axis 1"): "example-2-axis-1",
+  ("JOIN", "Example 2. Joining axis 2"): "example-2-axis-2",
+  ("JOIN", "Example 2. Joining axis 3"): "example-2-axis-3",
+  ("JOIN", "DxDispatch sample: 1D join of 3 bound ranges"): "dxdispatch-1d-three-ranges",
 }
 
 # Notes written for dml_jax (paraphrased facts about the source examples).
 NOTES = {
-    "reverse_subsequences/example-2-axis-2": [
-        "Lanes with length 1 and 0 are copied unchanged (documented as no-ops).",
-    ],
-    "join/dxdispatch-1d-three-ranges": [
-        "DxDispatch model file, not an API reference page: the output was "
-        "computed, the page documents none.",
-        "In the sample the second input is a 3-value resource bound as a {2} "
-        "tensor and the third is a 5-element range of another resource starting "
-        "at element 4; the fixture stores just the elements each tensor reads.",
-    ],
+  "reverse_subsequences/example-2-axis-2": [
+    "Lanes with length 1 and 0 are copied unchanged (documented as no-ops).",
+  ],
+  "join/dxdispatch-1d-three-ranges": [
+    "From a DxDispatch model file rather than an API reference page; the "
+    "output was computed, not documented.",
+    "In the sample the second input is a 3-value resource bound as a {2} "
+    "tensor and the third is a 5-element range of another resource starting "
+    "at element 4; the fixture stores just the elements each tensor reads.",
+  ],
 }
 
 _PAGE_SOURCE = re.compile(
-    r"^(?P<page>\S+) \((?P<repository>\S+/\S+) (?P<path>\S+) @(?P<commit>[0-9a-f]+)\)$"
+  r"^(?P<page>\S+) \((?P<repository>\S+/\S+) (?P<path>\S+) @(?P<commit>[0-9a-f]+)\)$"
 )
 _FILE_SOURCE = re.compile(r"^(?P<repository>[\w.-]+/[\w.-]+) (?P<path>\S+)$")
 _SDK_API_PAGE_URL = "https://learn.microsoft.com/windows/win32/api/directml/{name}"
@@ -106,162 +102,167 @@ _SDK_API_PAGE_URL = "https://learn.microsoft.com/windows/win32/api/directml/{nam
 
 
 def slugify(text: str) -> str:
-    """Lower-case slug of ``text`` (letters, digits and single dashes)."""
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+  """Lower-case slug of ``text`` (letters, digits and single dashes)."""
+  return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
 
 
 def fixture_id(example: Mapping[str, Any]) -> str:
-    """Stable id ``"<op>/<slug>"`` of a source example."""
-    op = example["op"]
-    slug = SLUGS.get((op, example["example"])) or slugify(example["example"])
-    return f"{op.lower()}/{slug}"
+  """Stable id ``"<op>/<slug>"`` of a source example."""
+  op = example["op"]
+  slug = SLUGS.get((op, example["example"])) or slugify(example["example"])
+  return f"{op.lower()}/{slug}"
 
 
 def parse_provenance(source: str, heading: str) -> dict[str, Any]:
-    """Splits the source's ``source`` string into structured provenance."""
-    match = _PAGE_SOURCE.match(source)
-    if match:
-        provenance = dict(match.groupdict())
-        if provenance["repository"] == "MicrosoftDocs/sdk-api":
-            provenance["url"] = _SDK_API_PAGE_URL.format(name=Path(provenance["path"]).stem)
-        else:
-            provenance["url"] = None
+  """Splits the source's ``source`` string into structured provenance."""
+  match = _PAGE_SOURCE.match(source)
+  if match:
+    provenance = dict(match.groupdict())
+    if provenance["repository"] == "MicrosoftDocs/sdk-api":
+      provenance["url"] = _SDK_API_PAGE_URL.format(name=Path(provenance["path"]).stem)
     else:
-        match = _FILE_SOURCE.match(source)
-        if not match:
-            raise ValueError(f"unrecognised source string: {source!r}")
-        provenance = {"page": None, **match.groupdict(), "commit": None, "url": None}
-    provenance["example"] = heading
-    order = ("page", "repository", "path", "commit", "url", "example")
-    return {key: provenance[key] for key in order}
+      provenance["url"] = None
+  else:
+    match = _FILE_SOURCE.match(source)
+    if not match:
+      raise ValueError(f"unrecognised source string: {source!r}")
+    provenance = {"page": None, **match.groupdict(), "commit": None, "url": None}
+  provenance["example"] = heading
+  order = ("page", "repository", "path", "commit", "url", "example")
+  return {key: provenance[key] for key in order}
 
 
 def convert_tensor(tensor: Mapping[str, Any]) -> dict[str, Any]:
-    """Converts one source tensor to ``{data_type, sizes, data}``."""
-    return {
-        "data_type": tensor["dtype"],
-        "sizes": [int(s) for s in tensor["sizes"]],
-        "data": tensor["data"],
-    }
+  """Converts one source tensor to ``{data_type, sizes, data}``."""
+  return {
+    "data_type": tensor["dtype"],
+    "sizes": [int(s) for s in tensor["sizes"]],
+    "data": tensor["data"],
+  }
 
 
 def convert_params(op: str, params: Mapping[str, Any], inputs: Mapping[str, Any]) -> dict:
-    """Renames DML parameters to snake_case and drops implied ones."""
-    converted = {}
-    for name, value in params.items():
-        if name in IMPLIED_PARAMS:
-            if name == "InputCount" and value != len(inputs["InputTensors"]):
-                raise ValueError(f"{op}: InputCount {value} != number of inputs")
-            continue
-        converted[PARAM_NAMES[name]] = int(value)
-    return converted
+  """Renames DML parameters to snake_case and drops implied ones."""
+  converted = {}
+  for name, value in params.items():
+    if name in IMPLIED_PARAMS:
+      if name == "InputCount" and value != len(inputs["InputTensors"]):
+        raise ValueError(f"{op}: InputCount {value} != number of inputs")
+      continue
+    converted[PARAM_NAMES[name]] = int(value)
+  return converted
 
 
 def convert_inputs(inputs: Mapping[str, Any]) -> dict[str, Any]:
-    """Renames tensor roles; JOIN's tensor array becomes a list under 'inputs'."""
-    converted = {}
-    for role, tensor in inputs.items():
-        if isinstance(tensor, list):
-            converted[ROLE_NAMES[role]] = [convert_tensor(t) for t in tensor]
-        else:
-            converted[ROLE_NAMES[role]] = convert_tensor(tensor)
-    return converted
+  """Renames tensor roles; JOIN's tensor array becomes a list under 'inputs'."""
+  converted = {}
+  for role, tensor in inputs.items():
+    if isinstance(tensor, list):
+      converted[ROLE_NAMES[role]] = [convert_tensor(t) for t in tensor]
+    else:
+      converted[ROLE_NAMES[role]] = convert_tensor(tensor)
+  return converted
 
 
 def _page_formula_output_sizes(example: Mapping[str, Any]) -> list[int]:
-    """GATHER_ND(1) output sizes by the pages' (wrong) pseudocode, for errata.
+  """GATHER_ND(1) output sizes by the pages' (wrong) pseudocode, for errata.
 
-    The pages keep ``IndicesTensor.Sizes[n - IndicesDimensionCount : n - 1]``
-    followed by ``InputTensor.Sizes[n - indexTupleSize : n]``, right-aligned.
-    """
-    input_sizes = example["inputs"]["InputTensor"]["sizes"]
-    indices_sizes = example["inputs"]["IndicesTensor"]["sizes"]
-    rank = len(indices_sizes)
-    tuple_size = indices_sizes[-1]
-    count = example["params"]["IndicesDimensionCount"]
-    logical = indices_sizes[rank - count : rank - 1] + input_sizes[rank - tuple_size :]
-    return [1] * max(rank - len(logical), 0) + logical
+  The pages keep ``IndicesTensor.Sizes[n - IndicesDimensionCount : n - 1]``
+  followed by ``InputTensor.Sizes[n - indexTupleSize : n]``, right-aligned.
+  """
+  input_sizes = example["inputs"]["InputTensor"]["sizes"]
+  indices_sizes = example["inputs"]["IndicesTensor"]["sizes"]
+  rank = len(indices_sizes)
+  tuple_size = indices_sizes[-1]
+  count = example["params"]["IndicesDimensionCount"]
+  logical = indices_sizes[rank - count : rank - 1] + input_sizes[rank - tuple_size :]
+  return [1] * max(rank - len(logical), 0) + logical
 
 
 def errata_for(example: Mapping[str, Any]) -> list[dict[str, str]]:
-    """The documentation corrections that apply to one example.
+  """The documentation corrections that apply to one example.
 
-    Derived from the example's ``doc_issue`` and the errata table of
-    ``dml-semantics.md`` section 5, written in dml_jax's own words.
-    """
-    op = example["op"]
-    errata = []
-    if op == "GATHER_ELEMENTS" and example.get("doc_issue"):
-        if example["output"]["dtype"] != example["inputs"]["InputTensor"]["dtype"]:
-            raise ValueError("expected the source to carry the corrected output dtype")
-        errata.append({
-            "issue": "The page prints the OutputTensor DataType as UINT32.",
-            "resolution": "OutputTensor.DataType must equal InputTensor.DataType; "
-            "recorded as FLOAT32.",
-        })
-    if op in ("GATHER_ND", "GATHER_ND1"):
-        page_sizes = _page_formula_output_sizes(example)
-        documented = example["output"]["sizes"]
-        if page_sizes != documented:
-            errata.append({
-                "issue": "The page's OutputTensor.Sizes pseudocode (trailing part "
-                "InputTensor.Sizes[DimensionCount - indexTupleSize ..]) gives "
-                f"{page_sizes}, but the page documents {documented}.",
-                "resolution": "Trailing output sizes are I[B + t:], the logical "
-                "input sizes after the batch and indexed dims, as the page's "
-                "examples and DirectMLX do; the documented sizes are kept.",
-            })
-    if op == "REVERSE_SUBSEQUENCES":
-        errata.append({
-            "issue": "The page's examples call the second input 'SequenceTensor'.",
-            "resolution": "It is the SequenceLengthsTensor field; stored under "
-            "the role 'sequence_lengths'.",
-        })
-    return errata
+  Derived from the example's ``doc_issue`` and the errata table of
+  ``dml-semantics.md`` section 5, written in dml_jax's own words.
+  """
+  op = example["op"]
+  errata = []
+  if op == "GATHER_ELEMENTS" and example.get("doc_issue"):
+    if example["output"]["dtype"] != example["inputs"]["InputTensor"]["dtype"]:
+      raise ValueError("expected the source to carry the corrected output dtype")
+    errata.append(
+      {
+        "issue": "The page prints the OutputTensor DataType as UINT32.",
+        "resolution": "OutputTensor.DataType must equal InputTensor.DataType; recorded as FLOAT32.",
+      }
+    )
+  if op in ("GATHER_ND", "GATHER_ND1"):
+    page_sizes = _page_formula_output_sizes(example)
+    documented = example["output"]["sizes"]
+    if page_sizes != documented:
+      errata.append(
+        {
+          "issue": "The page's OutputTensor.Sizes pseudocode (trailing part "
+          "InputTensor.Sizes[DimensionCount - indexTupleSize ..]) gives "
+          f"{page_sizes}, but the page documents {documented}.",
+          "resolution": "Trailing output sizes are I[B + t:], the logical "
+          "input sizes after the batch and indexed dims, as the page's "
+          "examples and DirectMLX do; the documented sizes are kept.",
+        }
+      )
+  if op == "REVERSE_SUBSEQUENCES":
+    errata.append(
+      {
+        "issue": "The page's examples call the second input 'SequenceTensor'.",
+        "resolution": "It is the SequenceLengthsTensor field; stored under "
+        "the role 'sequence_lengths'.",
+      }
+    )
+  return errata
 
 
 def convert_example(example: Mapping[str, Any]) -> dict[str, Any]:
-    """Converts one source example to a fixture."""
-    op = example["op"]
-    ident = fixture_id(example)
-    return {
-        "id": ident,
-        "op": op,
-        "provenance": parse_provenance(example["source"], example["example"]),
-        "params": convert_params(op, example["params"], example["inputs"]),
-        "inputs": convert_inputs(example["inputs"]),
-        "output": convert_tensor(example["output"]),
-        "shape_only": bool(example["shape_only"]),
-        "documented_output": bool(example["output_documented"]),
-        "errata": errata_for(example),
-        "notes": NOTES.get(ident, []),
-    }
+  """Converts one source example to a fixture."""
+  op = example["op"]
+  ident = fixture_id(example)
+  return {
+    "id": ident,
+    "op": op,
+    "provenance": parse_provenance(example["source"], example["example"]),
+    "params": convert_params(op, example["params"], example["inputs"]),
+    "inputs": convert_inputs(example["inputs"]),
+    "output": convert_tensor(example["output"]),
+    "shape_only": bool(example["shape_only"]),
+    "documented_output": bool(example["output_documented"]),
+    "errata": errata_for(example),
+    "notes": NOTES.get(ident, []),
+  }
 
 
 def build_fixture_document(source_path: Path) -> dict[str, Any]:
-    """Reads the source file and builds the whole fixture document."""
-    raw = source_path.read_bytes()
-    examples = json.loads(raw)
-    fixtures = [convert_example(e) for e in examples if e["op"] in OPS]
-    ids = [f["id"] for f in fixtures]
-    if len(set(ids)) != len(ids):
-        raise ValueError(f"duplicate fixture ids: {sorted(ids)}")
-    missing = set(OPS) - {f["op"] for f in fixtures}
-    if missing:
-        raise ValueError(f"no examples found for {sorted(missing)}")
-    return {
-        "format": FORMAT,
-        "source": {
-            "file": "doc-examples.json",
-            "sha256": hashlib.sha256(raw).hexdigest(),
-            "description": "Worked examples of the DirectML API reference pages "
-            "(MicrosoftDocs/sdk-api) and DxDispatch samples (microsoft/DirectML), "
-            "as transcribed in the dml_jax spec dossier (dml-semantics.md, "
-            "section 6).",
-            "generated_by": "scripts/import_doc_examples.py",
-        },
-        "fixtures": fixtures,
-    }
+  """Reads the source file and builds the whole fixture document."""
+  raw = source_path.read_bytes()
+  examples = json.loads(raw)
+  fixtures = [convert_example(e) for e in examples if e["op"] in OPS]
+  ids = [f["id"] for f in fixtures]
+  if len(set(ids)) != len(ids):
+    raise ValueError(f"duplicate fixture ids: {sorted(ids)}")
+  missing = set(OPS) - {f["op"] for f in fixtures}
+  if missing:
+    raise ValueError(f"no examples found for {sorted(missing)}")
+  return {
+    "format": FORMAT,
+    "source": {
+      "file": "doc-examples.json",
+      "sha256": hashlib.sha256(raw).hexdigest(),
+      "description": "Worked examples of the DirectML API reference pages "
+      "(MicrosoftDocs/sdk-api) and DxDispatch samples (microsoft/DirectML), "
+      "as transcribed in the dml_jax spec dossier (dml-semantics.md, "
+      "section 6).",
+      "generated_by": "scripts/import_doc_examples.py",
+    },
+    "fixtures": fixtures,
+  }
 
 
 # --------------------------------------------------------------------------- #
@@ -270,34 +271,34 @@ def build_fixture_document(source_path: Path) -> dict[str, Any]:
 
 
 def _compact(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
+  return json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
 
 
 def format_json(value: Any, indent: int = 0, width: int = 100, lead: int = 0) -> str:
-    """JSON text with containers kept on one line when they fit in ``width``.
+  """JSON text with containers kept on one line when they fit in ``width``.
 
-    Args:
-      value: A JSON-serialisable value.
-      indent: Indentation (spaces) of the line the value starts on.
-      width: Maximum line length for one-line containers.
-      lead: Characters already on that line after the indentation (a key).
-    """
-    compact = _compact(value)
-    if not isinstance(value, (dict, list)) or not value:
-        return compact
-    if indent + lead + len(compact) <= width:
-        return compact
-    inner = " " * (indent + 2)
-    if isinstance(value, dict):
-        opening, closing = "{", "}"
-        items = []
-        for key, item in value.items():
-            key_text = _compact(key) + ": "
-            items.append(inner + key_text + format_json(item, indent + 2, width, len(key_text)))
-    else:
-        opening, closing = "[", "]"
-        items = [inner + format_json(item, indent + 2, width) for item in value]
-    return opening + "\n" + ",\n".join(items) + "\n" + " " * indent + closing
+  Args:
+    value: A JSON-serialisable value.
+    indent: Indentation (spaces) of the line the value starts on.
+    width: Maximum line length for one-line containers.
+    lead: Characters already on that line after the indentation (a key).
+  """
+  compact = _compact(value)
+  if not isinstance(value, (dict, list)) or not value:
+    return compact
+  if indent + lead + len(compact) <= width:
+    return compact
+  inner = " " * (indent + 2)
+  if isinstance(value, dict):
+    opening, closing = "{", "}"
+    items = []
+    for key, item in value.items():
+      key_text = _compact(key) + ": "
+      items.append(inner + key_text + format_json(item, indent + 2, width, len(key_text)))
+  else:
+    opening, closing = "[", "]"
+    items = [inner + format_json(item, indent + 2, width) for item in value]
+  return opening + "\n" + ",\n".join(items) + "\n" + " " * indent + closing
 
 
 # --------------------------------------------------------------------------- #
@@ -306,30 +307,40 @@ def format_json(value: Any, indent: int = 0, width: int = 100, lead: int = 0) ->
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Command-line entry point; returns the process exit status."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("source", nargs="?", type=Path, default=DEFAULT_SOURCE,
-                        help="doc-examples.json (default: %(default)s)")
-    parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT,
-                        help="fixture file to write (default: %(default)s)")
-    parser.add_argument("--check", action="store_true",
-                        help="only report whether the output is up to date")
-    args = parser.parse_args(argv)
+  """Command-line entry point; returns the process exit status."""
+  parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+  parser.add_argument(
+    "source",
+    nargs="?",
+    type=Path,
+    default=DEFAULT_SOURCE,
+    help="doc-examples.json (default: %(default)s)",
+  )
+  parser.add_argument(
+    "--output",
+    type=Path,
+    default=DEFAULT_OUTPUT,
+    help="fixture file to write (default: %(default)s)",
+  )
+  parser.add_argument(
+    "--check", action="store_true", help="only report whether the output is up to date"
+  )
+  args = parser.parse_args(argv)
 
-    document = build_fixture_document(args.source)
-    text = format_json(document) + "\n"
-    if args.check:
-        current = args.output.read_text(encoding="utf-8") if args.output.exists() else None
-        if current != text:
-            print(f"{args.output} is out of date; re-run {Path(__file__).name}")
-            return 1
-        print(f"{args.output} is up to date")
-        return 0
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(text, encoding="utf-8")
-    print(f"wrote {len(document['fixtures'])} fixtures to {args.output}")
+  document = build_fixture_document(args.source)
+  text = format_json(document) + "\n"
+  if args.check:
+    current = args.output.read_text(encoding="utf-8") if args.output.exists() else None
+    if current != text:
+      print(f"{args.output} is out of date; re-run {Path(__file__).name}")
+      return 1
+    print(f"{args.output} is up to date")
     return 0
+  args.output.parent.mkdir(parents=True, exist_ok=True)
+  args.output.write_text(text, encoding="utf-8")
+  print(f"wrote {len(document['fixtures'])} fixtures to {args.output}")
+  return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+  sys.exit(main())

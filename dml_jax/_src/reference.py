@@ -35,12 +35,12 @@ from collections.abc import Sequence
 import numpy as np
 
 __all__ = [
-    "gather_elements",
-    "gather_nd",
-    "gather_nd_output_sizes",
-    "join",
-    "normalize_index",
-    "reverse_subsequences",
+  "gather_elements",
+  "gather_nd",
+  "gather_nd_output_sizes",
+  "join",
+  "normalize_index",
+  "reverse_subsequences",
 ]
 
 
@@ -50,46 +50,46 @@ __all__ = [
 
 
 def normalize_index(index: int, size: int, *, signed: bool) -> int:
-    """Maps one raw index value to the element DirectML reads.
+  """Maps one raw index value to the element DirectML reads.
 
-    Applies DirectML's negative-index rule (FL >= 3.0, signed index types only)
-    and then dml_jax's out-of-range policy (clamp inside the axis). Works on
-    Python ints, so there is no overflow whatever the index width.
+  Applies DirectML's negative-index rule (FL >= 3.0, signed index types only)
+  and then dml_jax's out-of-range policy (clamp inside the axis). Works on
+  Python ints, so there is no overflow whatever the index width.
 
-    Args:
-      index: The raw index value, as read from the indices tensor.
-      size: The size of the indexed axis (at least 1).
-      signed: Whether the indices tensor has a signed integer type. Only signed
-        indices may count from the end; an unsigned value is always taken as a
-        (possibly huge) non-negative number.
+  Args:
+    index: The raw index value, as read from the indices tensor.
+    size: The size of the indexed axis (at least 1).
+    signed: Whether the indices tensor has a signed integer type. Only signed
+      indices may count from the end; an unsigned value is always taken as a
+      (possibly huge) non-negative number.
 
-    Returns:
-      An index in ``[0, size - 1]``.
-    """
-    index = int(index)
-    size = int(size)
-    assert size >= 1, f"axis size must be at least 1, got {size}"
-    if signed and index < 0:
-        index += size
-    return min(max(index, 0), size - 1)
+  Returns:
+    An index in ``[0, size - 1]``.
+  """
+  index = int(index)
+  size = int(size)
+  assert size >= 1, f"axis size must be at least 1, got {size}"
+  if signed and index < 0:
+    index += size
+  return min(max(index, 0), size - 1)
 
 
 def _is_signed(dtype: np.dtype) -> bool:
-    """Returns whether an index dtype is a signed integer type."""
-    assert np.issubdtype(dtype, np.integer), f"indices must be integers, got {dtype}"
-    return bool(np.issubdtype(dtype, np.signedinteger))
+  """Returns whether an index dtype is a signed integer type."""
+  assert np.issubdtype(dtype, np.integer), f"indices must be integers, got {dtype}"
+  return bool(np.issubdtype(dtype, np.signedinteger))
 
 
 def _check_axis(axis: int, rank: int) -> int:
-    """Asserts that ``axis`` is a valid (non-negative, DML-style) axis."""
-    axis = int(axis)
-    assert 0 <= axis < rank, f"axis {axis} out of range for rank {rank}"
-    return axis
+  """Asserts that ``axis`` is a valid (non-negative, DML-style) axis."""
+  axis = int(axis)
+  assert 0 <= axis < rank, f"axis {axis} out of range for rank {rank}"
+  return axis
 
 
 def _replace(coords: tuple[int, ...], position: int, value: int) -> tuple[int, ...]:
-    """Returns ``coords`` with the entry at ``position`` replaced by ``value``."""
-    return coords[:position] + (value,) + coords[position + 1 :]
+  """Returns ``coords`` with the entry at ``position`` replaced by ``value``."""
+  return coords[:position] + (value,) + coords[position + 1 :]
 
 
 # --------------------------------------------------------------------------- #
@@ -97,40 +97,39 @@ def _replace(coords: tuple[int, ...], position: int, value: int) -> tuple[int, .
 # --------------------------------------------------------------------------- #
 
 
-def gather_elements(input: np.ndarray, indices: np.ndarray, *, axis: int) -> np.ndarray:  # noqa: A002
-    """Reference DML_OPERATOR_GATHER_ELEMENTS (spec section 3.1).
+def gather_elements(input: np.ndarray, indices: np.ndarray, *, axis: int) -> np.ndarray:
+  """Reference DML_OPERATOR_GATHER_ELEMENTS (spec section 3.1).
 
-    ``out[o] = input[o with o[axis] := normalize(indices[o])]`` for every output
-    coordinate ``o``.
+  ``out[o] = input[o with o[axis] := normalize(indices[o])]`` for every output
+  coordinate ``o``.
 
-    Args:
-      input: The data tensor, rank n.
-      indices: Integer index tensor, rank n. Its sizes equal the input's in
-        every dimension except ``axis``.
-      axis: The dimension of ``input`` to gather along, in ``[0, n)``.
+  Args:
+    input: The data tensor, rank n.
+    indices: Integer index tensor, rank n. Its sizes equal the input's in
+      every dimension except ``axis``.
+    axis: The dimension of ``input`` to gather along, in ``[0, n)``.
 
-    Returns:
-      An array with the shape of ``indices`` and the dtype of ``input``.
-    """
-    input = np.asarray(input)  # noqa: A001
-    indices = np.asarray(indices)
-    rank = input.ndim
-    assert indices.ndim == rank, "input and indices must have the same rank"
-    axis = _check_axis(axis, rank)
-    for dim in range(rank):
-        if dim != axis:
-            assert indices.shape[dim] == input.shape[dim], (
-                f"indices size {indices.shape[dim]} != input size "
-                f"{input.shape[dim]} in dimension {dim}"
-            )
-    signed = _is_signed(indices.dtype)
-    axis_size = input.shape[axis]
+  Returns:
+    An array with the shape of ``indices`` and the dtype of ``input``.
+  """
+  input = np.asarray(input)
+  indices = np.asarray(indices)
+  rank = input.ndim
+  assert indices.ndim == rank, "input and indices must have the same rank"
+  axis = _check_axis(axis, rank)
+  for dim in range(rank):
+    if dim != axis:
+      assert indices.shape[dim] == input.shape[dim], (
+        f"indices size {indices.shape[dim]} != input size {input.shape[dim]} in dimension {dim}"
+      )
+  signed = _is_signed(indices.dtype)
+  axis_size = input.shape[axis]
 
-    output = np.empty(indices.shape, dtype=input.dtype)
-    for out_coords in np.ndindex(*indices.shape):
-        source = normalize_index(int(indices[out_coords]), axis_size, signed=signed)
-        output[out_coords] = input[_replace(out_coords, axis, source)]
-    return output
+  output = np.empty(indices.shape, dtype=input.dtype)
+  for out_coords in np.ndindex(*indices.shape):
+    source = normalize_index(int(indices[out_coords]), axis_size, signed=signed)
+    output[out_coords] = input[_replace(out_coords, axis, source)]
+  return output
 
 
 # --------------------------------------------------------------------------- #
@@ -139,163 +138,159 @@ def gather_elements(input: np.ndarray, indices: np.ndarray, *, axis: int) -> np.
 
 
 def _logical_shape(sizes: Sequence[int], count: int, what: str) -> tuple[int, ...]:
-    """Returns the trailing ``count`` sizes; asserts the leading ones are 1."""
-    sizes = tuple(int(s) for s in sizes)
-    assert 1 <= count <= len(sizes), (
-        f"{what} dimension count {count} not in [1, {len(sizes)}]"
-    )
-    leading = sizes[: len(sizes) - count]
-    assert all(s == 1 for s in leading), (
-        f"{what} sizes {sizes}: dims outside the last {count} must be 1"
-    )
-    return sizes[len(sizes) - count :]
+  """Returns the trailing ``count`` sizes; asserts the leading ones are 1."""
+  sizes = tuple(int(s) for s in sizes)
+  assert 1 <= count <= len(sizes), f"{what} dimension count {count} not in [1, {len(sizes)}]"
+  leading = sizes[: len(sizes) - count]
+  assert all(s == 1 for s in leading), (
+    f"{what} sizes {sizes}: dims outside the last {count} must be 1"
+  )
+  return sizes[len(sizes) - count :]
 
 
 def _gather_nd_logical_shapes(
-    input_sizes: Sequence[int],
-    indices_sizes: Sequence[int],
-    input_dimension_count: int,
-    indices_dimension_count: int,
-    batch_dimension_count: int,
+  input_sizes: Sequence[int],
+  indices_sizes: Sequence[int],
+  input_dimension_count: int,
+  indices_dimension_count: int,
+  batch_dimension_count: int,
 ) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
-    """Computes the logical input, indices and output shapes of GATHER_ND(1).
+  """Computes the logical input, indices and output shapes of GATHER_ND(1).
 
-    Returns:
-      ``(I, X, logical_out)`` where ``I``/``X`` are the meaningful trailing
-      input/indices sizes and ``logical_out = X[:-1] ++ I[B + t:]``.
-    """
-    assert len(input_sizes) == len(indices_sizes), (
-        "input and indices must have the same rank"
-    )
-    logical_input = _logical_shape(input_sizes, input_dimension_count, "input")
-    logical_indices = _logical_shape(indices_sizes, indices_dimension_count, "indices")
-    batch = int(batch_dimension_count)
-    assert 0 <= batch < len(logical_input), "batch count must be < InputDimensionCount"
-    assert batch < len(logical_indices), "batch count must be < IndicesDimensionCount"
-    assert logical_input[:batch] == logical_indices[:batch], (
-        f"batch sizes differ: {logical_input[:batch]} vs {logical_indices[:batch]}"
-    )
-    tuple_size = logical_indices[-1]
-    assert 1 <= tuple_size <= len(logical_input) - batch, (
-        f"index tuple size {tuple_size} must be in [1, {len(logical_input) - batch}]"
-    )
-    # Note: the DML pages write the trailing part as the last `tuple_size` input
-    # dims, which contradicts their own examples (spec section 5). The rule
-    # below (skip the batch and indexed dims) is the one the examples follow.
-    logical_output = logical_indices[:-1] + logical_input[batch + tuple_size :]
-    return logical_input, logical_indices, logical_output
+  Returns:
+    ``(I, X, logical_out)`` where ``I``/``X`` are the meaningful trailing
+    input/indices sizes and ``logical_out = X[:-1] ++ I[B + t:]``.
+  """
+  assert len(input_sizes) == len(indices_sizes), "input and indices must have the same rank"
+  logical_input = _logical_shape(input_sizes, input_dimension_count, "input")
+  logical_indices = _logical_shape(indices_sizes, indices_dimension_count, "indices")
+  batch = int(batch_dimension_count)
+  assert 0 <= batch < len(logical_input), "batch count must be < InputDimensionCount"
+  assert batch < len(logical_indices), "batch count must be < IndicesDimensionCount"
+  assert logical_input[:batch] == logical_indices[:batch], (
+    f"batch sizes differ: {logical_input[:batch]} vs {logical_indices[:batch]}"
+  )
+  tuple_size = logical_indices[-1]
+  assert 1 <= tuple_size <= len(logical_input) - batch, (
+    f"index tuple size {tuple_size} must be in [1, {len(logical_input) - batch}]"
+  )
+  # Note: the DML pages write the trailing part as the last `tuple_size` input
+  # dims, which contradicts their own examples (spec section 5). The rule
+  # below (skip the batch and indexed dims) is the one the examples follow.
+  logical_output = logical_indices[:-1] + logical_input[batch + tuple_size :]
+  return logical_input, logical_indices, logical_output
 
 
 def _right_align(logical_sizes: tuple[int, ...], rank: int) -> tuple[int, ...]:
-    """Pads ``logical_sizes`` with leading 1s up to ``rank`` dimensions."""
-    assert len(logical_sizes) <= rank, (
-        f"logical output rank {len(logical_sizes)} exceeds tensor rank {rank}"
-    )
-    return (1,) * (rank - len(logical_sizes)) + logical_sizes
+  """Pads ``logical_sizes`` with leading 1s up to ``rank`` dimensions."""
+  assert len(logical_sizes) <= rank, (
+    f"logical output rank {len(logical_sizes)} exceeds tensor rank {rank}"
+  )
+  return (1,) * (rank - len(logical_sizes)) + logical_sizes
 
 
 def gather_nd_output_sizes(
-    input_sizes: Sequence[int],
-    indices_sizes: Sequence[int],
-    *,
-    input_dimension_count: int,
-    indices_dimension_count: int,
-    batch_dimension_count: int = 0,
+  input_sizes: Sequence[int],
+  indices_sizes: Sequence[int],
+  *,
+  input_dimension_count: int,
+  indices_dimension_count: int,
+  batch_dimension_count: int = 0,
 ) -> tuple[int, ...]:
-    """Output sizes of DML_OPERATOR_GATHER_ND(1) (spec section 3.2).
+  """Output sizes of DML_OPERATOR_GATHER_ND(1) (spec section 3.2).
 
-    ``X[:-1] ++ I[B + t:]`` right-aligned to the common rank with leading 1s,
-    where ``I``/``X`` are the logical input/indices sizes, ``B`` the batch
-    dimension count and ``t = X[-1]`` the index tuple length.
+  ``X[:-1] ++ I[B + t:]`` right-aligned to the common rank with leading 1s,
+  where ``I``/``X`` are the logical input/indices sizes, ``B`` the batch
+  dimension count and ``t = X[-1]`` the index tuple length.
 
-    Args:
-      input_sizes: ``InputTensor.Sizes`` (length n).
-      indices_sizes: ``IndicesTensor.Sizes`` (length n).
-      input_dimension_count: ``InputDimensionCount``, in ``[1, n]``.
-      indices_dimension_count: ``IndicesDimensionCount``, in ``[1, n]``.
-      batch_dimension_count: ``BatchDimensionCount`` (GATHER_ND1; 0 for GATHER_ND).
+  Args:
+    input_sizes: ``InputTensor.Sizes`` (length n).
+    indices_sizes: ``IndicesTensor.Sizes`` (length n).
+    input_dimension_count: ``InputDimensionCount``, in ``[1, n]``.
+    indices_dimension_count: ``IndicesDimensionCount``, in ``[1, n]``.
+    batch_dimension_count: ``BatchDimensionCount`` (GATHER_ND1; 0 for GATHER_ND).
 
-    Returns:
-      The expected ``OutputTensor.Sizes`` as a tuple of n ints.
-    """
-    _, _, logical_output = _gather_nd_logical_shapes(
-        input_sizes,
-        indices_sizes,
-        input_dimension_count,
-        indices_dimension_count,
-        batch_dimension_count,
-    )
-    return _right_align(logical_output, len(input_sizes))
+  Returns:
+    The expected ``OutputTensor.Sizes`` as a tuple of n ints.
+  """
+  _, _, logical_output = _gather_nd_logical_shapes(
+    input_sizes,
+    indices_sizes,
+    input_dimension_count,
+    indices_dimension_count,
+    batch_dimension_count,
+  )
+  return _right_align(logical_output, len(input_sizes))
 
 
 def gather_nd(
-    input: np.ndarray,  # noqa: A002
-    indices: np.ndarray,
-    *,
-    input_dimension_count: int | None = None,
-    indices_dimension_count: int | None = None,
-    batch_dimension_count: int = 0,
+  input: np.ndarray,
+  indices: np.ndarray,
+  *,
+  input_dimension_count: int | None = None,
+  indices_dimension_count: int | None = None,
+  batch_dimension_count: int = 0,
 ) -> np.ndarray:
-    """Reference DML_OPERATOR_GATHER_ND and GATHER_ND1 (spec section 3.2).
+  """Reference DML_OPERATOR_GATHER_ND and GATHER_ND1 (spec section 3.2).
 
-    On logical shapes: ``out[b, p, r] = in[b, idx[b, p, 0], ..., idx[b, p, t-1], r]``
-    where ``b`` runs over the ``B`` batch dims, ``p`` over the remaining index
-    positions, ``r`` over the copied trailing input dims ``I[B + t:]``, and
-    tuple component ``j`` is normalized against ``I[B + j]``.
+  On logical shapes: ``out[b, p, r] = in[b, idx[b, p, 0], ..., idx[b, p, t-1], r]``
+  where ``b`` runs over the ``B`` batch dims, ``p`` over the remaining index
+  positions, ``r`` over the copied trailing input dims ``I[B + t:]``, and
+  tuple component ``j`` is normalized against ``I[B + j]``.
 
-    Args:
-      input: The data tensor, rank n.
-      indices: Integer index tensor, rank n; its last dimension is the tuple
-        length ``t``.
-      input_dimension_count: Number of meaningful trailing input dims
-        (``None`` means n).
-      indices_dimension_count: Number of meaningful trailing indices dims,
-        tuple dim included (``None`` means n).
-      batch_dimension_count: Number of leading logical dims shared as batches.
+  Args:
+    input: The data tensor, rank n.
+    indices: Integer index tensor, rank n; its last dimension is the tuple
+      length ``t``.
+    input_dimension_count: Number of meaningful trailing input dims
+      (``None`` means n).
+    indices_dimension_count: Number of meaningful trailing indices dims,
+      tuple dim included (``None`` means n).
+    batch_dimension_count: Number of leading logical dims shared as batches.
 
-    Returns:
-      An array of rank n (the logical output right-aligned with leading 1s)
-      with the dtype of ``input``.
-    """
-    input = np.asarray(input)  # noqa: A001
-    indices = np.asarray(indices)
-    rank = input.ndim
-    assert indices.ndim == rank, "input and indices must have the same rank"
-    if input_dimension_count is None:
-        input_dimension_count = rank
-    if indices_dimension_count is None:
-        indices_dimension_count = rank
-    logical_input, logical_indices, logical_output = _gather_nd_logical_shapes(
-        input.shape,
-        indices.shape,
-        input_dimension_count,
-        indices_dimension_count,
-        batch_dimension_count,
+  Returns:
+    An array of rank n (the logical output right-aligned with leading 1s)
+    with the dtype of ``input``.
+  """
+  input = np.asarray(input)
+  indices = np.asarray(indices)
+  rank = input.ndim
+  assert indices.ndim == rank, "input and indices must have the same rank"
+  if input_dimension_count is None:
+    input_dimension_count = rank
+  if indices_dimension_count is None:
+    indices_dimension_count = rank
+  logical_input, logical_indices, logical_output = _gather_nd_logical_shapes(
+    input.shape,
+    indices.shape,
+    input_dimension_count,
+    indices_dimension_count,
+    batch_dimension_count,
+  )
+  batch = int(batch_dimension_count)
+  tuple_size = logical_indices[-1]
+  signed = _is_signed(indices.dtype)
+  # Leading dims outside the counts are 1, so reshaping them away is lossless.
+  data = input.reshape(logical_input)
+  index_tuples = indices.reshape(logical_indices)
+  # Output dims [0, position_end) come from the indices; the rest are `r`.
+  position_end = len(logical_indices) - 1
+
+  output = np.empty(logical_output, dtype=input.dtype)
+  for out_coords in np.ndindex(*logical_output):
+    batch_coords = out_coords[:batch]
+    position = out_coords[:position_end]  # batch dims included
+    trailing = out_coords[position_end:]
+    gathered = tuple(
+      normalize_index(
+        int(index_tuples[position + (j,)]),
+        logical_input[batch + j],
+        signed=signed,
+      )
+      for j in range(tuple_size)
     )
-    batch = int(batch_dimension_count)
-    tuple_size = logical_indices[-1]
-    signed = _is_signed(indices.dtype)
-    # Leading dims outside the counts are 1, so reshaping them away is lossless.
-    data = input.reshape(logical_input)
-    index_tuples = indices.reshape(logical_indices)
-    # Output dims [0, position_end) come from the indices; the rest are `r`.
-    position_end = len(logical_indices) - 1
-
-    output = np.empty(logical_output, dtype=input.dtype)
-    for out_coords in np.ndindex(*logical_output):
-        batch_coords = out_coords[:batch]
-        position = out_coords[:position_end]  # batch dims included
-        trailing = out_coords[position_end:]
-        gathered = tuple(
-            normalize_index(
-                int(index_tuples[position + (j,)]),
-                logical_input[batch + j],
-                signed=signed,
-            )
-            for j in range(tuple_size)
-        )
-        output[out_coords] = data[batch_coords + gathered + trailing]
-    return output.reshape(_right_align(logical_output, rank))
+    output[out_coords] = data[batch_coords + gathered + trailing]
+  return output.reshape(_right_align(logical_output, rank))
 
 
 # --------------------------------------------------------------------------- #
@@ -304,48 +299,48 @@ def gather_nd(
 
 
 def reverse_subsequences(
-    input: np.ndarray,  # noqa: A002
-    sequence_lengths: np.ndarray,
-    *,
-    axis: int,
+  input: np.ndarray,
+  sequence_lengths: np.ndarray,
+  *,
+  axis: int,
 ) -> np.ndarray:
-    """Reference DML_OPERATOR_REVERSE_SUBSEQUENCES (spec section 3.3).
+  """Reference DML_OPERATOR_REVERSE_SUBSEQUENCES (spec section 3.3).
 
-    For every lane along ``axis`` with ``L = min(length, S)`` (``S`` the axis
-    size): ``out[i] = in[L - 1 - i]`` for ``i < L`` and ``out[i] = in[i]``
-    otherwise. Lengths 0 and 1 leave the lane unchanged.
+  For every lane along ``axis`` with ``L = min(length, S)`` (``S`` the axis
+  size): ``out[i] = in[L - 1 - i]`` for ``i < L`` and ``out[i] = in[i]``
+  otherwise. Lengths 0 and 1 leave the lane unchanged.
 
-    Args:
-      input: The data tensor, rank n.
-      sequence_lengths: Unsigned integer tensor with the input's shape except
-        size 1 at ``axis``: one length per lane.
-      axis: The dimension to reverse along, in ``[0, n)``.
+  Args:
+    input: The data tensor, rank n.
+    sequence_lengths: Unsigned integer tensor with the input's shape except
+      size 1 at ``axis``: one length per lane.
+    axis: The dimension to reverse along, in ``[0, n)``.
 
-    Returns:
-      An array with the shape and dtype of ``input``.
-    """
-    input = np.asarray(input)  # noqa: A001
-    sequence_lengths = np.asarray(sequence_lengths)
-    rank = input.ndim
-    assert sequence_lengths.ndim == rank, "input and lengths must have the same rank"
-    axis = _check_axis(axis, rank)
-    expected_lengths_shape = _replace(input.shape, axis, 1)
-    assert sequence_lengths.shape == expected_lengths_shape, (
-        f"lengths shape {sequence_lengths.shape} != {expected_lengths_shape}"
-    )
-    assert np.issubdtype(sequence_lengths.dtype, np.unsignedinteger), (
-        f"sequence lengths must be unsigned, got {sequence_lengths.dtype}"
-    )
-    axis_size = input.shape[axis]
+  Returns:
+    An array with the shape and dtype of ``input``.
+  """
+  input = np.asarray(input)
+  sequence_lengths = np.asarray(sequence_lengths)
+  rank = input.ndim
+  assert sequence_lengths.ndim == rank, "input and lengths must have the same rank"
+  axis = _check_axis(axis, rank)
+  expected_lengths_shape = _replace(input.shape, axis, 1)
+  assert sequence_lengths.shape == expected_lengths_shape, (
+    f"lengths shape {sequence_lengths.shape} != {expected_lengths_shape}"
+  )
+  assert np.issubdtype(sequence_lengths.dtype, np.unsignedinteger), (
+    f"sequence lengths must be unsigned, got {sequence_lengths.dtype}"
+  )
+  axis_size = input.shape[axis]
 
-    output = np.empty(input.shape, dtype=input.dtype)
-    for out_coords in np.ndindex(*input.shape):
-        lane = _replace(out_coords, axis, 0)
-        length = min(int(sequence_lengths[lane]), axis_size)
-        i = out_coords[axis]
-        source = length - 1 - i if i < length else i
-        output[out_coords] = input[_replace(out_coords, axis, source)]
-    return output
+  output = np.empty(input.shape, dtype=input.dtype)
+  for out_coords in np.ndindex(*input.shape):
+    lane = _replace(out_coords, axis, 0)
+    length = min(int(sequence_lengths[lane]), axis_size)
+    i = out_coords[axis]
+    source = length - 1 - i if i < length else i
+    output[out_coords] = input[_replace(out_coords, axis, source)]
+  return output
 
 
 # --------------------------------------------------------------------------- #
@@ -354,38 +349,38 @@ def reverse_subsequences(
 
 
 def join(inputs: Sequence[np.ndarray], *, axis: int) -> np.ndarray:
-    """Reference DML_OPERATOR_JOIN (spec section 3.4).
+  """Reference DML_OPERATOR_JOIN (spec section 3.4).
 
-    Input ``k`` is copied into the output at axis offset ``sum(sizes[:k])``.
-    Built from explicit slab copies (not ``np.concatenate``) so that it stays
-    independent of the NumPy function tests compare it with.
+  Input ``k`` is copied into the output at axis offset ``sum(sizes[:k])``.
+  Built from explicit slab copies (not ``np.concatenate``) so that it stays
+  independent of the NumPy function tests compare it with.
 
-    Args:
-      inputs: One or more tensors of equal rank and dtype whose sizes agree in
-        every dimension except ``axis``.
-      axis: The dimension to join along, in ``[0, n)``.
+  Args:
+    inputs: One or more tensors of equal rank and dtype whose sizes agree in
+      every dimension except ``axis``.
+    axis: The dimension to join along, in ``[0, n)``.
 
-    Returns:
-      The joined array, with the common dtype of ``inputs``.
-    """
-    arrays = [np.asarray(x) for x in inputs]
-    assert arrays, "JOIN needs at least one input"
-    first = arrays[0]
-    rank = first.ndim
-    axis = _check_axis(axis, rank)
-    for array in arrays:
-        assert array.ndim == rank, "all inputs must have the same rank"
-        assert array.dtype == first.dtype, "all inputs must have the same dtype"
-        assert _replace(array.shape, axis, 0) == _replace(first.shape, axis, 0), (
-            f"sizes {array.shape} and {first.shape} differ outside axis {axis}"
-        )
+  Returns:
+    The joined array, with the common dtype of ``inputs``.
+  """
+  arrays = [np.asarray(x) for x in inputs]
+  assert arrays, "JOIN needs at least one input"
+  first = arrays[0]
+  rank = first.ndim
+  axis = _check_axis(axis, rank)
+  for array in arrays:
+    assert array.ndim == rank, "all inputs must have the same rank"
+    assert array.dtype == first.dtype, "all inputs must have the same dtype"
+    assert _replace(array.shape, axis, 0) == _replace(first.shape, axis, 0), (
+      f"sizes {array.shape} and {first.shape} differ outside axis {axis}"
+    )
 
-    total = sum(array.shape[axis] for array in arrays)
-    output = np.empty(_replace(first.shape, axis, total), dtype=first.dtype)
-    offset = 0
-    for array in arrays:
-        extent = array.shape[axis]
-        slab = (slice(None),) * axis + (slice(offset, offset + extent),)
-        output[slab] = array
-        offset += extent
-    return output
+  total = sum(array.shape[axis] for array in arrays)
+  output = np.empty(_replace(first.shape, axis, total), dtype=first.dtype)
+  offset = 0
+  for array in arrays:
+    extent = array.shape[axis]
+    slab = (slice(None),) * axis + (slice(offset, offset + extent),)
+    output[slab] = array
+    offset += extent
+  return output

@@ -1,0 +1,25 @@
+"""The README starts with the two commands, and CI runs the README's test command."""
+
+import pathlib
+import re
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+
+def _readme_commands():
+  readme = (ROOT / "README.md").read_text()
+  block = re.search(r"```sh\n(.*?)```", readme, re.S)
+  assert block and readme.index("```sh") < readme.index("\n## "), "commands must come first"
+  return [line.split("#")[0].strip() for line in block[1].strip().splitlines()]
+
+
+def test_readme_starts_with_the_main_job_and_the_tests():
+  main_job, tests = _readme_commands()
+  assert main_job.endswith("python -m dml_jax")
+  assert tests.endswith("python -m pytest")
+
+
+def test_ci_runs_the_readme_test_command():
+  _, tests = _readme_commands()
+  ci = (ROOT / ".ci" / "run").read_text().splitlines()
+  assert tests in [line.strip() for line in ci]
