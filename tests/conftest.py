@@ -15,13 +15,28 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 settings.register_profile(
-    "ci", max_examples=40, deadline=None, derandomize=True, print_blob=True,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                           HealthCheck.function_scoped_fixture])
+  "ci",
+  max_examples=40,
+  deadline=None,
+  derandomize=True,
+  print_blob=True,
+  suppress_health_check=[
+    HealthCheck.too_slow,
+    HealthCheck.data_too_large,
+    HealthCheck.function_scoped_fixture,
+  ],
+)
 settings.register_profile(
-    "long", max_examples=10_000, deadline=None, print_blob=True,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                           HealthCheck.function_scoped_fixture])
+  "long",
+  max_examples=10_000,
+  deadline=None,
+  print_blob=True,
+  suppress_health_check=[
+    HealthCheck.too_slow,
+    HealthCheck.data_too_large,
+    HealthCheck.function_scoped_fixture,
+  ],
+)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 

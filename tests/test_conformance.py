@@ -12,8 +12,9 @@ from dml_jax._src.fixtures import load_fixtures
 
 
 def test_report_passes_every_fixture_on_the_default_device():
-  result = subprocess.run([sys.executable, "-m", "dml_jax"], capture_output=True, text=True,
-                          timeout=300)
+  result = subprocess.run(
+    [sys.executable, "-m", "dml_jax"], capture_output=True, text=True, timeout=300
+  )
   assert result.returncode == 0, result.stdout + result.stderr
   lines = result.stdout.splitlines()
   assert lines[-1] == f"{len(load_fixtures())} passed, 0 failed"

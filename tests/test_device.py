@@ -12,8 +12,9 @@ from dml_jax._src import reference
 
 
 def _gather_desc(rows=3):
-  return dml.GatherElementsDesc(dml.TensorDesc("FLOAT32", (rows, 4)),
-                                dml.TensorDesc("INT32", (2, 4)), axis=0)
+  return dml.GatherElementsDesc(
+    dml.TensorDesc("FLOAT32", (rows, 4)), dml.TensorDesc("INT32", (2, 4)), axis=0
+  )
 
 
 def test_cpu_is_always_available():
@@ -31,8 +32,9 @@ def test_missing_platform_is_reported():
   if device_lib.available_devices("tpu"):
     pytest.skip("this machine has a TPU")  # pragma: no cover
   with pytest.raises(ValueError, match=r"no tpu device is available; available: cpu:0"):
-    device_lib.Runner().run(_gather_desc(), np.zeros((3, 4), np.float32),
-                            np.zeros((2, 4), np.int32), device="tpu")
+    device_lib.Runner().run(
+      _gather_desc(), np.zeros((3, 4), np.float32), np.zeros((2, 4), np.int32), device="tpu"
+    )
 
 
 def test_runner_reports_what_ran_where():
@@ -52,17 +54,24 @@ def test_runner_reports_what_ran_where():
 
 def test_runner_validates_at_its_feature_level():
   with pytest.raises(dml.DmlValidationError, match=r"at DML_FEATURE_LEVEL_2_1"):
-    device_lib.Runner("2_1").run(_gather_desc(), np.zeros((3, 4), np.float32),
-                                 np.zeros((2, 4), np.int32))
+    device_lib.Runner("2_1").run(
+      _gather_desc(), np.zeros((3, 4), np.float32), np.zeros((2, 4), np.int32)
+    )
 
 
 def test_runner_rejects_arrays_that_do_not_match_the_descriptor():
   runner = device_lib.Runner()
-  with pytest.raises(ValueError, match=r"IndicesTensor is described as INT32\[2,4\]; got an"
-                     r" array of UINT32\[2,4\]"):
+  with pytest.raises(
+    ValueError,
+    match=r"IndicesTensor is described as INT32\[2,4\]; got an"
+    r" array of UINT32\[2,4\]",
+  ):
     runner.run(_gather_desc(), np.zeros((3, 4), np.float32), np.zeros((2, 4), np.uint32))
-  with pytest.raises(TypeError, match=r"GATHER_ELEMENTS takes 2 input arrays \(InputTensor,"
-                     r" IndicesTensor\); got 1"):
+  with pytest.raises(
+    TypeError,
+    match=r"GATHER_ELEMENTS takes 2 input arrays \(InputTensor,"
+    r" IndicesTensor\); got 1",
+  ):
     runner.run(_gather_desc(), np.zeros((3, 4), np.float32))
 
 
@@ -84,7 +93,7 @@ def test_runner_is_thread_safe():
     jobs.append((_gather_desc(rows), x, i))
   with concurrent.futures.ThreadPoolExecutor(8) as pool:
     records = list(pool.map(lambda job: runner.run(job[0], *job[1:]), jobs))
-  for (_, x, i), record in zip(jobs, records):
+  for (_, x, i), record in zip(jobs, records, strict=True):
     np.testing.assert_array_equal(record.output, reference.gather_elements(x, i, axis=0))
   assert len(runner.records) == 48
   assert sum(r.compiled for r in records) >= 4  # one per descriptor at least
@@ -93,11 +102,16 @@ def test_runner_is_thread_safe():
 
 def test_functional_api_is_thread_safe():
   rng = np.random.default_rng(1)
-  cases = [(rng.standard_normal((k % 3 + 1, 5)).astype(np.float32),
-            rng.integers(0, 9, (k % 3 + 1, 1)).astype(np.uint32)) for k in range(32)]
+  cases = [
+    (
+      rng.standard_normal((k % 3 + 1, 5)).astype(np.float32),
+      rng.integers(0, 9, (k % 3 + 1, 1)).astype(np.uint32),
+    )
+    for k in range(32)
+  ]
   with concurrent.futures.ThreadPoolExecutor(8) as pool:
     outs = list(pool.map(lambda c: dml.reverse_subsequences(*c, axis=1), cases))
-  for (x, n), out in zip(cases, outs):
+  for (x, n), out in zip(cases, outs, strict=True):
     np.testing.assert_array_equal(out, reference.reverse_subsequences(x, n, axis=1))
 
 

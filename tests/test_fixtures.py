@@ -14,20 +14,22 @@ WITH_DATA = [f for f in FIXTURES if not f.shape_only]
 SHAPE_ONLY = [f for f in FIXTURES if f.shape_only]
 
 FUNCTIONS = {
-    "GATHER_ELEMENTS": lambda a, p: dml.gather_elements(a["input"], a["indices"], **p),
-    "GATHER_ND": lambda a, p: dml.gather_nd(a["input"], a["indices"], **p),
-    "GATHER_ND1": lambda a, p: dml.gather_nd(a["input"], a["indices"], **p),
-    "REVERSE_SUBSEQUENCES": lambda a, p: dml.reverse_subsequences(
-        a["input"], a["sequence_lengths"], **p),
-    "JOIN": lambda a, p: dml.join(a["inputs"], **p),
+  "GATHER_ELEMENTS": lambda a, p: dml.gather_elements(a["input"], a["indices"], **p),
+  "GATHER_ND": lambda a, p: dml.gather_nd(a["input"], a["indices"], **p),
+  "GATHER_ND1": lambda a, p: dml.gather_nd(a["input"], a["indices"], **p),
+  "REVERSE_SUBSEQUENCES": lambda a, p: dml.reverse_subsequences(
+    a["input"], a["sequence_lengths"], **p
+  ),
+  "JOIN": lambda a, p: dml.join(a["inputs"], **p),
 }
 
 
 def assert_bits_equal(got, want):
   got = np.asarray(got)
   assert got.dtype == want.dtype and got.shape == want.shape, (got.dtype, got.shape)
-  np.testing.assert_array_equal(got.view(f"u{got.dtype.itemsize}"),
-                                want.view(f"u{want.dtype.itemsize}"))
+  np.testing.assert_array_equal(
+    got.view(f"u{got.dtype.itemsize}"), want.view(f"u{want.dtype.itemsize}")
+  )
 
 
 def test_every_seed_operator_has_fixtures():
@@ -37,8 +39,9 @@ def test_every_seed_operator_has_fixtures():
 
 @pytest.mark.parametrize("fixture", WITH_DATA, ids=lambda f: f.id)
 def test_functional_api_reproduces_fixture(fixture):
-  assert_bits_equal(FUNCTIONS[fixture.op](fixture.arrays(), dict(fixture.params)),
-                    fixture.output.data)
+  assert_bits_equal(
+    FUNCTIONS[fixture.op](fixture.arrays(), dict(fixture.params)), fixture.output.data
+  )
 
 
 @pytest.mark.parametrize("fixture", WITH_DATA, ids=lambda f: f.id)
@@ -74,8 +77,11 @@ def test_shape_only_fixture_rejects_the_page_formula(fixture):
   desc = conformance.descriptor_for(fixture)
   wrong = dml.TensorDesc("FLOAT32", (1, 2, 5, 6, 7))
   bad = type(desc)(**{**vars(desc), "output_tensor": wrong})
-  with pytest.raises(dml.DmlValidationError, match=r"OutputTensor\.Sizes: must be exactly"
-                     r" \{1,1,2,6,7\}; got \{1,2,5,6,7\}"):
+  with pytest.raises(
+    dml.DmlValidationError,
+    match=r"OutputTensor\.Sizes: must be exactly"
+    r" \{1,1,2,6,7\}; got \{1,2,5,6,7\}",
+  ):
     bad.validate()
 
 

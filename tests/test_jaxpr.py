@@ -14,8 +14,23 @@ from jax.extend import core as jex_core
 import dml_jax as dml
 
 DATA_MOVEMENT = {
-    "gather", "concatenate", "reshape", "broadcast_in_dim", "iota", "convert_element_type",
-    "select_n", "lt", "le", "not", "add", "sub", "min", "max", "jit", "pjit", "squeeze",
+  "gather",
+  "concatenate",
+  "reshape",
+  "broadcast_in_dim",
+  "iota",
+  "convert_element_type",
+  "select_n",
+  "lt",
+  "le",
+  "not",
+  "add",
+  "sub",
+  "min",
+  "max",
+  "jit",
+  "pjit",
+  "squeeze",
 }
 
 
@@ -33,14 +48,20 @@ def _eqns(jaxpr):
 def _cases(index_dtype):
   x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
   return {
-      "gather_elements": (lambda x, i: dml.gather_elements(x, i, axis=2),
-                          (x, np.zeros((2, 3, 5), index_dtype))),
-      "gather_nd": (lambda x, i: dml.gather_nd(x, i), (x, np.zeros((1, 5, 2), index_dtype))),
-      "gather_nd1": (lambda x, i: dml.gather_nd(x, i, batch_dimension_count=1),
-                     (x, np.zeros((2, 5, 1), index_dtype))),
-      "reverse_subsequences": (lambda x, n: dml.reverse_subsequences(x, n, axis=1),
-                               (x, np.ones((2, 1, 4), np.uint32))),
-      "join": (lambda x, y: dml.join([x, y], axis=0), (x, x)),
+    "gather_elements": (
+      lambda x, i: dml.gather_elements(x, i, axis=2),
+      (x, np.zeros((2, 3, 5), index_dtype)),
+    ),
+    "gather_nd": (lambda x, i: dml.gather_nd(x, i), (x, np.zeros((1, 5, 2), index_dtype))),
+    "gather_nd1": (
+      lambda x, i: dml.gather_nd(x, i, batch_dimension_count=1),
+      (x, np.zeros((2, 5, 1), index_dtype)),
+    ),
+    "reverse_subsequences": (
+      lambda x, n: dml.reverse_subsequences(x, n, axis=1),
+      (x, np.ones((2, 1, 4), np.uint32)),
+    ),
+    "join": (lambda x, y: dml.join([x, y], axis=0), (x, x)),
   }
 
 
@@ -58,12 +79,13 @@ def test_jaxpr_does_not_depend_on_feature_level(name):
   a = jax.make_jaxpr(lambda *xs: fn(*xs))(*args)
   # A feature level changes what is accepted, never the program.
   with_level = {
-      "gather_elements": lambda x, i: dml.gather_elements(x, i, axis=2, feature_level="3_0"),
-      "gather_nd": lambda x, i: dml.gather_nd(x, i, feature_level="3_0"),
-      "gather_nd1": lambda x, i: dml.gather_nd(x, i, batch_dimension_count=1, feature_level="3_0"),
-      "reverse_subsequences": lambda x, n: dml.reverse_subsequences(x, n, axis=1,
-                                                                    feature_level="4_0"),
-      "join": lambda x, y: dml.join([x, y], axis=0, feature_level="3_1"),
+    "gather_elements": lambda x, i: dml.gather_elements(x, i, axis=2, feature_level="3_0"),
+    "gather_nd": lambda x, i: dml.gather_nd(x, i, feature_level="3_0"),
+    "gather_nd1": lambda x, i: dml.gather_nd(x, i, batch_dimension_count=1, feature_level="3_0"),
+    "reverse_subsequences": lambda x, n: dml.reverse_subsequences(
+      x, n, axis=1, feature_level="4_0"
+    ),
+    "join": lambda x, y: dml.join([x, y], axis=0, feature_level="3_1"),
   }[name]
   b = jax.make_jaxpr(with_level)(*args)
   assert str(a) == str(b)
@@ -76,9 +98,13 @@ def test_64_bit_indices_are_clamped_before_narrowing(name, index_dtype, x64):
   jaxpr = jax.make_jaxpr(fn)(*args)
   eqns = list(_eqns(jaxpr.jaxpr))
   producers = {id(v): e for e in eqns for v in e.outvars}
-  narrowing = [e for e in eqns if e.primitive.name == "convert_element_type"
-               and e.params["new_dtype"] == np.int32
-               and np.dtype(e.invars[0].aval.dtype).itemsize == 8]
+  narrowing = [
+    e
+    for e in eqns
+    if e.primitive.name == "convert_element_type"
+    and e.params["new_dtype"] == np.int32
+    and np.dtype(e.invars[0].aval.dtype).itemsize == 8
+  ]
   assert narrowing, "the clamped 64-bit indices should be narrowed once, for the gather"
   for eqn in narrowing:
     producer = producers.get(id(eqn.invars[0]))

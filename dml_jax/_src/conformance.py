@@ -30,13 +30,15 @@ from dml_jax._src.tensor_desc import TensorDesc
 _Builder = Callable[[Mapping[str, Any], Mapping[str, int], TensorDesc], OperatorDesc]
 
 _BUILDERS: dict[str, _Builder] = {
-    "GATHER_ELEMENTS": lambda t, p, out: GatherElementsDesc(
-        t["input"], t["indices"], output_tensor=out, **p),
-    "GATHER_ND": lambda t, p, out: GatherNdDesc(t["input"], t["indices"], output_tensor=out, **p),
-    "GATHER_ND1": lambda t, p, out: GatherNdDesc(t["input"], t["indices"], output_tensor=out, **p),
-    "REVERSE_SUBSEQUENCES": lambda t, p, out: ReverseSubsequencesDesc(
-        t["input"], t["sequence_lengths"], output_tensor=out, **p),
-    "JOIN": lambda t, p, out: JoinDesc(t["inputs"], output_tensor=out, **p),
+  "GATHER_ELEMENTS": lambda t, p, out: GatherElementsDesc(
+    t["input"], t["indices"], output_tensor=out, **p
+  ),
+  "GATHER_ND": lambda t, p, out: GatherNdDesc(t["input"], t["indices"], output_tensor=out, **p),
+  "GATHER_ND1": lambda t, p, out: GatherNdDesc(t["input"], t["indices"], output_tensor=out, **p),
+  "REVERSE_SUBSEQUENCES": lambda t, p, out: ReverseSubsequencesDesc(
+    t["input"], t["sequence_lengths"], output_tensor=out, **p
+  ),
+  "JOIN": lambda t, p, out: JoinDesc(t["inputs"], output_tensor=out, **p),
 }
 
 
@@ -46,8 +48,10 @@ def _tensor(t: FixtureTensor) -> TensorDesc:
 
 def descriptor_for(fixture: Fixture) -> OperatorDesc:
   """The operator descriptor of a fixture, its documented output included."""
-  tensors = {role: tuple(map(_tensor, value)) if isinstance(value, tuple) else _tensor(value)
-             for role, value in fixture.inputs.items()}
+  tensors = {
+    role: tuple(map(_tensor, value)) if isinstance(value, tuple) else _tensor(value)
+    for role, value in fixture.inputs.items()
+  }
   return _BUILDERS[fixture.op](tensors, fixture.params, _tensor(fixture.output))
 
 
@@ -83,8 +87,12 @@ def check_fixture(fixture: Fixture, runner: device_lib.Runner, device: Any) -> O
   record = runner.run(desc, *_input_arrays(fixture), device=target)
   got, want = np.asarray(record.output), fixture.output.data
   if got.dtype != want.dtype or got.shape != want.shape:
-    return Outcome(fixture, where, False, f"got {got.dtype}{list(got.shape)},"
-                   f" expected {want.dtype}{list(want.shape)}")
+    return Outcome(
+      fixture,
+      where,
+      False,
+      f"got {got.dtype}{list(got.shape)}, expected {want.dtype}{list(want.shape)}",
+    )
   mismatches = int(np.count_nonzero(_bits(got) != _bits(want)))
   if mismatches:
     return Outcome(fixture, where, False, f"{mismatches} elements differ")
@@ -93,12 +101,17 @@ def check_fixture(fixture: Fixture, runner: device_lib.Runner, device: Any) -> O
 
 def main(argv: Sequence[str] | None = None) -> int:
   parser = argparse.ArgumentParser(
-      prog="python -m dml_jax",
-      description="Runs every DirectML fixture on a JAX device and reports pass/fail.")
-  parser.add_argument("--device", default="default",
-                      help="cpu, gpu, tpu or default (JAX's default device)")
-  parser.add_argument("--feature-level", default=None,
-                      help="DML_FEATURE_LEVEL to validate against, e.g. 4_1 (default: newest)")
+    prog="python -m dml_jax",
+    description="Runs every DirectML fixture on a JAX device and reports pass/fail.",
+  )
+  parser.add_argument(
+    "--device", default="default", help="cpu, gpu, tpu or default (JAX's default device)"
+  )
+  parser.add_argument(
+    "--feature-level",
+    default=None,
+    help="DML_FEATURE_LEVEL to validate against, e.g. 4_1 (default: newest)",
+  )
   args = parser.parse_args(argv)
   level = FeatureLevel.from_any(args.feature_level)
   runner = device_lib.Runner(level)
@@ -110,8 +123,10 @@ def main(argv: Sequence[str] | None = None) -> int:
   width = max(len(o.fixture.id) for o in outcomes)
   print(f"{'operator':<21} {'example':<{width}}  {'device':<10} result")
   for o in outcomes:
-    print(f"{o.fixture.op:<21} {o.fixture.id:<{width}}  {o.device:<10}"
-          f" {'PASS' if o.passed else 'FAIL'}  {o.detail}")
+    print(
+      f"{o.fixture.op:<21} {o.fixture.id:<{width}}  {o.device:<10}"
+      f" {'PASS' if o.passed else 'FAIL'}  {o.detail}"
+    )
   failed = sum(not o.passed for o in outcomes)
   print(f"{len(outcomes) - failed} passed, {failed} failed")
   return 1 if failed else 0

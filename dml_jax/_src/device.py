@@ -47,8 +47,9 @@ def available_devices(platform: str = "all") -> list[jax.Device]:
   if platform == "all":
     return [d for p in PLATFORMS for d in _backend_devices(p)]
   if platform not in PLATFORMS:
-    raise ValueError(f"unknown platform {platform!r}; expected one of"
-                     f" {', '.join(PLATFORMS + ('all', 'default'))}")
+    raise ValueError(
+      f"unknown platform {platform!r}; expected one of {', '.join(PLATFORMS + ('all', 'default'))}"
+    )
   return _backend_devices(platform)
 
 
@@ -70,8 +71,10 @@ def _resolve(device: jax.Device | str | None) -> jax.Device:
   if isinstance(device, str):
     found = available_devices(device)
     if not found:
-      raise ValueError(f"no {device} device is available; available:"
-                       f" {', '.join(map(describe, available_devices()))}")
+      raise ValueError(
+        f"no {device} device is available; available:"
+        f" {', '.join(map(describe, available_devices()))}"
+      )
     return found[0]
   return device
 
@@ -90,8 +93,10 @@ class RunRecord:
 
   def __str__(self) -> str:
     first = " (compiled)" if self.compiled else ""
-    return (f"{self.operator} at FL {self.feature_level} on {describe(self.device)}:"
-            f" {self.seconds * 1e3:.2f} ms{first}")
+    return (
+      f"{self.operator} at FL {self.feature_level} on {describe(self.device)}:"
+      f" {self.seconds * 1e3:.2f} ms{first}"
+    )
 
 
 class Runner:
@@ -112,8 +117,9 @@ class Runner:
     with self._lock:
       return tuple(self._records)
 
-  def run(self, desc: OperatorDesc, *arrays: Any, device: jax.Device | str | None = None
-          ) -> RunRecord:
+  def run(
+    self, desc: OperatorDesc, *arrays: Any, device: jax.Device | str | None = None
+  ) -> RunRecord:
     """Validates `desc`, places `arrays` on `device` and runs the operator there.
 
     Args:
@@ -140,8 +146,15 @@ class Runner:
         executable = self._executables.setdefault(key, executable)
     output = executable(*placed)
     output.block_until_ready()
-    record = RunRecord(desc.OPERATOR, desc, self.feature_level, next(iter(output.devices())),
-                       output, compiled, time.perf_counter() - start)
+    record = RunRecord(
+      desc.OPERATOR,
+      desc,
+      self.feature_level,
+      next(iter(output.devices())),
+      output,
+      compiled,
+      time.perf_counter() - start,
+    )
     with self._lock:
       self._records.append(record)
     return record
@@ -150,22 +163,28 @@ class Runner:
     """A table of every run so far: operator, device, time."""
     lines = [f"{'operator':<22} {'FL':<4} {'device':<34} {'ms':>9}"]
     for r in self.records:
-      lines.append(f"{r.operator:<22} {str(r.feature_level):<4} {describe(r.device):<34}"
-                   f" {r.seconds * 1e3:>9.2f}{'  (compiled)' if r.compiled else ''}")
+      lines.append(
+        f"{r.operator:<22} {str(r.feature_level):<4} {describe(r.device):<34}"
+        f" {r.seconds * 1e3:>9.2f}{'  (compiled)' if r.compiled else ''}"
+      )
     return "\n".join(lines)
 
 
 def _operands(desc: OperatorDesc, arrays: Sequence[Any]) -> list[Any]:
   inputs = list(desc._inputs())
   if len(arrays) != len(inputs):
-    raise TypeError(f"{desc.OPERATOR} takes {len(inputs)} input arrays"
-                    f" ({', '.join(name for name, _, _ in inputs)}); got {len(arrays)}")
+    raise TypeError(
+      f"{desc.OPERATOR} takes {len(inputs)} input arrays"
+      f" ({', '.join(name for name, _, _ in inputs)}); got {len(arrays)}"
+    )
   operands = []
-  for (name, _, tensor), array in zip(inputs, arrays):
+  for (name, _, tensor), array in zip(inputs, arrays, strict=True):
     is_index = name in ("IndicesTensor", "SequenceLengthsTensor")
     operand, data_type = dtypes.as_operand(array, role=name, is_index=is_index)
     if tuple(operand.shape) != tensor.sizes or data_type != tensor.data_type:
-      raise ValueError(f"{name} is described as {tensor!r}; got an array of"
-                       f" {data_type}[{','.join(map(str, operand.shape))}]")
+      raise ValueError(
+        f"{name} is described as {tensor!r}; got an array of"
+        f" {data_type}[{','.join(map(str, operand.shape))}]"
+      )
     operands.append(operand)
   return operands

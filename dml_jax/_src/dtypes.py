@@ -54,8 +54,7 @@ class DataType(enum.IntEnum):
 
   @property
   def is_signed_integer(self) -> bool:
-    return self in (DataType.INT8, DataType.INT16, DataType.INT32,
-                    DataType.INT64, DataType.INT4)
+    return self in (DataType.INT8, DataType.INT16, DataType.INT32, DataType.INT64, DataType.INT4)
 
   @property
   def is_float(self) -> bool:
@@ -78,8 +77,9 @@ class DataType(enum.IntEnum):
       return cls.from_dtype(value)
     except TypeError:
       raise TypeError(
-          f"expected a DML_TENSOR_DATA_TYPE (a DataType, a name such as"
-          f" 'FLOAT32', or a NumPy dtype); got {value!r}") from None
+        f"expected a DML_TENSOR_DATA_TYPE (a DataType, a name such as"
+        f" 'FLOAT32', or a NumPy dtype); got {value!r}"
+      ) from None
 
   @classmethod
   def from_dtype(cls, dtype: Any) -> DataType:
@@ -93,37 +93,52 @@ class DataType(enum.IntEnum):
     except KeyError:
       supported = ", ".join(t.name.lower() for t in _FROM_NUMPY)
       raise TypeError(
-          f"DirectML has no data type for dtype {dt.name}; the types it shares"
-          f" with JAX are {supported}") from None
+        f"DirectML has no data type for dtype {dt.name}; the types it shares"
+        f" with JAX are {supported}"
+      ) from None
 
 
 _SIZE_IN_BITS = {
-    DataType.UNKNOWN: 0,
-    DataType.FLOAT64: 64, DataType.UINT64: 64, DataType.INT64: 64,
-    DataType.FLOAT32: 32, DataType.UINT32: 32, DataType.INT32: 32,
-    DataType.FLOAT16: 16, DataType.UINT16: 16, DataType.INT16: 16,
-    DataType.UINT8: 8, DataType.INT8: 8,
-    DataType.UINT4: 4, DataType.INT4: 4,
+  DataType.UNKNOWN: 0,
+  DataType.FLOAT64: 64,
+  DataType.UINT64: 64,
+  DataType.INT64: 64,
+  DataType.FLOAT32: 32,
+  DataType.UINT32: 32,
+  DataType.INT32: 32,
+  DataType.FLOAT16: 16,
+  DataType.UINT16: 16,
+  DataType.INT16: 16,
+  DataType.UINT8: 8,
+  DataType.INT8: 8,
+  DataType.UINT4: 4,
+  DataType.INT4: 4,
 }
 
 _TO_NUMPY = {
-    DataType.FLOAT64: np.dtype(np.float64),
-    DataType.FLOAT32: np.dtype(np.float32),
-    DataType.FLOAT16: np.dtype(np.float16),
-    DataType.INT64: np.dtype(np.int64),
-    DataType.INT32: np.dtype(np.int32),
-    DataType.INT16: np.dtype(np.int16),
-    DataType.INT8: np.dtype(np.int8),
-    DataType.UINT64: np.dtype(np.uint64),
-    DataType.UINT32: np.dtype(np.uint32),
-    DataType.UINT16: np.dtype(np.uint16),
-    DataType.UINT8: np.dtype(np.uint8),
+  DataType.FLOAT64: np.dtype(np.float64),
+  DataType.FLOAT32: np.dtype(np.float32),
+  DataType.FLOAT16: np.dtype(np.float16),
+  DataType.INT64: np.dtype(np.int64),
+  DataType.INT32: np.dtype(np.int32),
+  DataType.INT16: np.dtype(np.int16),
+  DataType.INT8: np.dtype(np.int8),
+  DataType.UINT64: np.dtype(np.uint64),
+  DataType.UINT32: np.dtype(np.uint32),
+  DataType.UINT16: np.dtype(np.uint16),
+  DataType.UINT8: np.dtype(np.uint8),
 }
 _FROM_NUMPY = {dt: t for t, dt in _TO_NUMPY.items()}
 
 # Named groups used by the operators' tensor-support tables.
-FLOAT_AND_INT_16_32 = (DataType.FLOAT32, DataType.FLOAT16, DataType.INT32,
-                       DataType.INT16, DataType.UINT32, DataType.UINT16)
+FLOAT_AND_INT_16_32 = (
+  DataType.FLOAT32,
+  DataType.FLOAT16,
+  DataType.INT32,
+  DataType.INT16,
+  DataType.UINT32,
+  DataType.UINT16,
+)
 UP_TO_32_BIT = FLOAT_AND_INT_16_32 + (DataType.INT8, DataType.UINT8)
 ALL_DATA = (DataType.FLOAT64, DataType.INT64, DataType.UINT64) + UP_TO_32_BIT
 INDEX_TYPES = (DataType.INT64, DataType.INT32, DataType.UINT64, DataType.UINT32)
@@ -133,8 +148,10 @@ def x64_enabled() -> bool:
   return bool(jax.config.jax_enable_x64)
 
 
-X64_TIP = ("enable 64-bit types in JAX first: jax.config.update('jax_enable_x64', True)"
-           " at start-up, or JAX_ENABLE_X64=1 in the environment")
+X64_TIP = (
+  "enable 64-bit types in JAX first: jax.config.update('jax_enable_x64', True)"
+  " at start-up, or JAX_ENABLE_X64=1 in the environment"
+)
 
 
 def as_operand(x: Any, *, role: str, is_index: bool = False) -> tuple[Any, DataType]:
@@ -151,7 +168,7 @@ def as_operand(x: Any, *, role: str, is_index: bool = False) -> tuple[Any, DataT
       with x64 off.
     ValueError: for 64-bit host indices that do not fit in 32 bits with x64 off.
   """
-  if isinstance(x, (jax.Array, jax.core.Tracer)):
+  if isinstance(x, jax.Array):  # concrete arrays and tracers
     array = x
   elif isinstance(x, np.ndarray | np.generic):
     array = np.asarray(x)
@@ -164,8 +181,9 @@ def as_operand(x: Any, *, role: str, is_index: bool = False) -> tuple[Any, DataT
   if data_type.is_64_bit and not x64_enabled():
     if not is_index:
       raise TypeError(
-          f"{role} has 64-bit dtype {dtype.name}, which JAX cannot hold with"
-          f" jax_enable_x64 off; {X64_TIP}")
+        f"{role} has 64-bit dtype {dtype.name}, which JAX cannot hold with"
+        f" jax_enable_x64 off; {X64_TIP}"
+      )
     array = _narrow_host_indices(array, role)
   return array, data_type
 
@@ -176,8 +194,9 @@ def _narrow_host_indices(array: np.ndarray, role: str) -> np.ndarray:
   if array.size and (array.min() < info.min or array.max() > info.max):
     bad = array[(array < info.min) | (array > info.max)].flat[0]
     raise ValueError(
-        f"{role} holds {array.dtype.name} value {int(bad)}, which does not fit"
-        f" in {narrow.name}; with jax_enable_x64 off, dml_jax narrows 64-bit"
-        f" host indices only when every value fits, and never wraps them."
-        f" To use it, {X64_TIP}")
+      f"{role} holds {array.dtype.name} value {int(bad)}, which does not fit"
+      f" in {narrow.name}; with jax_enable_x64 off, dml_jax narrows 64-bit"
+      f" host indices only when every value fits, and never wraps them."
+      f" To use it, {X64_TIP}"
+    )
   return array.astype(narrow)

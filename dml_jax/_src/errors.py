@@ -39,8 +39,10 @@ class DmlValidationError(ValueError):
     self.feature_level = feature_level
     self.violations = tuple(violations)
     count = len(self.violations)
-    lines = [f"DML_OPERATOR_{operator} descriptor is invalid at DML_FEATURE_LEVEL_{feature_level}"
-             f" ({count} problem{'s' if count != 1 else ''}):"]
+    lines = [
+      f"DML_OPERATOR_{operator} descriptor is invalid at DML_FEATURE_LEVEL_{feature_level}"
+      f" ({count} problem{'s' if count != 1 else ''}):"
+    ]
     lines += [f"  - {v}" for v in self.violations]
     super().__init__("\n".join(lines))
 

@@ -62,8 +62,10 @@ class FeatureLevel(enum.IntEnum):
       if match:
         return cls[f"FL_{match[1]}_{match[2]}"]
     else:
-      raise TypeError(f"feature_level must be a FeatureLevel, an int or a string such"
-                      f" as '3_0'; got {type(value).__name__}")
+      raise TypeError(
+        f"feature_level must be a FeatureLevel, an int or a string such"
+        f" as '3_0'; got {type(value).__name__}"
+      )
     known = ", ".join(str(level) for level in cls)
     raise ValueError(f"unknown DML_FEATURE_LEVEL {value!r}; known levels: {known}")
 
@@ -83,7 +85,9 @@ class TensorSupport:
     return str(low) if low == high else f"{low} to {high}"
 
 
-def support(dimension_counts: tuple[int, int] | int, data_types: tuple[DataType, ...]) -> TensorSupport:
+def support(
+  dimension_counts: tuple[int, int] | int, data_types: tuple[DataType, ...]
+) -> TensorSupport:
   if isinstance(dimension_counts, int):
     dimension_counts = (dimension_counts, dimension_counts)
   return TensorSupport(dimension_counts, data_types)

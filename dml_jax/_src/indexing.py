@@ -18,8 +18,12 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-_UNSIGNED = {np.dtype(np.int32): np.dtype(np.uint32), np.dtype(np.int64): np.dtype(np.uint64),
-             np.dtype(np.uint32): np.dtype(np.uint32), np.dtype(np.uint64): np.dtype(np.uint64)}
+_UNSIGNED = {
+  np.dtype(np.int32): np.dtype(np.uint32),
+  np.dtype(np.int64): np.dtype(np.uint64),
+  np.dtype(np.uint32): np.dtype(np.uint32),
+  np.dtype(np.uint64): np.dtype(np.uint64),
+}
 
 
 def clamp_indices(indices: jax.Array, sizes: int | Sequence[int]) -> jax.Array:
@@ -39,7 +43,9 @@ def clamp_indices(indices: jax.Array, sizes: int | Sequence[int]) -> jax.Array:
   last = size - np.asarray(1, unsigned)
   if np.issubdtype(dtype, np.signedinteger):
     # |i| of a negative i as ~i + 1, exact in the unsigned type (|-2**31| = 2**31).
-    magnitude = lax.convert_element_type(lax.bitwise_not(indices), unsigned) + np.asarray(1, unsigned)
+    magnitude = lax.convert_element_type(lax.bitwise_not(indices), unsigned) + np.asarray(
+      1, unsigned
+    )
     from_end = lax.select(magnitude <= size, size - magnitude, lax.full_like(size, 0))
     from_start = lax.min(lax.convert_element_type(indices, unsigned), last)
     clamped = lax.select(indices < np.asarray(0, dtype), from_end, from_start)
@@ -58,7 +64,16 @@ def gather_along_axis(operand: jax.Array, indices: jax.Array, axis: int) -> jax.
   n = operand.ndim
   batch = tuple(d for d in range(n) if d != axis)
   dnums = lax.GatherDimensionNumbers(
-      offset_dims=(), collapsed_slice_dims=(axis,), start_index_map=(axis,),
-      operand_batching_dims=batch, start_indices_batching_dims=batch)
-  return lax.gather(operand, indices[..., None], dnums, slice_sizes=(1,) * n,
-                    mode=lax.GatherScatterMode.PROMISE_IN_BOUNDS)
+    offset_dims=(),
+    collapsed_slice_dims=(axis,),
+    start_index_map=(axis,),
+    operand_batching_dims=batch,
+    start_indices_batching_dims=batch,
+  )
+  return lax.gather(
+    operand,
+    indices[..., None],
+    dnums,
+    slice_sizes=(1,) * n,
+    mode=lax.GatherScatterMode.PROMISE_IN_BOUNDS,
+  )

@@ -27,8 +27,9 @@ class TensorFlags(enum.IntFlag):
   OWNED_BY_DML = 1
 
 
-def calc_buffer_tensor_size(data_type: DataType | str, sizes: Sequence[int],
-                            strides: Sequence[int] | None = None) -> int:
+def calc_buffer_tensor_size(
+  data_type: DataType | str, sizes: Sequence[int], strides: Sequence[int] | None = None
+) -> int:
   """DMLCalcBufferTensorSize: the minimum bytes a buffer tensor needs.
 
   Bits of the last addressed element plus one, rounded up to bytes and then
@@ -111,10 +112,14 @@ class TensorDesc:
     if self.total_tensor_size_in_bytes is None:
       set_("total_tensor_size_in_bytes", self.minimum_size_in_bytes)
     else:
-      set_("total_tensor_size_in_bytes",
-           _as_int(self.total_tensor_size_in_bytes, "TotalTensorSizeInBytes"))
-    set_("guaranteed_base_offset_alignment",
-         _as_int(self.guaranteed_base_offset_alignment, "GuaranteedBaseOffsetAlignment"))
+      set_(
+        "total_tensor_size_in_bytes",
+        _as_int(self.total_tensor_size_in_bytes, "TotalTensorSizeInBytes"),
+      )
+    set_(
+      "guaranteed_base_offset_alignment",
+      _as_int(self.guaranteed_base_offset_alignment, "GuaranteedBaseOffsetAlignment"),
+    )
 
   @classmethod
   def like(cls, array: Any, data_type: DataType | None = None) -> TensorDesc:
@@ -137,11 +142,13 @@ class TensorDesc:
     """Index of the last addressed element plus one (prod(Sizes) when packed)."""
     if self.strides is None or len(self.strides) != len(self.sizes):
       return self.element_count
-    return sum((s - 1) * d for s, d in zip(self.sizes, self.strides)) + 1
+    return sum((s - 1) * d for s, d in zip(self.sizes, self.strides, strict=True)) + 1
 
   @property
   def minimum_size_in_bytes(self) -> int:
-    strides = self.strides if self.strides is not None and len(self.strides) == len(self.sizes) else None
+    strides = (
+      self.strides if self.strides is not None and len(self.strides) == len(self.sizes) else None
+    )
     if any(s < 1 for s in self.sizes) or (strides and any(d < 0 for d in strides)):
       return 0
     return calc_buffer_tensor_size(self.data_type, self.sizes, strides)
@@ -161,40 +168,71 @@ class TensorDesc:
 
   def check(self, check: Checker, name: str, *, is_output: bool, max_dimension_count: int) -> None:
     """The tensor-layer rules of dml-semantics.md §4.1 that need no operator."""
-    check.expect(self.data_type != DataType.UNKNOWN, f"{name}.DataType",
-                 "must not be UNKNOWN", self.data_type)
+    check.expect(
+      self.data_type != DataType.UNKNOWN, f"{name}.DataType", "must not be UNKNOWN", self.data_type
+    )
     n = self.dimension_count
-    check.expect(1 <= n <= max_dimension_count, f"{name}.DimensionCount",
-                 f"must be in [1, {max_dimension_count}] (DML_TENSOR_DIMENSION_COUNT_MAX"
-                 f"{'1' if max_dimension_count == 8 else ''})", n,
-                 hint="ranks 6 to 8 need FL >= 3_0" if max_dimension_count == 5 and n <= 8 else None)
-    sizes_ok = check.expect(all(s >= 1 for s in self.sizes), f"{name}.Sizes",
-                            "every size must be >= 1 (DirectML has no empty tensors)", self.sizes)
+    check.expect(
+      1 <= n <= max_dimension_count,
+      f"{name}.DimensionCount",
+      f"must be in [1, {max_dimension_count}] (DML_TENSOR_DIMENSION_COUNT_MAX"
+      f"{'1' if max_dimension_count == 8 else ''})",
+      n,
+      hint="ranks 6 to 8 need FL >= 3_0" if max_dimension_count == 5 and n <= 8 else None,
+    )
+    sizes_ok = check.expect(
+      all(s >= 1 for s in self.sizes),
+      f"{name}.Sizes",
+      "every size must be >= 1 (DirectML has no empty tensors)",
+      self.sizes,
+    )
     strides_ok = True
     if self.strides is not None:
-      strides_ok = check.expect(len(self.strides) == n, f"{name}.Strides",
-                                f"must be null or have DimensionCount ({n}) entries",
-                                self.strides)
+      strides_ok = check.expect(
+        len(self.strides) == n,
+        f"{name}.Strides",
+        f"must be null or have DimensionCount ({n}) entries",
+        self.strides,
+      )
       strides_ok = strides_ok and check.expect(
-          all(d >= 0 for d in self.strides), f"{name}.Strides",
-          "strides are UINT and cannot be negative", self.strides)
+        all(d >= 0 for d in self.strides),
+        f"{name}.Strides",
+        "strides are UINT and cannot be negative",
+        self.strides,
+      )
     if not (sizes_ok and strides_ok):
       return
-    check.expect(self.buffer_element_count <= MAX_ELEMENT_COUNT, f"{name}.Sizes",
-                 "a buffer tensor may address at most 2**32 - 1 elements",
-                 f"{self.sizes} ({self.buffer_element_count} elements)")
+    check.expect(
+      self.buffer_element_count <= MAX_ELEMENT_COUNT,
+      f"{name}.Sizes",
+      "a buffer tensor may address at most 2**32 - 1 elements",
+      f"{self.sizes} ({self.buffer_element_count} elements)",
+    )
     minimum = self.minimum_size_in_bytes
-    check.expect(self.total_tensor_size_in_bytes >= minimum, f"{name}.TotalTensorSizeInBytes",
-                 f"must be >= DMLCalcBufferTensorSize = {minimum}",
-                 self.total_tensor_size_in_bytes)
+    check.expect(
+      self.total_tensor_size_in_bytes >= minimum,
+      f"{name}.TotalTensorSizeInBytes",
+      f"must be >= DMLCalcBufferTensorSize = {minimum}",
+      self.total_tensor_size_in_bytes,
+    )
     alignment = self.guaranteed_base_offset_alignment
     element_bytes = max(1, self.data_type.size_in_bits // 8)
     check.expect(
-        alignment == 0 or (alignment & (alignment - 1) == 0 and alignment >= element_bytes),
-        f"{name}.GuaranteedBaseOffsetAlignment",
-        f"must be 0 or a power of two >= the element size ({element_bytes} bytes)", alignment)
-    check.expect(not self.flags & ~TensorFlags.OWNED_BY_DML, f"{name}.Flags",
-                 "the only DML_TENSOR_FLAGS bit is OWNED_BY_DML (0x1)", int(self.flags))
+      alignment == 0 or (alignment & (alignment - 1) == 0 and alignment >= element_bytes),
+      f"{name}.GuaranteedBaseOffsetAlignment",
+      f"must be 0 or a power of two >= the element size ({element_bytes} bytes)",
+      alignment,
+    )
+    check.expect(
+      not self.flags & ~TensorFlags.OWNED_BY_DML,
+      f"{name}.Flags",
+      "the only DML_TENSOR_FLAGS bit is OWNED_BY_DML (0x1)",
+      int(self.flags),
+    )
     if is_output:
-      check.expect(not self.flags & TensorFlags.OWNED_BY_DML, f"{name}.Flags",
-                   "OWNED_BY_DML is allowed on input tensors only", self.flags.name)
+      check.expect(
+        not self.flags & TensorFlags.OWNED_BY_DML,
+        f"{name}.Flags",
+        "OWNED_BY_DML is allowed on input tensors only",
+        self.flags.name,
+      )

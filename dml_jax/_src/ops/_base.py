@@ -27,6 +27,7 @@ class OperatorDesc(abc.ABC):
   OPERATOR: ClassVar[str]
   """DirectML's operator name without the DML_OPERATOR_ prefix."""
   SUPPORT: ClassVar[SupportTable]
+  output_tensor: TensorDesc | None  # a field of every operator descriptor
 
   # -- what each operator provides -------------------------------------------
 
@@ -55,7 +56,7 @@ class OperatorDesc(abc.ABC):
     Raises:
       DmlValidationError: if none was given and the fields define none.
     """
-    given = getattr(self, "output_tensor")
+    given = self.output_tensor
     if given is not None:
       return given
     inferred = self._infer_output()
@@ -86,22 +87,33 @@ class OperatorDesc(abc.ABC):
     return not self.violations(feature_level)
 
   def _check_output(self, check: Checker) -> None:
-    given, expected = getattr(self, "output_tensor"), self._infer_output()
+    given, expected = self.output_tensor, self._infer_output()
     if given is None or expected is None:
       return
-    check.expect(given.dimension_count == expected.dimension_count, "OutputTensor.DimensionCount",
-                 f"must equal the operator's DimensionCount ({expected.dimension_count})",
-                 given.dimension_count)
-    check.expect(given.sizes == expected.sizes, "OutputTensor.Sizes",
-                 f"must be exactly {_sizes(expected.sizes)}", given.sizes)
-    check.expect(given.data_type == expected.data_type, "OutputTensor.DataType",
-                 f"must equal InputTensor.DataType ({expected.data_type})", given.data_type)
+    check.expect(
+      given.dimension_count == expected.dimension_count,
+      "OutputTensor.DimensionCount",
+      f"must equal the operator's DimensionCount ({expected.dimension_count})",
+      given.dimension_count,
+    )
+    check.expect(
+      given.sizes == expected.sizes,
+      "OutputTensor.Sizes",
+      f"must be exactly {_sizes(expected.sizes)}",
+      given.sizes,
+    )
+    check.expect(
+      given.data_type == expected.data_type,
+      "OutputTensor.DataType",
+      f"must equal InputTensor.DataType ({expected.data_type})",
+      given.data_type,
+    )
 
   def _fields_repr(self) -> str:
     raise NotImplementedError
 
   def __repr__(self) -> str:
-    output = self._infer_output() if getattr(self, "output_tensor") is None else self.output_tensor
+    output = self._infer_output() if self.output_tensor is None else self.output_tensor
     return f"{type(self).__name__}({self._fields_repr()}) -> {output!r}"
 
 
@@ -110,20 +122,28 @@ def _sizes(sizes: tuple[int, ...]) -> str:
 
 
 def check_axis(check: Checker, field: str, axis: int, dimension_count: int) -> bool:
-  return check.expect(0 <= axis < dimension_count, field,
-                      f"must be in [0, DimensionCount) = [0, {dimension_count})", axis,
-                      hint="DirectML axes are UINT: negative axes do not exist" if axis < 0 else None)
+  return check.expect(
+    0 <= axis < dimension_count,
+    field,
+    f"must be in [0, DimensionCount) = [0, {dimension_count})",
+    axis,
+    hint="DirectML axes are UINT: negative axes do not exist" if axis < 0 else None,
+  )
 
 
-def check_same_rank(check: Checker, reference: tuple[str, TensorDesc],
-                    *others: tuple[str, TensorDesc]) -> bool:
+def check_same_rank(
+  check: Checker, reference: tuple[str, TensorDesc], *others: tuple[str, TensorDesc]
+) -> bool:
   ok = True
   name, tensor = reference
   for other_name, other in others:
-    ok &= check.expect(other.dimension_count == tensor.dimension_count,
-                       f"{other_name}.DimensionCount",
-                       f"must equal {name}.DimensionCount ({tensor.dimension_count}); pad"
-                       f" lower-rank tensors with leading 1s", other.dimension_count)
+    ok &= check.expect(
+      other.dimension_count == tensor.dimension_count,
+      f"{other_name}.DimensionCount",
+      f"must equal {name}.DimensionCount ({tensor.dimension_count}); pad"
+      f" lower-rank tensors with leading 1s",
+      other.dimension_count,
+    )
   return ok
 
 
@@ -143,11 +163,14 @@ def _violations(desc: OperatorDesc, level: FeatureLevel) -> tuple[Violation, ...
   check = Checker(level)
   table = desc.SUPPORT.at(level)
   if table is None:
-    check.fail("DML_OPERATOR_TYPE", f"DML_OPERATOR_{desc.OPERATOR} exists from"
-               f" FL {desc.SUPPORT.introduced} on", f"FL {level}")
+    check.fail(
+      "DML_OPERATOR_TYPE",
+      f"DML_OPERATOR_{desc.OPERATOR} exists from FL {desc.SUPPORT.introduced} on",
+      f"FL {level}",
+    )
     return tuple(check.violations)
   roles = [(field, row, tensor, False) for field, row, tensor in desc._inputs()]
-  output = getattr(desc, "output_tensor") or desc._infer_output()
+  output = desc.output_tensor or desc._infer_output()
   if output is not None:
     roles.append(("OutputTensor", "OutputTensor", output, True))
   for field, row, tensor, is_output in roles:
@@ -158,28 +181,45 @@ def _violations(desc: OperatorDesc, level: FeatureLevel) -> tuple[Violation, ...
   return tuple(check.violations)
 
 
-def _check_support(check: Checker, support: SupportTable, level: FeatureLevel, field: str,
-                   row: Any, row_name: str, tensor: TensorDesc) -> None:
+def _check_support(
+  check: Checker,
+  support: SupportTable,
+  level: FeatureLevel,
+  field: str,
+  row: Any,
+  row_name: str,
+  tensor: TensorDesc,
+) -> None:
   """The operator's tensor-support table: data types and dimension counts per role."""
   if tensor.data_type not in row.data_types:
     since = _first_level(support, row_name, lambda r: tensor.data_type in r.data_types)
     hint = f"{tensor.data_type} is supported here from FL {since}" if since else None
     if tensor.data_type.is_signed_integer and since and row_name == "IndicesTensor":
-      hint = ("negative (signed) indices need FL >= 3_0; use an unsigned index type"
-              " (UINT32) below it")
-    check.fail(f"{field}.DataType",
-               f"must be one of {', '.join(map(str, row.data_types))} for"
-               f" DML_OPERATOR_{support.operator}", tensor.data_type, hint)
+      hint = (
+        "negative (signed) indices need FL >= 3_0; use an unsigned index type (UINT32) below it"
+      )
+    check.fail(
+      f"{field}.DataType",
+      f"must be one of {', '.join(map(str, row.data_types))} for DML_OPERATOR_{support.operator}",
+      tensor.data_type,
+      hint,
+    )
   low, high = row.dimension_counts
   n = tensor.dimension_count
   if not low <= n <= high:
-    since = _first_level(support, row_name,
-                         lambda r: r.dimension_counts[0] <= n <= r.dimension_counts[1])
-    check.fail(f"{field}.DimensionCount",
-               f"DML_OPERATOR_{support.operator} supports {row.describe_dimension_counts()}"
-               f" dimensions", n,
-               f"{n} dimensions are supported from FL {since}" if since and since > level else
-               "pad lower-rank tensors with leading 1s" if n < low else None)
+    since = _first_level(
+      support, row_name, lambda r: r.dimension_counts[0] <= n <= r.dimension_counts[1]
+    )
+    check.fail(
+      f"{field}.DimensionCount",
+      f"DML_OPERATOR_{support.operator} supports {row.describe_dimension_counts()} dimensions",
+      n,
+      f"{n} dimensions are supported from FL {since}"
+      if since and since > level
+      else "pad lower-rank tensors with leading 1s"
+      if n < low
+      else None,
+    )
 
 
 def _first_level(support: SupportTable, row_name: str, ok) -> FeatureLevel | None:

@@ -14,23 +14,26 @@ from dml_jax._src.feature_level import FeatureLevel, SupportTable, support
 from dml_jax._src.ops import _base
 from dml_jax._src.tensor_desc import TensorDesc
 
-_SUPPORT = SupportTable("GATHER_ELEMENTS", {
+_SUPPORT = SupportTable(
+  "GATHER_ELEMENTS",
+  {
     FeatureLevel.FL_2_1: {
-        "InputTensor": support(4, UP_TO_32_BIT),
-        "IndicesTensor": support(4, (DataType.UINT32,)),
-        "OutputTensor": support(4, UP_TO_32_BIT),
+      "InputTensor": support(4, UP_TO_32_BIT),
+      "IndicesTensor": support(4, (DataType.UINT32,)),
+      "OutputTensor": support(4, UP_TO_32_BIT),
     },
     FeatureLevel.FL_3_0: {
-        "InputTensor": support((1, 8), UP_TO_32_BIT),
-        "IndicesTensor": support((1, 8), INDEX_TYPES),
-        "OutputTensor": support((1, 8), UP_TO_32_BIT),
+      "InputTensor": support((1, 8), UP_TO_32_BIT),
+      "IndicesTensor": support((1, 8), INDEX_TYPES),
+      "OutputTensor": support((1, 8), UP_TO_32_BIT),
     },
     FeatureLevel.FL_4_1: {
-        "InputTensor": support((1, 8), ALL_DATA),
-        "IndicesTensor": support((1, 8), INDEX_TYPES),
-        "OutputTensor": support((1, 8), ALL_DATA),
+      "InputTensor": support((1, 8), ALL_DATA),
+      "IndicesTensor": support((1, 8), INDEX_TYPES),
+      "OutputTensor": support((1, 8), ALL_DATA),
     },
-})
+  },
+)
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
@@ -80,9 +83,12 @@ class GatherElementsDesc(_base.OperatorDesc):
     if axis_ok and rank_ok:
       mismatched = [d for d in range(n) if d != self.axis and indices.sizes[d] != data.sizes[d]]
       if mismatched:
-        check.fail("IndicesTensor.Sizes",
-                   f"must equal InputTensor.Sizes {_base._sizes(data.sizes)} in every dimension"
-                   f" but Axis ({self.axis}); dimension {mismatched[0]} differs", indices.sizes)
+        check.fail(
+          "IndicesTensor.Sizes",
+          f"must equal InputTensor.Sizes {_base._sizes(data.sizes)} in every dimension"
+          f" but Axis ({self.axis}); dimension {mismatched[0]} differs",
+          indices.sizes,
+        )
     if self.output_tensor is not None:
       _base.check_same_rank(check, ("InputTensor", data), ("OutputTensor", self.output_tensor))
 
@@ -128,6 +134,7 @@ def gather_elements(input: Any, indices: Any, *, axis: int, feature_level: Any =
   """
   input, input_type = _base.operand(input, "InputTensor")
   indices, indices_type = _base.operand(indices, "IndicesTensor", is_index=True)
-  desc = GatherElementsDesc(TensorDesc(input_type, input.shape),
-                            TensorDesc(indices_type, indices.shape), axis=axis)
+  desc = GatherElementsDesc(
+    TensorDesc(input_type, input.shape), TensorDesc(indices_type, indices.shape), axis=axis
+  )
   return _base.run(desc, feature_level, input, indices)

@@ -26,28 +26,34 @@ from dml_jax._src.ops import _base
 from dml_jax._src.tensor_desc import TensorDesc
 
 _FROM_3_0 = {
-    "InputTensor": support((1, 8), UP_TO_32_BIT),
-    "IndicesTensor": support((1, 8), INDEX_TYPES),
-    "OutputTensor": support((1, 8), UP_TO_32_BIT),
+  "InputTensor": support((1, 8), UP_TO_32_BIT),
+  "IndicesTensor": support((1, 8), INDEX_TYPES),
+  "OutputTensor": support((1, 8), UP_TO_32_BIT),
 }
 _FROM_4_1 = {
-    "InputTensor": support((1, 8), ALL_DATA),
-    "IndicesTensor": support((1, 8), INDEX_TYPES),
-    "OutputTensor": support((1, 8), ALL_DATA),
+  "InputTensor": support((1, 8), ALL_DATA),
+  "IndicesTensor": support((1, 8), INDEX_TYPES),
+  "OutputTensor": support((1, 8), ALL_DATA),
 }
-_GATHER_ND_SUPPORT = SupportTable("GATHER_ND", {
+_GATHER_ND_SUPPORT = SupportTable(
+  "GATHER_ND",
+  {
     FeatureLevel.FL_2_1: {
-        "InputTensor": support(4, UP_TO_32_BIT),
-        "IndicesTensor": support(4, (DataType.UINT32,)),
-        "OutputTensor": support(4, UP_TO_32_BIT),
+      "InputTensor": support(4, UP_TO_32_BIT),
+      "IndicesTensor": support(4, (DataType.UINT32,)),
+      "OutputTensor": support(4, UP_TO_32_BIT),
     },
     FeatureLevel.FL_3_0: _FROM_3_0,
     FeatureLevel.FL_4_1: _FROM_4_1,
-})
-_GATHER_ND1_SUPPORT = SupportTable("GATHER_ND1", {
+  },
+)
+_GATHER_ND1_SUPPORT = SupportTable(
+  "GATHER_ND1",
+  {
     FeatureLevel.FL_3_0: _FROM_3_0,
     FeatureLevel.FL_4_1: _FROM_4_1,
-})
+  },
+)
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
@@ -90,9 +96,11 @@ class GatherNdDesc(_base.OperatorDesc):
       set_("input_dimension_count", self.input_tensor.dimension_count)
     if self.indices_dimension_count is None:
       set_("indices_dimension_count", self.indices_tensor.dimension_count)
-    for name, dml_name in (("input_dimension_count", "InputDimensionCount"),
-                           ("indices_dimension_count", "IndicesDimensionCount"),
-                           ("batch_dimension_count", "BatchDimensionCount")):
+    for name, dml_name in (
+      ("input_dimension_count", "InputDimensionCount"),
+      ("indices_dimension_count", "IndicesDimensionCount"),
+      ("batch_dimension_count", "BatchDimensionCount"),
+    ):
       set_(name, _base.as_attribute(getattr(self, name), dml_name))
 
   @property
@@ -113,7 +121,7 @@ class GatherNdDesc(_base.OperatorDesc):
     m, q = self.input_dimension_count, self.indices_dimension_count
     if self.indices_tensor.dimension_count != n or not (1 <= m <= n and 1 <= q <= n):
       return None
-    return self.input_tensor.sizes[n - m:], self.indices_tensor.sizes[n - q:]
+    return self.input_tensor.sizes[n - m :], self.indices_tensor.sizes[n - q :]
 
   def _logical_output_sizes(self) -> tuple[int, ...] | None:
     logical = self._logical()
@@ -123,7 +131,7 @@ class GatherNdDesc(_base.OperatorDesc):
     b, t = self.batch_dimension_count, self.index_tuple_size
     if not (0 <= b and 1 <= t <= len(input_sizes) - b):
       return None
-    return indices_sizes[:-1] + input_sizes[b + t:]
+    return indices_sizes[:-1] + input_sizes[b + t :]
 
   def _inputs(self):
     yield "InputTensor", "InputTensor", self.input_tensor
@@ -144,63 +152,96 @@ class GatherNdDesc(_base.OperatorDesc):
       tensors.append(("OutputTensor", self.output_tensor))
     ranks_ok = _base.check_same_rank(check, ("InputTensor", data), *tensors)
     m, q, b = self.input_dimension_count, self.indices_dimension_count, self.batch_dimension_count
-    counts_ok = check.expect(1 <= m <= n, "InputDimensionCount",
-                             f"must be in [1, DimensionCount] = [1, {n}]", m)
-    counts_ok &= check.expect(1 <= q <= n, "IndicesDimensionCount",
-                              f"must be in [1, DimensionCount] = [1, {n}]", q)
+    counts_ok = check.expect(
+      1 <= m <= n, "InputDimensionCount", f"must be in [1, DimensionCount] = [1, {n}]", m
+    )
+    counts_ok &= check.expect(
+      1 <= q <= n, "IndicesDimensionCount", f"must be in [1, DimensionCount] = [1, {n}]", q
+    )
     if b:
-      counts_ok &= check.expect(0 <= b < min(m, q), "BatchDimensionCount",
-                                "must be in [0, min(InputDimensionCount, IndicesDimensionCount))"
-                                f" = [0, {min(m, q)})", b)
+      counts_ok &= check.expect(
+        0 <= b < min(m, q),
+        "BatchDimensionCount",
+        f"must be in [0, min(InputDimensionCount, IndicesDimensionCount)) = [0, {min(m, q)})",
+        b,
+      )
     if not (ranks_ok and counts_ok):
       return
     for name, tensor, count in (("InputTensor", data, m), ("IndicesTensor", indices, q)):
-      check.expect(all(s == 1 for s in tensor.sizes[:n - count]), f"{name}.Sizes",
-                   f"dimensions before the trailing {count} meaningful ones must be 1",
-                   tensor.sizes)
+      check.expect(
+        all(s == 1 for s in tensor.sizes[: n - count]),
+        f"{name}.Sizes",
+        f"dimensions before the trailing {count} meaningful ones must be 1",
+        tensor.sizes,
+      )
     input_sizes, indices_sizes = self._logical()
     t = self.index_tuple_size
-    if not check.expect(1 <= t <= m - b, "IndicesTensor.Sizes",
-                        f"the last size is the index tuple length and must be in"
-                        f" [1, InputDimensionCount - BatchDimensionCount] = [1, {m - b}]", t):
+    if not check.expect(
+      1 <= t <= m - b,
+      "IndicesTensor.Sizes",
+      f"the last size is the index tuple length and must be in"
+      f" [1, InputDimensionCount - BatchDimensionCount] = [1, {m - b}]",
+      t,
+    ):
       return
-    check.expect(input_sizes[:b] == indices_sizes[:b], "IndicesTensor.Sizes",
-                 f"the {b} batch dimensions must equal the input's"
-                 f" {_base._sizes(input_sizes[:b])}", indices_sizes[:b])
+    check.expect(
+      input_sizes[:b] == indices_sizes[:b],
+      "IndicesTensor.Sizes",
+      f"the {b} batch dimensions must equal the input's {_base._sizes(input_sizes[:b])}",
+      indices_sizes[:b],
+    )
     logical = self._logical_output_sizes()
-    check.expect(len(logical) <= n, "OutputTensor.DimensionCount",
-                 f"the output's meaningful dimensions (IndicesDimensionCount - 1 +"
-                 f" InputDimensionCount - BatchDimensionCount - t = {len(logical)}) must fit in"
-                 f" DimensionCount {n}", len(logical))
+    check.expect(
+      len(logical) <= n,
+      "OutputTensor.DimensionCount",
+      f"the output's meaningful dimensions (IndicesDimensionCount - 1 +"
+      f" InputDimensionCount - BatchDimensionCount - t = {len(logical)}) must fit in"
+      f" DimensionCount {n}",
+      len(logical),
+    )
 
   def lower(self, input: jax.Array, indices: jax.Array) -> jax.Array:
     (input_sizes, indices_sizes), output_sizes = self._logical(), self.output.sizes
     b, t = self.batch_dimension_count, self.index_tuple_size
     operand = input.reshape(input_sizes)
-    starts = indexing.clamp_indices(indices.reshape(indices_sizes), input_sizes[b:b + t])
-    kept = input_sizes[b + t:]
+    starts = indexing.clamp_indices(indices.reshape(indices_sizes), input_sizes[b : b + t])
+    kept = input_sizes[b + t :]
     dnums = lax.GatherDimensionNumbers(
-        offset_dims=tuple(range(len(indices_sizes) - 1, len(indices_sizes) - 1 + len(kept))),
-        collapsed_slice_dims=tuple(range(b, b + t)),
-        start_index_map=tuple(range(b, b + t)),
-        operand_batching_dims=tuple(range(b)),
-        start_indices_batching_dims=tuple(range(b)))
-    out = lax.gather(operand, starts, dnums, slice_sizes=(1,) * (b + t) + kept,
-                     mode=lax.GatherScatterMode.PROMISE_IN_BOUNDS)
+      offset_dims=tuple(range(len(indices_sizes) - 1, len(indices_sizes) - 1 + len(kept))),
+      collapsed_slice_dims=tuple(range(b, b + t)),
+      start_index_map=tuple(range(b, b + t)),
+      operand_batching_dims=tuple(range(b)),
+      start_indices_batching_dims=tuple(range(b)),
+    )
+    out = lax.gather(
+      operand,
+      starts,
+      dnums,
+      slice_sizes=(1,) * (b + t) + kept,
+      mode=lax.GatherScatterMode.PROMISE_IN_BOUNDS,
+    )
     return out.reshape(output_sizes)
 
   def _fields_repr(self) -> str:
-    text = (f"input={self.input_tensor!r}, indices={self.indices_tensor!r},"
-            f" input_dimension_count={self.input_dimension_count},"
-            f" indices_dimension_count={self.indices_dimension_count}")
+    text = (
+      f"input={self.input_tensor!r}, indices={self.indices_tensor!r},"
+      f" input_dimension_count={self.input_dimension_count},"
+      f" indices_dimension_count={self.indices_dimension_count}"
+    )
     if self.batch_dimension_count:
       text += f", batch_dimension_count={self.batch_dimension_count}"
     return text
 
 
-def gather_nd(input: Any, indices: Any, *, input_dimension_count: int | None = None,
-              indices_dimension_count: int | None = None, batch_dimension_count: int = 0,
-              feature_level: Any = None) -> jax.Array:
+def gather_nd(
+  input: Any,
+  indices: Any,
+  *,
+  input_dimension_count: int | None = None,
+  indices_dimension_count: int | None = None,
+  batch_dimension_count: int = 0,
+  feature_level: Any = None,
+) -> jax.Array:
   """DML_OPERATOR_GATHER_ND / GATHER_ND1: copies the sub-blocks that index tuples name.
 
   `input` and `indices` have the same rank n (pad with leading 1s); the last
@@ -236,8 +277,11 @@ def gather_nd(input: Any, indices: Any, *, input_dimension_count: int | None = N
   """
   input, input_type = _base.operand(input, "InputTensor")
   indices, indices_type = _base.operand(indices, "IndicesTensor", is_index=True)
-  desc = GatherNdDesc(TensorDesc(input_type, input.shape), TensorDesc(indices_type, indices.shape),
-                      input_dimension_count=input_dimension_count,
-                      indices_dimension_count=indices_dimension_count,
-                      batch_dimension_count=batch_dimension_count)
+  desc = GatherNdDesc(
+    TensorDesc(input_type, input.shape),
+    TensorDesc(indices_type, indices.shape),
+    input_dimension_count=input_dimension_count,
+    indices_dimension_count=indices_dimension_count,
+    batch_dimension_count=batch_dimension_count,
+  )
   return _base.run(desc, feature_level, input, indices)

@@ -23,13 +23,16 @@ def _table(dimension_counts, data_types):
 
 # The page has no FL 3_1 table although the history says JOIN went to 8
 # dimensions at 3_1 (DirectML 1.5 notes agree): from 3_1, 1 to 8 is assumed.
-_SUPPORT = SupportTable("JOIN", {
+_SUPPORT = SupportTable(
+  "JOIN",
+  {
     FeatureLevel.FL_1_0: _table(4, FLOAT_AND_INT_16_32),
     FeatureLevel.FL_2_1: _table(4, UP_TO_32_BIT),
     FeatureLevel.FL_3_0: _table((4, 5), UP_TO_32_BIT),
     FeatureLevel.FL_3_1: _table((1, 8), UP_TO_32_BIT),
     FeatureLevel.FL_4_1: _table((1, 8), ALL_DATA),
-})
+  },
+)
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
@@ -57,10 +60,12 @@ class JoinDesc(_base.OperatorDesc):
 
   def __post_init__(self):
     if isinstance(self.input_tensors, TensorDesc) or not isinstance(self.input_tensors, Sequence):
-      raise TypeError(f"InputTensors must be a sequence of TensorDesc; got"
-                      f" {type(self.input_tensors).__name__}")
-    tensors = tuple(_base.as_tensor(t, f"InputTensors[{i}]")
-                    for i, t in enumerate(self.input_tensors))
+      raise TypeError(
+        f"InputTensors must be a sequence of TensorDesc; got {type(self.input_tensors).__name__}"
+      )
+    tensors = tuple(
+      _base.as_tensor(t, f"InputTensors[{i}]") for i, t in enumerate(self.input_tensors)
+    )
     object.__setattr__(self, "input_tensors", tensors)
     if self.output_tensor is not None:
       _base.as_tensor(self.output_tensor, "OutputTensor")
@@ -77,7 +82,8 @@ class JoinDesc(_base.OperatorDesc):
       return None
     first = self.input_tensors[0]
     if not 0 <= self.axis < first.dimension_count or any(
-        t.dimension_count != first.dimension_count for t in self.input_tensors):
+      t.dimension_count != first.dimension_count for t in self.input_tensors
+    ):
       return None
     sizes = list(first.sizes)
     sizes[self.axis] = sum(t.sizes[self.axis] for t in self.input_tensors)
@@ -85,10 +91,15 @@ class JoinDesc(_base.OperatorDesc):
 
   def _check_fields(self, check: Checker) -> None:
     tensors = self.input_tensors
-    check.expect(self.input_count == len(tensors), "InputCount",
-                 f"must equal the number of InputTensors ({len(tensors)})", self.input_count)
-    if not check.expect(len(tensors) > 0, "InputCount", "must be > 0 (at least one input)",
-                        len(tensors)):
+    check.expect(
+      self.input_count == len(tensors),
+      "InputCount",
+      f"must equal the number of InputTensors ({len(tensors)})",
+      self.input_count,
+    )
+    if not check.expect(
+      len(tensors) > 0, "InputCount", "must be > 0 (at least one input)", len(tensors)
+    ):
       return
     first = tensors[0]
     named = [(f"InputTensors[{i}]", t) for i, t in enumerate(tensors)]
@@ -96,27 +107,40 @@ class JoinDesc(_base.OperatorDesc):
       named.append(("OutputTensor", self.output_tensor))
     ranks_ok = _base.check_same_rank(check, named[0], *named[1:])
     for name, tensor in named[1:]:
-      check.expect(tensor.data_type == first.data_type, f"{name}.DataType",
-                   f"must equal InputTensors[0].DataType ({first.data_type}); JOIN never"
-                   f" converts types", tensor.data_type,
-                   hint="cast the inputs first (jnp.concatenate would promote them)")
+      check.expect(
+        tensor.data_type == first.data_type,
+        f"{name}.DataType",
+        f"must equal InputTensors[0].DataType ({first.data_type}); JOIN never converts types",
+        tensor.data_type,
+        hint="cast the inputs first (jnp.concatenate would promote them)",
+      )
     if not (_base.check_axis(check, "Axis", self.axis, first.dimension_count) and ranks_ok):
       return
-    for name, tensor in named[1:len(tensors)]:
-      off_axis = [d for d in range(first.dimension_count)
-                  if d != self.axis and tensor.sizes[d] != first.sizes[d]]
+    for name, tensor in named[1 : len(tensors)]:
+      off_axis = [
+        d
+        for d in range(first.dimension_count)
+        if d != self.axis and tensor.sizes[d] != first.sizes[d]
+      ]
       if off_axis:
-        check.fail(f"{name}.Sizes", f"must equal InputTensors[0].Sizes"
-                   f" {_base._sizes(first.sizes)} in every dimension but Axis ({self.axis});"
-                   f" dimension {off_axis[0]} differs", tensor.sizes)
+        check.fail(
+          f"{name}.Sizes",
+          f"must equal InputTensors[0].Sizes"
+          f" {_base._sizes(first.sizes)} in every dimension but Axis ({self.axis});"
+          f" dimension {off_axis[0]} differs",
+          tensor.sizes,
+        )
 
   def _check_output(self, check: Checker) -> None:
     given, expected = self.output_tensor, self._infer_output()
     if given is None or expected is None or given.dimension_count != expected.dimension_count:
       return
-    check.expect(given.sizes == expected.sizes, "OutputTensor.Sizes",
-                 f"must be the inputs' sizes with their Axis sizes summed:"
-                 f" {_base._sizes(expected.sizes)}", given.sizes)
+    check.expect(
+      given.sizes == expected.sizes,
+      "OutputTensor.Sizes",
+      f"must be the inputs' sizes with their Axis sizes summed: {_base._sizes(expected.sizes)}",
+      given.sizes,
+    )
 
   def lower(self, *inputs: jax.Array) -> jax.Array:
     return lax.concatenate(inputs, self.axis)
@@ -155,6 +179,7 @@ def join(inputs: Sequence[Any], *, axis: int, feature_level: Any = None) -> jax.
   if not isinstance(inputs, Sequence) or isinstance(inputs, str):
     raise TypeError(f"inputs must be a sequence of arrays; got {type(inputs).__name__}")
   operands = [_base.operand(x, f"InputTensors[{i}]") for i, x in enumerate(inputs)]
-  desc = JoinDesc(tuple(TensorDesc(data_type, array.shape) for array, data_type in operands),
-                  axis=axis)
+  desc = JoinDesc(
+    tuple(TensorDesc(data_type, array.shape) for array, data_type in operands), axis=axis
+  )
   return _base.run(desc, feature_level, *(array for array, _ in operands))

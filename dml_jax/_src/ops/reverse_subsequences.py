@@ -22,28 +22,31 @@ from dml_jax._src.ops import _base
 from dml_jax._src.tensor_desc import TensorDesc
 
 _UINT32 = (DataType.UINT32,)
-_SUPPORT = SupportTable("REVERSE_SUBSEQUENCES", {
+_SUPPORT = SupportTable(
+  "REVERSE_SUBSEQUENCES",
+  {
     FeatureLevel.FL_2_1: {
-        "InputTensor": support(4, UP_TO_32_BIT),
-        "SequenceLengthsTensor": support(4, _UINT32),
-        "OutputTensor": support(4, UP_TO_32_BIT),
+      "InputTensor": support(4, UP_TO_32_BIT),
+      "SequenceLengthsTensor": support(4, _UINT32),
+      "OutputTensor": support(4, UP_TO_32_BIT),
     },
     FeatureLevel.FL_3_0: {
-        "InputTensor": support((4, 5), UP_TO_32_BIT),
-        "SequenceLengthsTensor": support((4, 5), _UINT32),
-        "OutputTensor": support((4, 5), UP_TO_32_BIT),
+      "InputTensor": support((4, 5), UP_TO_32_BIT),
+      "SequenceLengthsTensor": support((4, 5), _UINT32),
+      "OutputTensor": support((4, 5), UP_TO_32_BIT),
     },
     FeatureLevel.FL_4_0: {
-        "InputTensor": support((1, 8), UP_TO_32_BIT),
-        "SequenceLengthsTensor": support((1, 8), _UINT32),
-        "OutputTensor": support((1, 8), UP_TO_32_BIT),
+      "InputTensor": support((1, 8), UP_TO_32_BIT),
+      "SequenceLengthsTensor": support((1, 8), _UINT32),
+      "OutputTensor": support((1, 8), UP_TO_32_BIT),
     },
     FeatureLevel.FL_5_0: {
-        "InputTensor": support((1, 8), ALL_DATA),
-        "SequenceLengthsTensor": support((1, 8), (DataType.UINT64, DataType.UINT32)),
-        "OutputTensor": support((1, 8), ALL_DATA),
+      "InputTensor": support((1, 8), ALL_DATA),
+      "SequenceLengthsTensor": support((1, 8), (DataType.UINT64, DataType.UINT32)),
+      "OutputTensor": support((1, 8), ALL_DATA),
     },
-})
+  },
+)
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
@@ -92,10 +95,13 @@ class ReverseSubsequencesDesc(_base.OperatorDesc):
       tensors.append(("OutputTensor", self.output_tensor))
     ranks_ok = _base.check_same_rank(check, ("InputTensor", data), *tensors)
     if _base.check_axis(check, "Axis", self.axis, data.dimension_count) and ranks_ok:
-      expected = data.sizes[:self.axis] + (1,) + data.sizes[self.axis + 1:]
-      check.expect(lengths.sizes == expected, "SequenceLengthsTensor.Sizes",
-                   f"must be InputTensor.Sizes with 1 on Axis: {_base._sizes(expected)}",
-                   lengths.sizes)
+      expected = data.sizes[: self.axis] + (1,) + data.sizes[self.axis + 1 :]
+      check.expect(
+        lengths.sizes == expected,
+        "SequenceLengthsTensor.Sizes",
+        f"must be InputTensor.Sizes with 1 on Axis: {_base._sizes(expected)}",
+        lengths.sizes,
+      )
 
   def lower(self, input: jax.Array, sequence_lengths: jax.Array) -> jax.Array:
     size = self.input_tensor.sizes[self.axis]
@@ -108,12 +114,15 @@ class ReverseSubsequencesDesc(_base.OperatorDesc):
     return indexing.gather_along_axis(input, source, self.axis)
 
   def _fields_repr(self) -> str:
-    return (f"input={self.input_tensor!r}, sequence_lengths={self.sequence_lengths_tensor!r},"
-            f" axis={self.axis}")
+    return (
+      f"input={self.input_tensor!r}, sequence_lengths={self.sequence_lengths_tensor!r},"
+      f" axis={self.axis}"
+    )
 
 
-def reverse_subsequences(input: Any, sequence_lengths: Any, *, axis: int,
-                         feature_level: Any = None) -> jax.Array:
+def reverse_subsequences(
+  input: Any, sequence_lengths: Any, *, axis: int, feature_level: Any = None
+) -> jax.Array:
   """DML_OPERATOR_REVERSE_SUBSEQUENCES: reverses the first `length` elements of each lane.
 
   `sequence_lengths` has the input's shape with size 1 on `axis` (one length
@@ -145,6 +154,7 @@ def reverse_subsequences(input: Any, sequence_lengths: Any, *, axis: int,
   """
   input, input_type = _base.operand(input, "InputTensor")
   lengths, lengths_type = _base.operand(sequence_lengths, "SequenceLengthsTensor", is_index=True)
-  desc = ReverseSubsequencesDesc(TensorDesc(input_type, input.shape),
-                                 TensorDesc(lengths_type, lengths.shape), axis=axis)
+  desc = ReverseSubsequencesDesc(
+    TensorDesc(input_type, input.shape), TensorDesc(lengths_type, lengths.shape), axis=axis
+  )
   return _base.run(desc, feature_level, input, lengths)
