@@ -1,0 +1,91 @@
+"""Runs every operator on arrays sharded over 8 devices and compares bits with the reference.
+
+Run in its own process: the device count must be set before JAX starts, e.g.
+XLA_FLAGS=--xla_force_host_platform_device_count=8 on a CPU-only machine. On a
+machine with several GPUs it uses them (at least 2), sharding over what exists.
+Prints one line per case and `N passed, M failed`; exits 1 on any failure.
+"""
+
+import sys
+
+import jax
+import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+import dml_jax as dml
+from dml_jax._src import reference
+
+
+def _mesh():
+  devices = np.array(jax.devices())
+  if len(devices) < 2:
+    sys.exit(f"needs at least 2 devices; found {len(devices)}")
+  return Mesh(devices, ("d",))
+
+
+def _place(x, mesh, axis):
+  spec = [None] * x.ndim
+  spec[axis] = "d"
+  return jax.device_put(x, NamedSharding(mesh, PartitionSpec(*spec)))
+
+
+def main():
+  mesh = _mesh()
+  n = len(mesh.devices)
+  rng = np.random.default_rng(0)
+  x = rng.standard_normal((n, 2 * n, n)).astype(np.float32)
+  cases = []
+  # GATHER_ELEMENTS along axis 1; shard the batch (0), the gathered (1), the untouched (2) axis.
+  idx = rng.integers(-2 * n - 2, 2 * n + 2, (n, 3 * n, n)).astype(np.int32)
+  for shard in (0, 1, 2):
+    cases.append(
+      (
+        f"gather_elements, sharded on axis {shard}",
+        lambda a, b: dml.gather_elements(a, b, axis=1),
+        [(x, shard), (idx, shard if shard != 1 else 0)],
+        reference.gather_elements(x, idx, axis=1),
+      )
+    )
+  # GATHER_ND1 with one batch dimension: shard the batch and the copied trailing axis.
+  tuples = rng.integers(-3, 2 * n + 3, (n, 5, 1)).astype(np.int32)
+  for shard in (0, 2):
+    cases.append(
+      (
+        f"gather_nd1, sharded on axis {shard}",
+        lambda a, b: dml.gather_nd(a, b, batch_dimension_count=1),
+        [(x, shard), (tuples, 0)],
+        reference.gather_nd(x, tuples, batch_dimension_count=1),
+      )
+    )
+  lengths = rng.integers(0, 3 * n, (n, 1, n)).astype(np.uint32)
+  for shard in (0, 1):
+    cases.append(
+      (
+        f"reverse_subsequences, sharded on axis {shard}",
+        lambda a, b: dml.reverse_subsequences(a, b, axis=1),
+        [(x, shard), (lengths, 0)],
+        reference.reverse_subsequences(x, lengths, axis=1),
+      )
+    )
+  for shard in (0, 1):
+    cases.append(
+      (
+        f"join, sharded on axis {shard}",
+        lambda a, b: dml.join([a, b], axis=1),
+        [(x, shard), (x[:, ::-1], shard)],
+        reference.join([x, x[:, ::-1].copy()], axis=1),
+      )
+    )
+  failed = 0
+  for name, fn, args, want in cases:
+    placed = [_place(a, mesh, axis) for a, axis in args]
+    got = np.asarray(jax.jit(fn)(*placed))
+    ok = got.dtype == want.dtype and np.array_equal(got.view(np.uint32), want.view(np.uint32))
+    failed += not ok
+    print(f"{'PASS' if ok else 'FAIL'}  {name} over {n} {jax.devices()[0].platform} devices")
+  print(f"{len(cases) - failed} passed, {failed} failed")
+  return 1 if failed else 0
+
+
+if __name__ == "__main__":
+  sys.exit(main())
