@@ -55,6 +55,21 @@ def clamp_indices(indices: jax.Array, sizes: int | Sequence[int]) -> jax.Array:
   return lax.convert_element_type(clamped, np.int32) if biggest <= 2**31 else clamped
 
 
+def out_of_range(indices: jax.Array, sizes: int | Sequence[int]) -> jax.Array:
+  """Where an index is out of range after the negative-index rule (for checked mode).
+
+  Signed indices must lie in [-size, size), unsigned ones in [0, size).
+  """
+  dtype = np.dtype(indices.dtype)
+  unsigned = _UNSIGNED[dtype]
+  size = jnp.broadcast_to(np.asarray(sizes, unsigned), indices.shape)
+  as_unsigned = lax.convert_element_type(indices, unsigned)
+  if not np.issubdtype(dtype, np.signedinteger):
+    return as_unsigned >= size
+  magnitude = lax.convert_element_type(lax.bitwise_not(indices), unsigned) + np.asarray(1, unsigned)
+  return lax.select(indices < np.asarray(0, dtype), magnitude > size, as_unsigned >= size)
+
+
 def gather_along_axis(operand: jax.Array, indices: jax.Array, axis: int) -> jax.Array:
   """out[o] = operand[o with o[axis] := indices[o]] for in-range indices.
 

@@ -18,7 +18,7 @@ from typing import Any
 import jax
 from jax import lax
 
-from dml_jax._src import indexing
+from dml_jax._src import checked, indexing
 from dml_jax._src.dtypes import ALL_DATA, INDEX_TYPES, UP_TO_32_BIT, DataType
 from dml_jax._src.errors import Checker
 from dml_jax._src.feature_level import FeatureLevel, SupportTable, support
@@ -203,6 +203,8 @@ class GatherNdDesc(_base.OperatorDesc):
   def lower(self, input: jax.Array, indices: jax.Array) -> jax.Array:
     (input_sizes, indices_sizes), output_sizes = self._logical(), self.output.sizes
     b, t = self.batch_dimension_count, self.index_tuple_size
+    first = input.ndim - len(input_sizes) + b  # the InputTensor dimension of coordinate 0
+    checked.check_indices(self.OPERATOR, indices, input_sizes[b : b + t], range(first, first + t))
     operand = input.reshape(input_sizes)
     starts = indexing.clamp_indices(indices.reshape(indices_sizes), input_sizes[b : b + t])
     kept = input_sizes[b + t :]

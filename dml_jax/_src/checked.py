@@ -1,0 +1,105 @@
+"""Checked mode: raise on an out-of-range index instead of clamping it.
+
+DirectML leaves out-of-range indices undefined and dml_jax clamps them. Under
+`checked(fn)`, every gather traced inside `fn` also emits a
+`jax.experimental.checkify` check that its indices are in range after the
+negative-index rule; the first failure raises `DmlIndexError` naming the
+operator, the tensor, the position and the value. It works with jitted and
+vmapped functions inside `fn`. Outside `checked`, nothing is emitted.
+
+The mode is a JAX configuration state that is part of the jit cache key, so a
+function traced without checks is traced again, with them, under `checked`.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax._src import config as _jax_config  # bool_state: a flag in the jit key
+from jax.experimental import checkify
+
+from dml_jax._src.indexing import out_of_range
+
+_Fn = TypeVar("_Fn", bound=Callable[..., Any])
+
+CHECKED_INDICES = _jax_config.bool_state(
+  name="dml_jax_checked_indices",
+  default=False,
+  help="Internal to dml_jax.checked: emit index range checks (needs checkify around).",
+  include_in_jit_key=True,
+  include_in_trace_context=True,
+)
+
+
+class DmlIndexError(IndexError):
+  """An index out of range for the tensor it indexes, found in checked mode."""
+
+
+def checked(fn: _Fn) -> _Fn:
+  """Returns `fn` that raises DmlIndexError where an operator reads out of range.
+
+  Every dml_jax gather inside `fn` checks its indices after the negative-index
+  rule (signed indices in [-size, size), unsigned in [0, size)). Wrap the
+  outermost transformation: ``checked(jax.jit(f))``, ``checked(jax.vmap(f))``.
+
+  Examples:
+    >>> import numpy as np, jax
+    >>> import dml_jax as dml
+    >>> f = jax.jit(lambda x, i: dml.gather_elements(x, i, axis=0))
+    >>> x = np.arange(3, dtype=np.float32)
+    >>> dml.checked(f)(x, np.array([2, -3], np.int32))
+    Array([2., 0.], dtype=float32)
+    >>> dml.checked(f)(x, np.array([0, 3], np.int32))
+    Traceback (most recent call last):
+    ...
+    dml_jax._src.checked.DmlIndexError: dml.GATHER_ELEMENTS: IndicesTensor[1] = 3 is out of range for InputTensor.Sizes[0] = 3 (signed indices must be in [-3, 3))
+  """
+
+  @functools.wraps(fn)
+  def wrapper(*args, **kwargs):
+    with CHECKED_INDICES(True):
+      error, out = checkify.checkify(fn, errors=checkify.user_checks)(*args, **kwargs)
+    message = error.get()
+    if message is not None:
+      first_line = message.split("\n")[0]  # checkify reports the first failure
+      raise DmlIndexError(first_line.removesuffix(" (`check` failed)"))
+    return out
+
+  return wrapper  # type: ignore[return-value]
+
+
+def check_indices(
+  operator: str, indices: jax.Array, sizes: int | Sequence[int], dimensions: int | Sequence[int]
+) -> None:
+  """Emits the range check of `indices` (nothing unless in checked mode).
+
+  Args:
+    operator: the DML operator name, for the message.
+    indices: the IndicesTensor as the caller passed it.
+    sizes: the indexed size, or one per entry of the last axis of `indices`.
+    dimensions: the InputTensor dimension of each size, for the message.
+  """
+  if not CHECKED_INDICES.value:
+    return
+  bad = out_of_range(indices, sizes)
+  first = jnp.argmax(bad.reshape(-1))
+  position = jnp.unravel_index(first, bad.shape)
+  sizes, dimensions = np.atleast_1d(sizes).astype(np.uint32), np.atleast_1d(dimensions)
+  entry = position[-1] if len(sizes) > 1 else 0
+  signed = np.issubdtype(indices.dtype, np.signedinteger)
+  where = ", ".join(f"{{p{d}}}" for d in range(bad.ndim))
+  checkify.check(
+    ~jnp.any(bad),
+    f"dml.{operator}: IndicesTensor[{where}] = {{value}} is out of range for"
+    f" InputTensor.Sizes[{{dimension}}] = {{size}} ({'signed' if signed else 'unsigned'}"
+    f" indices must be in [{'-{size}' if signed else '0'}, {{size}}))",
+    value=indices.reshape(-1)[first],
+    dimension=jnp.asarray(dimensions)[entry],
+    size=jnp.asarray(sizes)[entry],
+    **{f"p{d}": p for d, p in enumerate(position)},
+  )
