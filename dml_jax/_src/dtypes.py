@@ -84,6 +84,8 @@ class DataType(enum.IntEnum):
   @classmethod
   def from_dtype(cls, dtype: Any) -> DataType:
     """The DataType of a NumPy/JAX dtype; TypeError if DirectML has none."""
+    if dtype is None:  # np.dtype(None) would be float64
+      raise TypeError("expected a dtype; got None")
     try:
       dt = np.dtype(dtype)
     except TypeError:

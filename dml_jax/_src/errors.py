@@ -6,6 +6,8 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
+from dml_jax._src import html as _html
+
 
 @dataclasses.dataclass(frozen=True)
 class Violation:
@@ -48,6 +50,25 @@ class DmlValidationError(ValueError):
 
   def __reduce__(self):
     return type(self), (self.operator, self.feature_level, self.violations)
+
+  def table(self) -> _html.Html:
+    """The violated rules as a table: field, rule, value found, hint.
+
+    A notebook renders it as HTML (Jupyter shows a raised exception as text
+    only; catch the error and end a cell with ``error.table()``); its repr is
+    an aligned text table.
+
+    Examples:
+      >>> error = DmlValidationError("JOIN", "3_0", [Violation("Axis", "must be in [0, 4)", 4, "3_0")])
+      >>> error.table()
+      DML_OPERATOR_JOIN is invalid at DML_FEATURE_LEVEL_3_0 (1 problem):
+        field  rule               found  hint
+        Axis   must be in [0, 4)  4
+    """
+    return _html.violations(self.operator, self.feature_level, self.violations)
+
+  def _repr_html_(self) -> str:
+    return self.table().markup
 
 
 class Checker:

@@ -59,7 +59,7 @@ class FeatureLevel(enum.IntEnum):
         pass
     elif isinstance(value, str):
       match = re.fullmatch(r"(?:DML_FEATURE_LEVEL_|FL_?)?(\d)[._](\d)", value.strip(), re.I)
-      if match:
+      if match and f"FL_{match[1]}_{match[2]}" in cls.__members__:
         return cls[f"FL_{match[1]}_{match[2]}"]
     else:
       raise TypeError(

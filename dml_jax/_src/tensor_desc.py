@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from dml_jax._src import html as _html
 from dml_jax._src.dtypes import DataType
 from dml_jax._src.errors import Checker
 
@@ -159,12 +160,35 @@ class TensorDesc:
     if self.strides is not None:
       extras.append(f"strides={{{','.join(map(str, self.strides))}}}")
     if self.flags:
-      extras.append(f"flags={self.flags.name}")
+      extras.append(f"flags={self.flags.name or hex(self.flags)}")
     if self.total_tensor_size_in_bytes != self.minimum_size_in_bytes:
       extras.append(f"bytes={self.total_tensor_size_in_bytes}")
     if self.guaranteed_base_offset_alignment:
       extras.append(f"align={self.guaranteed_base_offset_alignment}")
     return text + (f"({', '.join(extras)})" if extras else "")
+
+  def html(self) -> _html.Html:
+    """Every DML field in a table: what a notebook shows for a TensorDesc.
+
+    Returns:
+      An `Html` object: Jupyter renders its table; its repr is the text form.
+
+    Examples:
+      >>> TensorDesc("FLOAT16", (2, 3), strides=(4, 1)).html()
+      DML_BUFFER_TENSOR_DESC FLOAT16[2,3](strides={4,1})
+        field                          value
+        DataType                       DML_TENSOR_DATA_TYPE_FLOAT16 (2), 16-bit
+        Flags                          DML_TENSOR_FLAG_NONE (0x0)
+        DimensionCount                 2
+        Sizes                          {2,3} (6 elements)
+        Strides                        {4,1}
+        TotalTensorSizeInBytes         16 (= DMLCalcBufferTensorSize)
+        GuaranteedBaseOffsetAlignment  0 (no promise beyond the 16-byte minimum)
+    """
+    return _html.tensor_desc(self, packed_strides(self.sizes))
+
+  def _repr_html_(self) -> str:
+    return self.html().markup
 
   def check(self, check: Checker, name: str, *, is_output: bool, max_dimension_count: int) -> None:
     """The tensor-layer rules of dml-semantics.md §4.1 that need no operator."""
@@ -178,7 +202,7 @@ class TensorDesc:
       f"must be in [1, {max_dimension_count}] (DML_TENSOR_DIMENSION_COUNT_MAX"
       f"{'1' if max_dimension_count == 8 else ''})",
       n,
-      hint="ranks 6 to 8 need FL >= 3_0" if max_dimension_count == 5 and n <= 8 else None,
+      hint="ranks 6 to 8 need FL >= 3_0" if max_dimension_count == 5 and 5 < n <= 8 else None,
     )
     sizes_ok = check.expect(
       all(s >= 1 for s in self.sizes),
@@ -205,8 +229,9 @@ class TensorDesc:
     check.expect(
       self.buffer_element_count <= MAX_ELEMENT_COUNT,
       f"{name}.Sizes",
-      "a buffer tensor may address at most 2**32 - 1 elements",
-      f"{self.sizes} ({self.buffer_element_count} elements)",
+      f"a buffer tensor may address at most 2**32 - 1 elements, these address"
+      f" {self.buffer_element_count}",
+      self.sizes,
     )
     minimum = self.minimum_size_in_bytes
     check.expect(
@@ -224,10 +249,10 @@ class TensorDesc:
       alignment,
     )
     check.expect(
-      not self.flags & ~TensorFlags.OWNED_BY_DML,
+      not int(self.flags) & ~int(TensorFlags.OWNED_BY_DML),
       f"{name}.Flags",
       "the only DML_TENSOR_FLAGS bit is OWNED_BY_DML (0x1)",
-      int(self.flags),
+      hex(self.flags),
     )
     if is_output:
       check.expect(

@@ -9,6 +9,7 @@ DirectML's fields (snake_case), its tensor-support table, its own rules
 from __future__ import annotations
 
 import abc
+import dataclasses
 import functools
 from collections.abc import Iterator
 from typing import Any, ClassVar
@@ -16,9 +17,10 @@ from typing import Any, ClassVar
 import jax
 
 from dml_jax._src import dtypes
+from dml_jax._src import html as _html
 from dml_jax._src.errors import Checker, Violation
 from dml_jax._src.feature_level import FeatureLevel, SupportTable
-from dml_jax._src.tensor_desc import TensorDesc, _as_int
+from dml_jax._src.tensor_desc import MAX_ELEMENT_COUNT, TensorDesc, _as_int
 
 
 class OperatorDesc(abc.ABC):
@@ -87,30 +89,110 @@ class OperatorDesc(abc.ABC):
     return not self.violations(feature_level)
 
   def _check_output(self, check: Checker) -> None:
-    given, expected = self.output_tensor, self._infer_output()
-    if given is None or expected is None:
+    """An explicit OutputTensor: the operator's rank, the input's data type, exact sizes."""
+    given = self.output_tensor
+    if given is None:
       return
+    name, _, first = next(iter(self._inputs()))
+    rank_ok = check_same_rank(check, (name, first), ("OutputTensor", given))
     check.expect(
-      given.dimension_count == expected.dimension_count,
-      "OutputTensor.DimensionCount",
-      f"must equal the operator's DimensionCount ({expected.dimension_count})",
-      given.dimension_count,
-    )
-    check.expect(
-      given.sizes == expected.sizes,
-      "OutputTensor.Sizes",
-      f"must be exactly {_sizes(expected.sizes)}",
-      given.sizes,
-    )
-    check.expect(
-      given.data_type == expected.data_type,
+      given.data_type == first.data_type,
       "OutputTensor.DataType",
-      f"must equal InputTensor.DataType ({expected.data_type})",
+      f"must equal {name}.DataType ({first.data_type})",
       given.data_type,
     )
+    expected = self._infer_output()
+    if rank_ok and expected is not None:
+      check.expect(
+        given.sizes == expected.sizes,
+        "OutputTensor.Sizes",
+        self._output_sizes_rule(expected.sizes),
+        given.sizes,
+      )
+
+  def _output_sizes_rule(self, expected: tuple[int, ...]) -> str:
+    return f"must be exactly {_sizes(expected)}"
 
   def _fields_repr(self) -> str:
     raise NotImplementedError
+
+  # -- notebooks -----------------------------------------------------------------
+
+  def dml_tensors(self) -> tuple[tuple[str, TensorDesc | None, bool], ...]:
+    """(DML field, tensor, inferred) for every tensor, inputs first, then OutputTensor.
+
+    The OutputTensor is the given one, else the inferred one (None if the
+    fields define none).
+    """
+    tensors = [(field, tensor, False) for field, _, tensor in self._inputs()]
+    if self.output_tensor is not None:
+      tensors.append(("OutputTensor", self.output_tensor, False))
+    else:
+      tensors.append(("OutputTensor", self._infer_output(), True))
+    return tuple(tensors)
+
+  def dml_attributes(self) -> tuple[tuple[str, Any], ...]:
+    """(DML field, value) for every attribute (the fields that are not tensors).
+
+    Examples:
+      >>> from dml_jax import GatherNdDesc, TensorDesc
+      >>> GatherNdDesc(TensorDesc("FLOAT32", (2, 2)), TensorDesc("UINT32", (2, 1))).dml_attributes()
+      (('InputDimensionCount', 2), ('IndicesDimensionCount', 2))
+    """
+    attributes = []
+    for field in dataclasses.fields(self):  # type: ignore[arg-type]
+      value = getattr(self, field.name)
+      if field.name == "output_tensor" or isinstance(value, TensorDesc | tuple):
+        continue
+      if field.name == "batch_dimension_count" and self.OPERATOR == "GATHER_ND":
+        continue  # GATHER_ND's struct has no BatchDimensionCount (GATHER_ND1's has)
+      attributes.append(("".join(w.capitalize() for w in field.name.split("_")), value))
+    return tuple(attributes)
+
+  def html(self, feature_level: Any = None) -> _html.Html:
+    """The descriptor as tables: its tensors, its attributes, and its validity at a level.
+
+    Jupyter renders the result (its repr is the same as text); a descriptor
+    shown on its own renders with the newest level.
+
+    Args:
+      feature_level: the DML_FEATURE_LEVEL to validate at (default: newest).
+
+    Examples:
+      >>> from dml_jax import JoinDesc, TensorDesc
+      >>> desc = JoinDesc((TensorDesc("INT8", (2,)), TensorDesc("INT8", (3,))), axis=0)
+      >>> desc.html()
+      DML_OPERATOR_JOIN (DML_JOIN_OPERATOR_DESC)
+        field            kind               DataType  Sizes  Strides  TotalTensorSizeInBytes  Flags
+        InputTensors[0]  input              INT8      {2}    null     4                       NONE   ✓
+        InputTensors[1]  input              INT8      {3}    null     4                       NONE   ✓
+        OutputTensor     output (inferred)  INT8      {5}    null     8                       NONE   ✓
+        field       kind       value
+        Axis        attribute  0      ✓
+        InputCount  attribute  2      ✓
+      valid at DML_FEATURE_LEVEL_6_4
+      >>> desc.html("3_0")  # doctest: +ELLIPSIS
+      DML_OPERATOR_JOIN (DML_JOIN_OPERATOR_DESC)
+      ...
+      DML_OPERATOR_JOIN is invalid at DML_FEATURE_LEVEL_3_0 (2 problems):
+      ...
+    """
+    level = FeatureLevel.from_any(feature_level)
+    tensors = [
+      (field, "output" if field == "OutputTensor" else "input", tensor, inferred)
+      for field, tensor, inferred in self.dml_tensors()
+    ]
+    return _html.operator_desc(
+      self.OPERATOR,
+      f"DML_{self.OPERATOR}_OPERATOR_DESC",
+      tensors,
+      self.dml_attributes(),
+      str(level),
+      self.violations(level),
+    )
+
+  def _repr_html_(self) -> str:
+    return self.html().markup
 
   def __repr__(self) -> str:
     output = self._infer_output() if self.output_tensor is None else self.output_tensor
@@ -170,12 +252,22 @@ def _violations(desc: OperatorDesc, level: FeatureLevel) -> tuple[Violation, ...
     )
     return tuple(check.violations)
   roles = [(field, row, tensor, False) for field, row, tensor in desc._inputs()]
-  output = desc.output_tensor or desc._infer_output()
-  if output is not None:
-    roles.append(("OutputTensor", "OutputTensor", output, True))
+  if desc.output_tensor is not None:
+    roles.append(("OutputTensor", "OutputTensor", desc.output_tensor, True))
   for field, row, tensor, is_output in roles:
     tensor.check(check, field, is_output=is_output, max_dimension_count=level.max_dimension_count)
     _check_support(check, desc.SUPPORT, level, field, table[row], row, tensor)
+  inferred = desc._infer_output() if desc.output_tensor is None else None
+  if inferred is not None and all(inferred.sizes != t.sizes for _, _, t in desc._inputs()):
+    # An inferred output has the input's rank and data type (the tables give outputs the
+    # inputs' rows), so only its sizes can break a rule the inputs keep: the element count.
+    check.expect(
+      inferred.element_count <= MAX_ELEMENT_COUNT,
+      "OutputTensor.Sizes",
+      f"a buffer tensor may address at most 2**32 - 1 elements, these address"
+      f" {inferred.element_count}",
+      inferred.sizes,
+    )
   desc._check_fields(check)
   desc._check_output(check)
   return tuple(check.violations)

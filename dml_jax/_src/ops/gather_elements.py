@@ -89,8 +89,6 @@ class GatherElementsDesc(_base.OperatorDesc):
           f" but Axis ({self.axis}); dimension {mismatched[0]} differs",
           indices.sizes,
         )
-    if self.output_tensor is not None:
-      _base.check_same_rank(check, ("InputTensor", data), ("OutputTensor", self.output_tensor))
 
   def lower(self, input: jax.Array, indices: jax.Array) -> jax.Array:
     size = self.input_tensor.sizes[self.axis]

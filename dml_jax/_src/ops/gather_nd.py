@@ -148,8 +148,6 @@ class GatherNdDesc(_base.OperatorDesc):
     data, indices = self.input_tensor, self.indices_tensor
     n = data.dimension_count
     tensors = [("IndicesTensor", indices)]
-    if self.output_tensor is not None:
-      tensors.append(("OutputTensor", self.output_tensor))
     ranks_ok = _base.check_same_rank(check, ("InputTensor", data), *tensors)
     m, q, b = self.input_dimension_count, self.indices_dimension_count, self.batch_dimension_count
     counts_ok = check.expect(

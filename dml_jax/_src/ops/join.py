@@ -103,8 +103,6 @@ class JoinDesc(_base.OperatorDesc):
       return
     first = tensors[0]
     named = [(f"InputTensors[{i}]", t) for i, t in enumerate(tensors)]
-    if self.output_tensor is not None:
-      named.append(("OutputTensor", self.output_tensor))
     ranks_ok = _base.check_same_rank(check, named[0], *named[1:])
     for name, tensor in named[1:]:
       check.expect(
@@ -131,16 +129,8 @@ class JoinDesc(_base.OperatorDesc):
           tensor.sizes,
         )
 
-  def _check_output(self, check: Checker) -> None:
-    given, expected = self.output_tensor, self._infer_output()
-    if given is None or expected is None or given.dimension_count != expected.dimension_count:
-      return
-    check.expect(
-      given.sizes == expected.sizes,
-      "OutputTensor.Sizes",
-      f"must be the inputs' sizes with their Axis sizes summed: {_base._sizes(expected.sizes)}",
-      given.sizes,
-    )
+  def _output_sizes_rule(self, expected: tuple[int, ...]) -> str:
+    return f"must be the inputs' sizes with their Axis sizes summed: {_base._sizes(expected)}"
 
   def lower(self, *inputs: jax.Array) -> jax.Array:
     return lax.concatenate(inputs, self.axis)

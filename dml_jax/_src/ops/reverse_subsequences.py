@@ -91,8 +91,6 @@ class ReverseSubsequencesDesc(_base.OperatorDesc):
   def _check_fields(self, check: Checker) -> None:
     data, lengths = self.input_tensor, self.sequence_lengths_tensor
     tensors = [("SequenceLengthsTensor", lengths)]
-    if self.output_tensor is not None:
-      tensors.append(("OutputTensor", self.output_tensor))
     ranks_ok = _base.check_same_rank(check, ("InputTensor", data), *tensors)
     if _base.check_axis(check, "Axis", self.axis, data.dimension_count) and ranks_ok:
       expected = data.sizes[: self.axis] + (1,) + data.sizes[self.axis + 1 :]

@@ -1,0 +1,471 @@
+"""Hypothesis strategies: valid operator descriptors at any feature level, and mutants.
+
+`valid_case(op)` draws a feature level at which the operator exists, then a
+descriptor that level's tables accept (ranks, data types, index types), with
+small sizes, and input data with in-range, negative and out-of-range indices.
+`invalid_case(op)` draws a valid case and breaks exactly one rule, returning
+the DML field that the error must name.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from hypothesis import strategies as st
+
+import dml_jax as dml
+from dml_jax import DataType, FeatureLevel, TensorDesc
+from dml_jax._src import reference
+
+OPERATORS = ("GATHER_ELEMENTS", "GATHER_ND", "REVERSE_SUBSEQUENCES", "JOIN")
+DESCS = {
+  "GATHER_ELEMENTS": dml.GatherElementsDesc,
+  "GATHER_ND": dml.GatherNdDesc,
+  "REVERSE_SUBSEQUENCES": dml.ReverseSubsequencesDesc,
+  "JOIN": dml.JoinDesc,
+}
+
+
+@dataclasses.dataclass
+class Case:
+  """A descriptor, the level it is valid at, its input arrays and how to run it."""
+
+  desc: Any
+  level: FeatureLevel
+  arrays: list[np.ndarray]
+  run: Callable[..., Any]  # the functional API, given the arrays and the level
+  expected: Callable[[], np.ndarray]  # the NumPy reference's output
+
+
+def _table(desc_type, level, batched=False):
+  probe = desc_type.__new__(desc_type)
+  if desc_type is dml.GatherNdDesc:
+    object.__setattr__(probe, "batch_dimension_count", int(batched))
+  return probe.SUPPORT.at(level)
+
+
+def _rank_range(table, level):
+  low = max(row.dimension_counts[0] for row in table.values())
+  high = min(min(row.dimension_counts[1] for row in table.values()), level.max_dimension_count)
+  return low, high
+
+
+@st.composite
+def levels(draw, op, batched=False):
+  desc_type = DESCS[op]
+  return draw(st.sampled_from([lv for lv in FeatureLevel if _table(desc_type, lv, batched)]))
+
+
+def _data(draw, data_type: DataType, shape):
+  seed = draw(st.integers(0, 2**32 - 1))
+  rng = np.random.default_rng(seed)
+  dtype = data_type.numpy_dtype
+  if data_type.is_float:
+    return rng.standard_normal(shape).astype(dtype)
+  info = np.iinfo(dtype)
+  return rng.integers(info.min, info.max, shape, dtype=dtype, endpoint=True)
+
+
+def _indices(draw, data_type: DataType, shape, size_of):
+  """Indices around [-size - 2, size + 2) plus extremes of the type; size_of(pos) -> size."""
+  seed = draw(st.integers(0, 2**32 - 1))
+  rng = np.random.default_rng(seed)
+  dtype = data_type.numpy_dtype
+  info = np.iinfo(dtype)
+  out = np.empty(shape, dtype)
+  extremes = [info.min, info.max, 2**31 - 1, 2**32 + 1, -(2**31)]
+  for pos in np.ndindex(*shape):
+    size = size_of(pos)
+    kind = rng.integers(0, 10)
+    if kind == 0:
+      value = int(rng.choice(extremes))
+    elif kind <= 2:
+      value = int(rng.integers(-size - 2, size + 3))
+    else:
+      value = int(rng.integers(0, size))
+      if data_type.is_signed_integer and rng.integers(0, 2):
+        value -= size
+    out[pos] = min(max(value, info.min), info.max)
+  return out
+
+
+def _sizes(draw, rank, max_elements=96):
+  sizes = []
+  for _ in range(rank):
+    room = max(1, max_elements // max(1, math.prod(sizes)))
+    sizes.append(draw(st.integers(1, min(4, room))))
+  return tuple(sizes)
+
+
+@st.composite
+def gather_elements_case(draw):
+  level = draw(levels("GATHER_ELEMENTS"))
+  table = _table(dml.GatherElementsDesc, level)
+  n = draw(st.integers(*_rank_range(table, level)))
+  data_type = draw(st.sampled_from(table["InputTensor"].data_types))
+  index_type = draw(st.sampled_from(table["IndicesTensor"].data_types))
+  sizes = _sizes(draw, n)
+  axis = draw(st.integers(0, n - 1))
+  index_sizes = sizes[:axis] + (draw(st.integers(1, 4)),) + sizes[axis + 1 :]
+  x = _data(draw, data_type, sizes)
+  i = _indices(draw, index_type, index_sizes, lambda pos: sizes[axis])
+  desc = dml.GatherElementsDesc(
+    TensorDesc(data_type, sizes), TensorDesc(index_type, index_sizes), axis=axis
+  )
+  return Case(
+    desc,
+    level,
+    [x, i],
+    lambda x, i, level: dml.gather_elements(x, i, axis=axis, feature_level=level),
+    lambda: reference.gather_elements(x, i, axis=axis),
+  )
+
+
+@st.composite
+def gather_nd_case(draw):
+  batched = draw(st.booleans())
+  level = draw(levels("GATHER_ND", batched))
+  table = _table(dml.GatherNdDesc, level, batched)
+  low, high = _rank_range(table, level)
+  n = draw(st.integers(max(low, 2 if batched else 1), high))
+  data_type = draw(st.sampled_from(table["InputTensor"].data_types))
+  index_type = draw(st.sampled_from(table["IndicesTensor"].data_types))
+  b = draw(st.integers(1, n - 1)) if batched else 0
+  m = draw(st.integers(b + 1, n))
+  t = draw(st.integers(1, m - b))
+  # q - 1 + m - b - t <= n, q > b, q <= n
+  q = draw(st.integers(b + 1, min(n, n + 1 - (m - b - t))))
+  logical_in = _sizes(draw, m, max_elements=64)
+  logical_idx = logical_in[:b] + _sizes(draw, q - 1 - b, max_elements=8) + (t,)
+  in_sizes = (1,) * (n - m) + logical_in
+  idx_sizes = (1,) * (n - q) + logical_idx
+  x = _data(draw, data_type, in_sizes)
+  i = _indices(draw, index_type, idx_sizes, lambda pos: logical_in[b + pos[-1]])
+  kwargs = dict(input_dimension_count=m, indices_dimension_count=q, batch_dimension_count=b)
+  desc = dml.GatherNdDesc(
+    TensorDesc(data_type, in_sizes), TensorDesc(index_type, idx_sizes), **kwargs
+  )
+  return Case(
+    desc,
+    level,
+    [x, i],
+    lambda x, i, level: dml.gather_nd(x, i, feature_level=level, **kwargs),
+    lambda: reference.gather_nd(x, i, **kwargs),
+  )
+
+
+@st.composite
+def reverse_subsequences_case(draw):
+  level = draw(levels("REVERSE_SUBSEQUENCES"))
+  table = _table(dml.ReverseSubsequencesDesc, level)
+  n = draw(st.integers(*_rank_range(table, level)))
+  data_type = draw(st.sampled_from(table["InputTensor"].data_types))
+  length_type = draw(st.sampled_from(table["SequenceLengthsTensor"].data_types))
+  sizes = _sizes(draw, n)
+  axis = draw(st.integers(0, n - 1))
+  length_sizes = sizes[:axis] + (1,) + sizes[axis + 1 :]
+  x = _data(draw, data_type, sizes)
+  seed = draw(st.integers(0, 2**32 - 1))
+  rng = np.random.default_rng(seed)
+  info = np.iinfo(length_type.numpy_dtype)
+  lengths = rng.integers(0, sizes[axis] + 3, length_sizes).astype(length_type.numpy_dtype)
+  lengths.flat[0] = draw(st.sampled_from([0, 1, sizes[axis], int(info.max), 2**32 - 1]))
+  desc = dml.ReverseSubsequencesDesc(
+    TensorDesc(data_type, sizes), TensorDesc(length_type, length_sizes), axis=axis
+  )
+  return Case(
+    desc,
+    level,
+    [x, lengths],
+    lambda x, n, level: dml.reverse_subsequences(x, n, axis=axis, feature_level=level),
+    lambda: reference.reverse_subsequences(x, lengths, axis=axis),
+  )
+
+
+@st.composite
+def join_case(draw):
+  level = draw(levels("JOIN"))
+  table = _table(dml.JoinDesc, level)
+  n = draw(st.integers(*_rank_range(table, level)))
+  data_type = draw(st.sampled_from(table["InputTensors"].data_types))
+  sizes = _sizes(draw, n, max_elements=48)
+  axis = draw(st.integers(0, n - 1))
+  count = draw(st.integers(1, 4))
+  shapes = [sizes[:axis] + (draw(st.integers(1, 3)),) + sizes[axis + 1 :] for _ in range(count)]
+  xs = [_data(draw, data_type, s) for s in shapes]
+  desc = dml.JoinDesc(tuple(TensorDesc(data_type, s) for s in shapes), axis=axis)
+  return Case(
+    desc,
+    level,
+    xs,
+    lambda *args: dml.join(list(args[:-1]), axis=axis, feature_level=args[-1]),
+    lambda: reference.join(xs, axis=axis),
+  )
+
+
+VALID = {
+  "GATHER_ELEMENTS": gather_elements_case,
+  "GATHER_ND": gather_nd_case,
+  "REVERSE_SUBSEQUENCES": reverse_subsequences_case,
+  "JOIN": join_case,
+}
+
+
+# -- mutants ---------------------------------------------------------------------------------
+
+
+def _replace_tensor(tensor: TensorDesc, **changes) -> TensorDesc:
+  return dataclasses.replace(tensor, **changes)
+
+
+def _first_tensor_field(desc):
+  return "input_tensors" if isinstance(desc, dml.JoinDesc) else "input_tensor"
+
+
+def _with_input(desc, **changes):
+  if isinstance(desc, dml.JoinDesc):
+    first = _replace_tensor(desc.input_tensors[0], **changes)
+    return dataclasses.replace(desc, input_tensors=(first,) + desc.input_tensors[1:])
+  return dataclasses.replace(desc, input_tensor=_replace_tensor(desc.input_tensor, **changes))
+
+
+def _input_name(desc):
+  return "InputTensors[0]" if isinstance(desc, dml.JoinDesc) else "InputTensor"
+
+
+def _second(desc):
+  """(DML field name, dataclass field, tensor) of the second tensor role."""
+  if isinstance(desc, dml.JoinDesc):
+    return None
+  if isinstance(desc, dml.ReverseSubsequencesDesc):
+    return "SequenceLengthsTensor", "sequence_lengths_tensor", desc.sequence_lengths_tensor
+  return "IndicesTensor", "indices_tensor", desc.indices_tensor
+
+
+def _mutations(desc, level, draw):
+  """Yields (name, mutant descriptor, field the error must name)."""
+  table = desc.SUPPORT.at(level)
+  inputs = list(desc._inputs())
+  name, row, tensor = inputs[0]
+  n = tensor.dimension_count
+  # Forbidden data types per role at this level.
+  for field, role, role_tensor in inputs[:2]:
+    forbidden = [t for t in DataType if t not in table[role].data_types and t.numpy_dtype]
+    if forbidden:
+      bad = draw(st.sampled_from(forbidden))
+      if field.startswith("InputTensor"):
+        yield "data type", _with_input(desc, data_type=bad), f"{field}.DataType"
+      else:
+        fname = _second(desc)[1]
+        yield (
+          "data type",
+          dataclasses.replace(desc, **{fname: _replace_tensor(role_tensor, data_type=bad)}),
+          f"{field}.DataType",
+        )
+  yield (
+    "unknown type",
+    _with_input(desc, data_type=DataType.UNKNOWN),
+    f"{_input_name(desc)}.DataType",
+  )
+  # A rank the level does not allow: every tensor gets it (so only the rank is wrong).
+  low, high = table[inputs[0][1]].dimension_counts
+  wrong = [r for r in range(1, 10) if not low <= r <= high and r <= 9]
+  if wrong:
+    yield (
+      "rank",
+      _with_rank(desc, draw(st.sampled_from(wrong))),
+      f"{_input_name(desc)}.DimensionCount",
+    )
+  # Zero sizes and too many elements.
+  yield "zero size", _with_input(desc, sizes=(0,) + tensor.sizes[1:]), f"{_input_name(desc)}.Sizes"
+  yield (
+    "too many elements",
+    _with_input(desc, sizes=(2**16, 2**16) + tensor.sizes[2:] if n >= 2 else (2**32,)),
+    f"{_input_name(desc)}.Sizes",
+  )
+  # Strides, total size, alignment, flags.
+  yield "strides length", _with_input(desc, strides=(1,) * (n + 1)), f"{_input_name(desc)}.Strides"
+  yield (
+    "total size",
+    _with_input(desc, total_tensor_size_in_bytes=tensor.minimum_size_in_bytes - 4),
+    f"{_input_name(desc)}.TotalTensorSizeInBytes",
+  )
+  yield (
+    "alignment",
+    _with_input(desc, guaranteed_base_offset_alignment=3),
+    f"{_input_name(desc)}.GuaranteedBaseOffsetAlignment",
+  )
+  yield "flags", _with_input(desc, flags=2), f"{_input_name(desc)}.Flags"
+  output = desc.output
+  yield (
+    "owned output",
+    dataclasses.replace(desc, output_tensor=_replace_tensor(output, flags=1)),
+    "OutputTensor.Flags",
+  )
+  # Output sizes and data type.
+  bigger = output.sizes[:-1] + (output.sizes[-1] + 1,)
+  yield (
+    "output sizes",
+    dataclasses.replace(desc, output_tensor=_replace_tensor(output, sizes=bigger)),
+    "OutputTensor.Sizes",
+  )
+  other = DataType.INT8 if output.data_type != DataType.INT8 else DataType.UINT8
+  yield (
+    "output type",
+    dataclasses.replace(desc, output_tensor=_replace_tensor(output, data_type=other)),
+    "OutputTensor.DataType",
+  )
+  # Axis out of range.
+  if hasattr(desc, "axis"):
+    yield "axis", dataclasses.replace(desc, axis=n + draw(st.integers(0, 3))), "Axis"
+  yield from _operator_mutations(desc, level, draw)
+
+
+def _with_rank(desc, rank):
+  def fit(t: TensorDesc):
+    sizes = (t.sizes + (1,) * 9)[:rank] if rank > t.dimension_count else t.sizes[-rank:]
+    return _replace_tensor(t, sizes=(1,) * (rank - len(sizes)) + sizes)
+
+  if isinstance(desc, dml.JoinDesc):
+    return dataclasses.replace(
+      desc, input_tensors=tuple(fit(t) for t in desc.input_tensors), axis=0
+    )
+  changes = {"input_tensor": fit(desc.input_tensor)}
+  second = _second(desc)
+  changes[second[1]] = fit(second[2])
+  if isinstance(desc, dml.GatherNdDesc):
+    changes.update(
+      input_dimension_count=None, indices_dimension_count=None, batch_dimension_count=0
+    )
+  elif hasattr(desc, "axis"):
+    changes["axis"] = 0
+  return _rebuild(desc, changes)
+
+
+def _rebuild(desc, changes):
+  fields = {f.name: getattr(desc, f.name) for f in dataclasses.fields(desc)}
+  fields.update(changes)
+  if "output_tensor" in fields:
+    fields["output_tensor"] = None
+  return type(desc)(**fields)
+
+
+def _operator_mutations(desc, level, draw):
+  if isinstance(desc, dml.GatherElementsDesc):
+    n = desc.input_tensor.dimension_count
+    others = [d for d in range(n) if d != desc.axis]
+    if others:
+      d = draw(st.sampled_from(others))
+      sizes = list(desc.indices_tensor.sizes)
+      sizes[d] += 1
+      yield (
+        "indices sizes",
+        _rebuild(
+          desc, {"indices_tensor": _replace_tensor(desc.indices_tensor, sizes=tuple(sizes))}
+        ),
+        "IndicesTensor.Sizes",
+      )
+    yield (
+      "rank mismatch",
+      _rebuild(
+        desc,
+        {
+          "indices_tensor": _replace_tensor(
+            desc.indices_tensor, sizes=(1,) + desc.indices_tensor.sizes
+          )
+        },
+      ),
+      "IndicesTensor.DimensionCount",
+    )
+  elif isinstance(desc, dml.GatherNdDesc):
+    n, m, q, b = (
+      desc.input_tensor.dimension_count,
+      desc.input_dimension_count,
+      desc.indices_dimension_count,
+      desc.batch_dimension_count,
+    )
+    yield (
+      "input count",
+      _rebuild(desc, {"input_dimension_count": draw(st.sampled_from([0, n + 1]))}),
+      "InputDimensionCount",
+    )
+    yield (
+      "indices count",
+      _rebuild(desc, {"indices_dimension_count": draw(st.sampled_from([0, n + 1]))}),
+      "IndicesDimensionCount",
+    )
+    # A batch count on a level without GATHER_ND1 is reported as the operator missing.
+    no_nd1 = level < FeatureLevel.FL_3_0
+    yield (
+      "batch count",
+      _rebuild(desc, {"batch_dimension_count": min(m, q)}),
+      ("DML_OPERATOR_TYPE" if no_nd1 else "BatchDimensionCount"),
+    )
+    t_bad = m - b + 1
+    sizes = desc.indices_tensor.sizes[:-1] + (t_bad,)
+    yield (
+      "tuple size",
+      _rebuild(desc, {"indices_tensor": _replace_tensor(desc.indices_tensor, sizes=sizes)}),
+      "IndicesTensor.Sizes",
+    )
+    if b:
+      sizes = list(desc.indices_tensor.sizes)
+      sizes[n - q] += 1
+      yield (
+        "batch sizes",
+        _rebuild(
+          desc, {"indices_tensor": _replace_tensor(desc.indices_tensor, sizes=tuple(sizes))}
+        ),
+        "IndicesTensor.Sizes",
+      )
+  elif isinstance(desc, dml.ReverseSubsequencesDesc):
+    sizes = list(desc.sequence_lengths_tensor.sizes)
+    sizes[desc.axis] += 1
+    yield (
+      "lengths sizes",
+      _rebuild(
+        desc,
+        {
+          "sequence_lengths_tensor": _replace_tensor(
+            desc.sequence_lengths_tensor, sizes=tuple(sizes)
+          )
+        },
+      ),
+      "SequenceLengthsTensor.Sizes",
+    )
+  elif isinstance(desc, dml.JoinDesc):
+    yield "empty", dml.JoinDesc((), axis=0), "InputCount"
+    yield "input count", _rebuild(desc, {"input_count": len(desc.input_tensors) + 1}), "InputCount"
+    first = desc.input_tensors[0]
+    other = DataType.INT8 if first.data_type != DataType.INT8 else DataType.UINT8
+    mixed = desc.input_tensors + (_replace_tensor(first, data_type=other),)
+    yield (
+      "mixed types",
+      _rebuild(desc, {"input_tensors": mixed}),
+      f"InputTensors[{len(mixed) - 1}].DataType",
+    )
+    n = first.dimension_count
+    off = [d for d in range(n) if d != desc.axis]
+    if off:
+      d = draw(st.sampled_from(off))
+      sizes = list(first.sizes)
+      sizes[d] += 1
+      extra = desc.input_tensors + (_replace_tensor(first, sizes=tuple(sizes)),)
+      yield (
+        "off-axis sizes",
+        _rebuild(desc, {"input_tensors": extra}),
+        f"InputTensors[{len(extra) - 1}].Sizes",
+      )
+
+
+@st.composite
+def invalid_case(draw, op):
+  """(valid case, mutation name, mutant descriptor, DML field the error must name)."""
+  case = draw(VALID[op]())
+  mutants = list(_mutations(case.desc, case.level, draw))
+  name, mutant, field = draw(st.sampled_from(mutants))
+  return case, name, mutant, field
