@@ -12,6 +12,8 @@ from dml_jax._src.checked import checked as checked
 from dml_jax._src.dtypes import DataType as DataType
 from dml_jax._src.errors import DmlValidationError as DmlValidationError
 from dml_jax._src.errors import Violation as Violation
+from dml_jax._src.explain import explain as explain
+from dml_jax._src.explain import explain_html as explain_html
 from dml_jax._src.feature_level import FeatureLevel as FeatureLevel
 from dml_jax._src.ops._base import OperatorDesc as OperatorDesc
 from dml_jax._src.ops.gather_elements import GatherElementsDesc as GatherElementsDesc

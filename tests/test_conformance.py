@@ -1,14 +1,19 @@
-"""`python -m dml_jax`, the conformance report, as a user runs it."""
+"""`python -m dml_jax`, the conformance report, as a user runs it, and its options."""
 
 import dataclasses
+import json
 import subprocess
 import sys
 
 import numpy as np
+import pytest
 
 from dml_jax._src import conformance
+from dml_jax._src import device as device_lib
 from dml_jax._src.device import Runner
 from dml_jax._src.fixtures import load_fixtures
+
+DEFAULT = device_lib.describe(device_lib.default_device())  # "cpu:0", or the GPU or TPU
 
 
 def test_report_passes_every_fixture_on_the_default_device():
@@ -21,7 +26,7 @@ def test_report_passes_every_fixture_on_the_default_device():
   for fixture in load_fixtures():
     row = next(line for line in lines if f" {fixture.id} " in line)
     assert row.startswith(fixture.op) and " PASS " in row
-    assert ("cpu:0" in row) != fixture.shape_only
+    assert (DEFAULT in row) != fixture.shape_only
 
 
 def test_report_fails_on_a_wrong_output(monkeypatch, capsys):
@@ -40,3 +45,115 @@ def test_report_fails_when_the_level_rejects_an_example(capsys):
   assert conformance.main(["--feature-level", "2_1"]) == 1
   out = capsys.readouterr().out
   assert "FAIL  rejected: InputTensor.DimensionCount" in out
+
+
+def _rows(out):
+  """The result rows of a text report: (operator, example, device, PASS/FAIL)."""
+  ids = {f.id for f in load_fixtures()}
+  rows = []
+  for line in out.splitlines():
+    result = "PASS" if " PASS " in line else "FAIL" if " FAIL " in line else None
+    words = line.split(f" {result} ")[0].split()
+    if result and len(words) >= 3 and words[1] in ids:
+      rows.append((words[0], words[1], " ".join(words[2:]), result))  # "gpu:0 (NVIDIA ...)"
+  return rows
+
+
+def test_device_all_runs_every_example_on_every_platform(capsys):
+  assert conformance.main(["--device", "all"]) == 0
+  out = capsys.readouterr().out
+  devices = [device_lib.describe(d) for d in conformance._devices_for("all")]
+  platforms = [d.split(":")[0] for d in devices]
+  assert "cpu" in platforms and len(platforms) == len(set(platforms))  # one device per platform
+  rows = _rows(out)
+  with_data = [f for f in load_fixtures() if not f.shape_only]
+  shape_only = [f for f in load_fixtures() if f.shape_only]
+  assert sorted((op, i, d) for op, i, d, _ in rows) == sorted(
+    [(f.op, f.id, d) for f in with_data for d in devices] + [(f.op, f.id, "-") for f in shape_only]
+  )
+  assert all(result == "PASS" for *_, result in rows)
+  assert out.splitlines()[-1] == f"{len(rows)} passed, 0 failed"
+
+
+def test_summary_table_counts_passed_and_failed_per_operator_and_device(capsys):
+  assert conformance.main(["--device", "cpu"]) == 0
+  lines = capsys.readouterr().out.splitlines()
+  start = lines.index("summary (passed/failed):")
+  header, *body = lines[start + 1 : -1]
+  assert header.split() == ["operator", "cpu:0", "sizes", "only"]
+  table = {line.split()[0]: line.split()[1:] for line in body}
+  assert table == {
+    "GATHER_ELEMENTS": ["1/0"],
+    "GATHER_ND": ["2/0", "1/0"],
+    "GATHER_ND1": ["2/0", "1/0"],
+    "REVERSE_SUBSEQUENCES": ["2/0"],
+    "JOIN": ["5/0"],
+  }
+
+
+def test_op_selects_operators_case_insensitively(capsys):
+  assert conformance.main(["--op", "join", "--op", "GATHER_ND1"]) == 0
+  out = capsys.readouterr().out
+  assert {op for op, *_ in _rows(out)} == {"JOIN", "GATHER_ND1"}
+  count = len(load_fixtures("JOIN")) + len(load_fixtures("GATHER_ND1"))
+  assert out.splitlines()[-1] == f"{count} passed, 0 failed"
+
+
+def test_unknown_op_or_level_or_device_is_a_usage_error(capsys):
+  with pytest.raises(SystemExit) as exit_info:
+    conformance.main(["--op", "SCATTER_ND"])
+  assert exit_info.value.code == 2
+  assert "no fixtures for operator 'SCATTER_ND'" in capsys.readouterr().err
+  with pytest.raises(SystemExit):
+    conformance.main(["--feature-level", "9_9"])
+  assert "unknown DML_FEATURE_LEVEL '9_9'" in capsys.readouterr().err
+  with pytest.raises(SystemExit):
+    conformance.main(["--device", "cuda"])
+  assert "invalid choice: 'cuda'" in capsys.readouterr().err
+  if not device_lib.available_devices("tpu"):
+    with pytest.raises(SystemExit):
+      conformance.main(["--device", "tpu"])
+    assert "no tpu device available" in capsys.readouterr().err
+
+
+def test_json_is_machine_readable(capsys):
+  assert conformance.main(["--json", "--op", "GATHER_ND", "--feature-level", "4_1"]) == 0
+  captured = capsys.readouterr()
+  document = json.loads(captured.out)
+  fixtures = load_fixtures("GATHER_ND")
+  assert document["format"] == "dml_jax-conformance/1"
+  assert document["feature_level"] == "4_1" and document["devices"] == [DEFAULT]
+  assert document["passed"] == len(fixtures) and document["failed"] == 0
+  assert [r["id"] for r in document["results"]] == [f.id for f in fixtures]
+  assert document["results"][0] == {
+    "id": "gather_nd/example-1-1d-remapping",
+    "op": "GATHER_ND",
+    "device": DEFAULT,
+    "passed": True,
+    "detail": "bit-exact",
+  }
+  assert document["summary"] == {
+    "GATHER_ND": {DEFAULT: {"passed": 2, "failed": 0}, "-": {"passed": 1, "failed": 0}}
+  }
+  assert captured.err.splitlines()[-1] == f"{len(fixtures)} passed, 0 failed"
+
+
+def test_json_reports_failures_and_exits_non_zero(capsys):
+  assert conformance.main(["--json", "--feature-level", "2_1", "--op", "GATHER_ELEMENTS"]) == 1
+  document = json.loads(capsys.readouterr().out)
+  (result,) = document["results"]
+  assert not result["passed"] and result["detail"].startswith(
+    "rejected: InputTensor.DimensionCount: DML_OPERATOR_GATHER_ELEMENTS supports 4 dimensions"
+  )
+  assert document["summary"]["GATHER_ELEMENTS"][DEFAULT] == {"passed": 0, "failed": 1}
+
+
+def test_an_error_while_running_is_a_failed_row_not_a_crash(monkeypatch, capsys):
+  def broken_run(self, desc, *arrays, device=None):
+    raise RuntimeError("device lost")
+
+  monkeypatch.setattr(Runner, "run", broken_run)
+  assert conformance.main(["--op", "JOIN"]) == 1
+  out = capsys.readouterr().out
+  assert "FAIL  error: RuntimeError: device lost" in out
+  assert out.splitlines()[-1] == f"0 passed, {len(load_fixtures('JOIN'))} failed"

@@ -2,13 +2,17 @@
 
 `python -m dml_jax` prints, per operator and example, the device it ran on and
 whether the output matched DirectML's bit for bit (shape-only examples check
-the inferred output sizes). The exit status is 1 if any example fails.
+the inferred output sizes), then a summary table (passed/failed per operator
+and device) and the line ``N passed, M failed``. The exit status is 1 if any
+example fails. Options: ``--device cpu|gpu|tpu|default|all``,
+``--feature-level 4_1``, ``--op NAME`` (repeatable), ``--json``.
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import json
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -17,6 +21,7 @@ import jax
 import numpy as np
 
 from dml_jax._src import device as device_lib
+from dml_jax._src import html as _html
 from dml_jax._src.errors import DmlValidationError
 from dml_jax._src.feature_level import FeatureLevel
 from dml_jax._src.fixtures import Fixture, FixtureTensor, load_fixtures
@@ -69,22 +74,42 @@ def _bits(x: np.ndarray) -> np.ndarray:
 @dataclasses.dataclass(frozen=True)
 class Outcome:
   fixture: Fixture
-  device: str
+  device: str  # describe(device), or "-" for a shape-only example
   passed: bool
   detail: str
 
+  def as_dict(self) -> dict[str, Any]:
+    return {
+      "id": self.fixture.id,
+      "op": self.fixture.op,
+      "device": self.device,
+      "passed": self.passed,
+      "detail": self.detail,
+    }
+
+
+SIZES_ONLY = "-"
+"""The device column of a shape-only example: it checks sizes, nothing runs."""
+
 
 def check_fixture(fixture: Fixture, runner: device_lib.Runner, device: Any) -> Outcome:
-  """Runs one fixture and compares with DirectML's output, bit for bit."""
+  """Runs one fixture and compares with DirectML's output, bit for bit.
+
+  Shape-only fixtures check the inferred output sizes; nothing runs on a
+  device. An error raised while running is a failure, not a crash.
+  """
   target = device_lib._resolve(device)
-  where = device_lib.describe(target)
+  where = SIZES_ONLY if fixture.shape_only else device_lib.describe(target)
   try:
     desc = descriptor_for(fixture).validate(runner.feature_level)
   except DmlValidationError as error:
     return Outcome(fixture, where, False, f"rejected: {error.violations[0]}")
   if fixture.shape_only:
-    return Outcome(fixture, "-", True, f"output sizes {list(desc.output.sizes)}")
-  record = runner.run(desc, *_input_arrays(fixture), device=target)
+    return Outcome(fixture, where, True, f"output sizes {list(desc.output.sizes)}")
+  try:
+    record = runner.run(desc, *_input_arrays(fixture), device=target)
+  except Exception as error:  # a device failure is a FAIL row, not a crash
+    return Outcome(fixture, where, False, f"error: {type(error).__name__}: {error}")
   got, want = np.asarray(record.output), fixture.output.data
   if got.dtype != want.dtype or got.shape != want.shape:
     return Outcome(
@@ -99,36 +124,128 @@ def check_fixture(fixture: Fixture, runner: device_lib.Runner, device: Any) -> O
   return Outcome(fixture, device_lib.describe(record.device), True, "bit-exact")
 
 
+def run_report(
+  fixtures: Sequence[Fixture], devices: Sequence[jax.Device], feature_level: Any = None
+) -> list[Outcome]:
+  """Every fixture on every device (shape-only fixtures once), in fixture order."""
+  runner = device_lib.Runner(feature_level)
+  outcomes = []
+  for fixture in fixtures:
+    for target in devices[:1] if fixture.shape_only else devices:
+      outcomes.append(check_fixture(fixture, runner, target))
+  return outcomes
+
+
+def summarize(outcomes: Sequence[Outcome]) -> dict[str, dict[str, dict[str, int]]]:
+  """operator -> device -> {"passed": n, "failed": m}, in first-seen order."""
+  summary: dict[str, dict[str, dict[str, int]]] = {}
+  for o in outcomes:
+    cell = summary.setdefault(o.fixture.op, {}).setdefault(o.device, {"passed": 0, "failed": 0})
+    cell["passed" if o.passed else "failed"] += 1
+  return summary
+
+
+def _devices_for(choice: str) -> list[jax.Device]:
+  """--device: one platform's first device, JAX's default one, or every platform's first."""
+  if choice == "all":
+    firsts = (device_lib.available_devices(p)[:1] for p in device_lib.PLATFORMS)
+    return [d for found in firsts for d in found]
+  return device_lib.available_devices(choice)[:1]
+
+
+def _summary_table(outcomes: Sequence[Outcome]) -> str:
+  summary = summarize(outcomes)
+  columns = list(dict.fromkeys(o.device for o in outcomes if o.device != SIZES_ONLY))
+  if any(o.device == SIZES_ONLY for o in outcomes):
+    columns.append(SIZES_ONLY)
+  header = ["operator"] + [("sizes only" if c == SIZES_ONLY else c) for c in columns]
+  rows = []
+  for op, cells in summary.items():
+    row = [op]
+    for column in columns:
+      cell = cells.get(column)
+      row.append(f"{cell['passed']}/{cell['failed']}" if cell else "")
+    rows.append(row)
+  return "summary (passed/failed):\n" + _html.text_table(header, rows)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
   parser = argparse.ArgumentParser(
     prog="python -m dml_jax",
-    description="Runs every DirectML fixture on a JAX device and reports pass/fail.",
+    description="Runs every DirectML fixture on JAX devices and reports pass/fail, bit for bit."
+    " Exits with status 1 if any example fails.",
   )
   parser.add_argument(
-    "--device", default="default", help="cpu, gpu, tpu or default (JAX's default device)"
+    "--device",
+    default="default",
+    choices=("cpu", "gpu", "tpu", "default", "all"),
+    help="where to run: a platform's first device, JAX's default device (default), or all:"
+    " the first device of every platform present, one row per example per device",
   )
   parser.add_argument(
     "--feature-level",
     default=None,
     help="DML_FEATURE_LEVEL to validate against, e.g. 4_1 (default: newest)",
   )
+  parser.add_argument(
+    "--op",
+    action="append",
+    metavar="NAME",
+    help="only this operator's examples, e.g. GATHER_ND (repeatable; default: all)",
+  )
+  parser.add_argument(
+    "--json",
+    action="store_true",
+    help="print one JSON document instead of the tables (the summary line goes to stderr)",
+  )
   args = parser.parse_args(argv)
-  level = FeatureLevel.from_any(args.feature_level)
-  runner = device_lib.Runner(level)
-  target = device_lib.available_devices(args.device)
-  if not target:
+  try:
+    level = FeatureLevel.from_any(args.feature_level)
+    fixtures = (
+      [f for op in dict.fromkeys(o.upper() for o in args.op) for f in load_fixtures(op)]
+      if args.op
+      else list(load_fixtures())
+    )
+  except ValueError as error:
+    parser.error(str(error))
+  devices = _devices_for(args.device)
+  if not devices:
     parser.error(f"no {args.device} device available")
-  print(f"dml_jax conformance: DirectML fixtures at FL {level}, jax {jax.__version__}")
-  outcomes = [check_fixture(f, runner, target[0]) for f in load_fixtures()]
+  outcomes = run_report(fixtures, devices, level)
+  failed = sum(not o.passed for o in outcomes)
+  last_line = f"{len(outcomes) - failed} passed, {failed} failed"
+  if args.json:
+    document = {
+      "format": "dml_jax-conformance/1",
+      "jax": jax.__version__,
+      "x64": bool(jax.config.jax_enable_x64),
+      "feature_level": str(level),
+      "devices": [device_lib.describe(d) for d in devices],
+      "results": [o.as_dict() for o in outcomes],
+      "summary": summarize(outcomes),
+      "passed": len(outcomes) - failed,
+      "failed": failed,
+    }
+    print(json.dumps(document, indent=2))
+    print(last_line, file=sys.stderr)
+    return 1 if failed else 0
+  where = ", ".join(map(device_lib.describe, devices))
+  x64 = "on" if jax.config.jax_enable_x64 else "off"
+  print(
+    f"dml_jax conformance: DirectML fixtures at FL {level} on {where},"
+    f" jax {jax.__version__}, x64 {x64}"
+  )
   width = max(len(o.fixture.id) for o in outcomes)
-  print(f"{'operator':<21} {'example':<{width}}  {'device':<10} result")
+  device_width = max(10, *(len(o.device) for o in outcomes))
+  print(f"{'operator':<21} {'example':<{width}}  {'device':<{device_width}} result")
   for o in outcomes:
     print(
-      f"{o.fixture.op:<21} {o.fixture.id:<{width}}  {o.device:<10}"
+      f"{o.fixture.op:<21} {o.fixture.id:<{width}}  {o.device:<{device_width}}"
       f" {'PASS' if o.passed else 'FAIL'}  {o.detail}"
     )
-  failed = sum(not o.passed for o in outcomes)
-  print(f"{len(outcomes) - failed} passed, {failed} failed")
+  print()
+  print(_summary_table(outcomes))
+  print(last_line)
   return 1 if failed else 0
 
 

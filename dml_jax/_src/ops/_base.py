@@ -18,7 +18,7 @@ import jax
 
 from dml_jax._src import dtypes
 from dml_jax._src import html as _html
-from dml_jax._src.errors import Checker, Violation
+from dml_jax._src.errors import Checker, DmlValidationError, Violation
 from dml_jax._src.feature_level import FeatureLevel, SupportTable
 from dml_jax._src.tensor_desc import MAX_ELEMENT_COUNT, TensorDesc, _as_int
 
@@ -79,10 +79,8 @@ class OperatorDesc(abc.ABC):
     """
     level = FeatureLevel.from_any(feature_level)
     found = _violations(self, level)
-    if found:
-      check = Checker(level)
-      check.violations.extend(found)
-      check.raise_if_any(self.OPERATOR)
+    if found:  # raised here, so a notebook's traceback ends in this frame
+      raise DmlValidationError(self.OPERATOR, str(level), found)
     return self
 
   def is_valid(self, feature_level: Any = None) -> bool:
@@ -336,6 +334,7 @@ apply_jitted = jax.jit(_apply, static_argnums=0)
 
 def run(desc: OperatorDesc, feature_level: Any, *arrays: jax.Array) -> jax.Array:
   """Validates `desc` (trace-time, cached) and applies its lowering to arrays."""
+  __tracebackhide__ = True  # IPython and pytest tracebacks skip this frame
   desc.validate(feature_level)
   return apply_jitted(desc, *arrays)
 

@@ -1,0 +1,251 @@
+"""The notebook forms: `_repr_html_` of descriptors and errors, well formed and complete."""
+
+import html.parser
+
+import numpy as np
+import pytest
+
+import dml_jax as dml
+from dml_jax._src import html as html_lib
+
+VOID = {"br", "hr", "img"}
+
+
+class _Tables(html.parser.HTMLParser):
+  """Checks that tags nest, and collects every table as rows of cell texts."""
+
+  def __init__(self):
+    super().__init__(convert_charrefs=True)
+    self.open: list[str] = []
+    self.tables: list[list[list[str]]] = []
+    self.captions: list[str] = []
+    self._cell: list[str] | None = None
+    self._caption: list[str] | None = None
+
+  def handle_starttag(self, tag, attrs):
+    if tag not in VOID:
+      self.open.append(tag)
+    if tag == "table":
+      self.tables.append([])
+    elif tag == "tr":
+      self.tables[-1].append([])
+    elif tag in ("td", "th"):
+      self._cell = []
+    elif tag == "caption":
+      self._caption = []
+
+  def handle_endtag(self, tag):
+    assert self.open and self.open[-1] == tag, f"</{tag}> closes {self.open}"
+    self.open.pop()
+    if tag in ("td", "th"):
+      self.tables[-1][-1].append("".join(self._cell))
+      self._cell = None
+    elif tag == "caption":
+      self.captions.append("".join(self._caption))
+      self._caption = None
+
+  def handle_data(self, data):
+    for part in (self._cell, self._caption):
+      if part is not None:
+        part.append(data)
+
+
+def parse(markup: str) -> _Tables:
+  parser = _Tables()
+  parser.feed(markup)
+  parser.close()
+  assert not parser.open, f"unclosed: {parser.open}"
+  return parser
+
+
+def rows_by_first_cell(table):
+  return {row[0]: row[1:] for row in table}
+
+
+def test_html_object_renders_markup_and_reads_as_text():
+  page = html_lib.Html("<b>a &lt; b</b>", "a < b")
+  assert page._repr_html_() == str(page) == "<b>a &lt; b</b>"
+  assert repr(page) == "a < b"
+
+
+def test_tensor_desc_html_is_a_table_of_every_dml_field():
+  tensor = dml.TensorDesc(
+    "FLOAT16",
+    (2, 3),
+    strides=(4, 1),
+    flags=dml.TensorFlags.OWNED_BY_DML,
+    total_tensor_size_in_bytes=64,
+    guaranteed_base_offset_alignment=16,
+  )
+  parsed = parse(tensor._repr_html_())
+  assert parsed.captions == [f"DML_BUFFER_TENSOR_DESC {tensor!r}"]
+  (table,) = parsed.tables
+  assert table[0] == ["field", "value"]
+  fields = rows_by_first_cell(table[1:])
+  assert fields == {
+    "DataType": ["DML_TENSOR_DATA_TYPE_FLOAT16 (2), 16-bit"],
+    "Flags": ["DML_TENSOR_FLAG_OWNED_BY_DML (0x1)"],
+    "DimensionCount": ["2"],
+    "Sizes": ["{2,3} (6 elements)"],
+    "Strides": ["{4,1}"],
+    "TotalTensorSizeInBytes": ["64 (DMLCalcBufferTensorSize: 16)"],
+    "GuaranteedBaseOffsetAlignment": ["16"],
+  }
+  assert tensor.html().markup == tensor._repr_html_()
+
+
+def test_tensor_desc_html_spells_out_the_defaults():
+  fields = rows_by_first_cell(parse(dml.TensorDesc("INT8", (2, 3, 5))._repr_html_()).tables[0])
+  assert fields["Strides"] == ["null (packed row-major: {15,5,1})"]
+  assert fields["TotalTensorSizeInBytes"] == ["32 (= DMLCalcBufferTensorSize)"]
+  assert fields["Flags"] == ["DML_TENSOR_FLAG_NONE (0x0)"]
+  assert fields["GuaranteedBaseOffsetAlignment"] == ["0 (no promise beyond the 16-byte minimum)"]
+
+
+def test_tensor_desc_text_form_lists_the_same_fields():
+  text = repr(dml.TensorDesc("UINT32", (4,)).html())
+  assert text.splitlines()[0] == "DML_BUFFER_TENSOR_DESC UINT32[4]"
+  assert "  Sizes                          {4} (4 elements)" in text.splitlines()
+
+
+def _gather(indices_type="UINT32", rank=2, axis=0):
+  pad = (1,) * (rank - 2)
+  return dml.GatherElementsDesc(
+    dml.TensorDesc("FLOAT32", pad + (3, 3)),
+    dml.TensorDesc(indices_type, pad + (2, 3)),
+    axis=axis,
+  )
+
+
+def test_operator_html_shows_tensors_attributes_and_valid_status():
+  parsed = parse(_gather()._repr_html_())
+  tensors, attributes = parsed.tables
+  assert tensors[0] == [
+    "field",
+    "kind",
+    "DataType",
+    "Sizes",
+    "Strides",
+    "TotalTensorSizeInBytes",
+    "Flags",
+    "",
+  ]
+  assert tensors[1:] == [
+    ["InputTensor", "input", "FLOAT32", "{3,3}", "null", "36", "NONE", "\u2713"],
+    ["IndicesTensor", "input", "UINT32", "{2,3}", "null", "24", "NONE", "\u2713"],
+    ["OutputTensor", "output (inferred)", "FLOAT32", "{2,3}", "null", "24", "NONE", "\u2713"],
+  ]
+  assert attributes[1:] == [["Axis", "attribute", "0", "\u2713"]]
+  markup = _gather()._repr_html_()
+  assert "DML_OPERATOR_GATHER_ELEMENTS (DML_GATHER_ELEMENTS_OPERATOR_DESC)" in markup
+  assert "valid at DML_FEATURE_LEVEL_6_4" in markup
+
+
+def test_operator_html_at_a_chosen_level_marks_the_broken_fields():
+  desc = _gather(indices_type="INT32", axis=2)
+  page = desc.html("2_1")
+  parsed = parse(page.markup)
+  tensors, attributes, problems = parsed.tables
+  marks = {row[0]: row[-1] for row in tensors[1:] + attributes[1:]}
+  assert marks == {
+    "InputTensor": "\u2717",
+    "IndicesTensor": "\u2717",
+    "OutputTensor": "\u2713",
+    "Axis": "\u2717",
+  }
+  count = len(desc.violations("2_1"))
+  assert parsed.captions == [
+    f"\u2717 DML_OPERATOR_GATHER_ELEMENTS is invalid at DML_FEATURE_LEVEL_2_1 ({count} problems)"
+  ]
+  assert problems[0] == ["field", "rule", "found", "hint"]
+  assert [row[0] for row in problems[1:]] == [v.field for v in desc.violations("2_1")]
+  assert ["Axis", "must be in [0, DimensionCount) = [0, 2)", "2", ""] in problems
+  # the level is a choice: the same descriptor padded to rank 4 is valid at 2_1
+  assert "valid at DML_FEATURE_LEVEL_2_1" in _gather(rank=4).html("2_1").markup
+  assert page.text.splitlines()[-count - 2].startswith("DML_OPERATOR_GATHER_ELEMENTS is invalid")
+
+
+def test_operator_html_escapes_what_it_shows():
+  desc = dml.GatherElementsDesc(
+    dml.TensorDesc("FLOAT32", (3,), total_tensor_size_in_bytes=4),
+    dml.TensorDesc("UINT32", (2,)),
+    axis=0,
+  )
+  markup = desc.html().markup
+  assert "must be &gt;= DMLCalcBufferTensorSize = 12" in markup
+  assert ">= DMLCalcBufferTensorSize" not in markup.replace("&gt;=", "")
+  problems = parse(markup).tables[-1]
+  assert [
+    "InputTensor.TotalTensorSizeInBytes",
+    "must be >= DMLCalcBufferTensorSize = 12",
+    "4",
+    "",
+  ] in problems
+
+
+def test_gather_nd_html_names_the_struct_and_its_own_attributes():
+  gather_nd = dml.GatherNdDesc(dml.TensorDesc("FLOAT32", (2, 2)), dml.TensorDesc("UINT32", (2, 1)))
+  attributes = parse(gather_nd._repr_html_()).tables[1]
+  assert [row[0] for row in attributes[1:]] == ["InputDimensionCount", "IndicesDimensionCount"]
+  assert "(DML_GATHER_ND_OPERATOR_DESC)" in gather_nd._repr_html_()
+  gather_nd1 = dml.GatherNdDesc(
+    dml.TensorDesc("FLOAT32", (3, 2)), dml.TensorDesc("UINT32", (3, 1)), batch_dimension_count=1
+  )
+  attributes = parse(gather_nd1._repr_html_()).tables[1]
+  assert [row[0] for row in attributes[1:]] == [
+    "InputDimensionCount",
+    "IndicesDimensionCount",
+    "BatchDimensionCount",
+  ]
+  assert "(DML_GATHER_ND1_OPERATOR_DESC)" in gather_nd1._repr_html_()
+
+
+def test_join_html_lists_every_input_and_an_output_that_cannot_be_inferred():
+  desc = dml.JoinDesc((dml.TensorDesc("INT8", (1, 2)), dml.TensorDesc("INT8", (2,))), axis=0)
+  tensors = parse(desc._repr_html_()).tables[0]
+  assert [row[0] for row in tensors[1:]] == ["InputTensors[0]", "InputTensors[1]", "OutputTensor"]
+  assert tensors[-1][:4] == ["OutputTensor", "output (inferred)", "-", "cannot be inferred"]
+  given = dml.JoinDesc(
+    (dml.TensorDesc("INT8", (2,)),), axis=0, output_tensor=dml.TensorDesc("INT8", (2,))
+  )
+  assert parse(given._repr_html_()).tables[0][-1][:2] == ["OutputTensor", "output"]
+
+
+def test_validation_error_renders_as_a_table_and_keeps_its_message():
+  with pytest.raises(dml.DmlValidationError) as caught:
+    dml.join([np.ones(2, np.float16), np.ones(1, np.float32)], axis=0)
+  error = caught.value
+  assert str(error).splitlines()[0] == (
+    "DML_OPERATOR_JOIN descriptor is invalid at DML_FEATURE_LEVEL_6_4 (1 problem):"
+  )
+  parsed = parse(error._repr_html_())
+  assert parsed.captions == [
+    "\u2717 DML_OPERATOR_JOIN is invalid at DML_FEATURE_LEVEL_6_4 (1 problem)"
+  ]
+  ((header, row),) = parsed.tables
+  assert header == ["field", "rule", "found", "hint"]
+  assert row == [
+    "InputTensors[1].DataType",
+    "must equal InputTensors[0].DataType (FLOAT16); JOIN never converts types",
+    "FLOAT32",
+    "cast the inputs first (jnp.concatenate would promote them)",
+  ]
+  table = error.table()
+  assert table.markup == error._repr_html_()
+  title, header_line, line = repr(table).splitlines()
+  assert title == "DML_OPERATOR_JOIN is invalid at DML_FEATURE_LEVEL_6_4 (1 problem):"
+  assert header_line.split() == ["field", "rule", "found", "hint"]
+  assert line.startswith("  InputTensors[1].DataType  must equal InputTensors[0].DataType")
+  assert line.endswith("  FLOAT32  cast the inputs first (jnp.concatenate would promote them)")
+  assert header_line.index("found") == line.index("FLOAT32")  # aligned columns
+
+
+def test_explain_html_is_well_formed():
+  page = dml.explain_html(_gather(indices_type="INT32", axis=2), "2_1")
+  parsed = parse(page.markup)
+  (table,) = parsed.tables
+  assert table[0] == ["tensor", "is", "dimensions allowed", "data types allowed", "verdict"]
+  assert table[1][:3] == ["InputTensor", "FLOAT32[3,3]", "4"]
+  assert table[1][-1] == "not allowed: 2 dimensions"
+  assert table[2][-1] == "not allowed: 2 dimensions, INT32"
+  assert repr(page) == dml.explain(_gather(indices_type="INT32", axis=2), "2_1")
