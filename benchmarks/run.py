@@ -1,0 +1,1044 @@
+"""Benchmarks dml_jax's operators against a device copy (the ceiling) and peer implementations.
+
+Run from the repository root (one process does everything):
+
+  PYTHONPATH=. python3 benchmarks/run.py                          # sizes for the default device
+  PYTHONPATH=. python3 benchmarks/run.py --size small --only 'gather_elements*' --json out.json
+
+Options:
+  --size auto|tiny|small|large  auto (default): large on a GPU or TPU, small on the CPU. large is
+                                 sized for an 80 GB GPU (inputs several times its L2: 50 MB on an
+                                 H100); small for 2 CPU cores (a few minutes); tiny for the smoke
+                                 test (seconds).
+  --only PATTERN                 the cases to run: a name, an fnmatch pattern or a substring;
+                                 repeat it or separate patterns with commas. The copy ceiling
+                                 always runs.
+  --repeats N                    timed repeats per implementation (>= 5, default 7); the median
+                                 is reported.
+  --json PATH                    also write every number and every check as JSON.
+  --no-peers                     time the copy and dml_jax only.
+
+The process exits with status 1 if any correctness check fails (or an implementation raised),
+2 for bad arguments, else 0.
+
+The cases (large sizes; the small and tiny ones have the same structure, see SIZES):
+  join_axis{0,1}              JOIN of 4 float32 (4096, 8192) inputs along axis 0, axis 1.
+  gather_elements_axis{1,0}   GATHER_ELEMENTS of a float32 (8192, 8192) input with random int32
+                              indices of the same shape, along axis 1, axis 0.
+  gather_elements_axis1_{f16,i8}  the axis-1 case on float16 and int8 data.
+  gather_nd                   GATHER_ND: input (1024, 1024, 256) float32 (1 GiB), indices
+                              (1, 65536, 2) int32: 65536 row gathers of 256 floats (1 KiB each).
+                              dml_jax wants equal ranks, so the indices carry a leading 1; the
+                              output is (1, 65536, 256).
+  gather_nd1                  GATHER_ND1 with one batch dimension: input (64, 128, 128, 256)
+                              float32 (1 GiB), indices (1, 64, 1024, 2) int32 with
+                              InputDimensionCount 4, IndicesDimensionCount 3,
+                              BatchDimensionCount 1 (the leading 1 pads the indices to rank 4):
+                              per batch entry, 1024 row gathers of 256 floats; output
+                              (1, 64, 1024, 256), the same bytes as gather_nd.
+  reverse_subsequences        REVERSE_SUBSEQUENCES of a float32 (64, 4096, 1024) input along
+                              axis 1, lengths (64, 1, 1024) uint32 random in [0, 4096] per lane.
+  reverse_subsequences_equal  the same with the lengths equal across the last axis (by value:
+                              DirectML's lengths tensor is still (64, 1, 1024)); the one form
+                              ONNX ReverseSequence (one length per batch entry) can express.
+  reverse_subsequences_i8     the per-lane case on int8 data.
+
+The copy ceiling: `jax.jit(jnp.copy)` on a large float32 buffer (1 GiB at large size). jnp.copy
+traces to the jaxpr's input as its output; jax does not forward it (the copy is a primitive in
+the jaxpr), and since a jitted computation may not return a non-donated parameter's buffer, XLA
+inserts an HLO `copy` into a new buffer. The script checks both facts at run time (the compiled
+HLO holds a `copy` and the result's buffer pointer differs from the input's) and says so if not.
+Also timed where available on the same device: PyTorch `dst.copy_(src)` into a preallocated
+`dst` and, on the CPU, NumPy `np.copyto` into a preallocated array. The ceiling is the fastest of
+them, in GB/s over bytes read + bytes written.
+
+Bytes: every GB/s is over the fewest bytes the operator must move, the same for dml_jax and its
+peers: for the gathers output + indices + gathered input (= output) bytes; for JOIN twice the
+output; for REVERSE_SUBSEQUENCES twice the input plus the lengths. GB = 1e9 bytes.
+
+Timing: every implementation is called once (compilation, first touch; that output is the one
+checked) and once more, then run in untimed batches of 1, 2, 4, ... calls until a batch lasts
+half the size's target time; that fixes k, the calls per repeat, for a repeat of about the
+target time (one more untimed batch of k calls confirms it, or chooses k again if it ran much
+faster). Then `--repeats` timed batches of k calls, each giving total / k; the median over the
+repeats is shown (the JSON has them all, and the calibration batches). On a GPU the calls are
+pipelined (dispatched back to back, one wait at the end: one stream runs them in order). On the
+CPU each call is waited for: XLA:CPU can run independent dispatched executions concurrently,
+which would time throughput across overlapping calls rather than one call, and PyTorch and ONNX
+Runtime calls on the CPU are synchronous. Every case gets fresh random data, made with NumPy
+(uniform floats in [-1, 1), random int8 bytes, random in-range int32 indices, uint32 lengths in
+[0, size]) and put on the device before any timing.
+
+On the CPU, XLA's output buffers come from malloc, and glibc serves blocks above its mmap
+threshold (at most 32 MiB unless set) with a fresh mmap each time: such a call page-faults its
+whole output (16k faults for the 64 MiB jnp.copy, most of its time), and that is part of what a
+jax user gets. glibc's MALLOC_MMAP_THRESHOLD_, set before the process starts, removes it; the
+header shows it when set. PyTorch's CPU outputs come from malloc too; ONNX Runtime reuses an
+arena.
+
+Checks (any failure: exit status 1):
+  - dml_jax's output on a subset of the case (a few lanes, rows or index tuples, at most ~16k
+    elements) against the slow loop oracle `dml_jax._src.reference`, bit for bit;
+  - dml_jax's whole output against an independent vectorised NumPy formulation of the semantics
+    (np.take_along_axis with normalised, clamped indices, NumPy advanced indexing,
+    np.concatenate, computed source positions), bit for bit;
+  - every peer's whole output against dml_jax's, bit for bit.
+
+Peers, on the same data: jnp (take_along_axis, advanced indexing, lax.gather through
+`.at[...].get(mode="promise_in_bounds")`, concatenate, a take_along_axis formulation of reverse
+subsequences); PyTorch (gather, advanced indexing, cat, a gather formulation of reverse
+subsequences) on CUDA when jax runs on a GPU and torch has CUDA, on the CPU when jax runs on the
+CPU, else skipped; ONNX Runtime (GatherElements, GatherND with batch_dims, ReverseSequence, Concat;
+CPUExecutionProvider, intra_op_num_threads=2) only when jax runs on the CPU and both onnxruntime
+and onnx import. Inputs a peer cannot take as they are (int64 indices for ONNX GatherND and
+ReverseSequence, int64 lengths for torch) are converted before timing. "peer/dml" is
+peer time / dml_jax time: above 1 means dml_jax is faster; dml_jax's row shows its best peer.
+torch, onnxruntime and onnx are optional: the script never needs them.
+
+Memory: jax preallocates 75% of GPU memory at its first use, leaving PyTorch too little. The
+script therefore sets XLA_PYTHON_CLIENT_PREALLOCATE=false (unless already set) before importing
+jax, so that jax's pool grows on demand; cases run one after another and free their buffers
+(`del`, gc.collect(), torch.cuda.empty_cache()) in between. The large cases fit an 80 GB GPU.
+"""
+
+from __future__ import annotations
+
+import os
+
+# Before jax is imported: see "Memory" above.
+os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+
+import argparse
+import dataclasses
+import datetime
+import fnmatch
+import gc
+import importlib
+import json
+import math
+import platform
+import statistics
+import sys
+import time
+import traceback
+from collections.abc import Callable
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+import dml_jax as dml
+from dml_jax._src import reference
+
+# -- sizes ---------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class Sizes:
+  copy_elements: int                           # float32 elements of the copy ceiling's buffer
+  join: tuple[int, int]                        # each of the 4 JOIN inputs
+  gather_elements: tuple[int, int]             # input and indices
+  gather_nd_input: tuple[int, int, int]        # (H, W, row); tuples index (H, W)
+  gather_nd_tuples: int
+  gather_nd1_input: tuple[int, int, int, int]  # (batch, H, W, row)
+  gather_nd1_tuples: int                       # per batch entry
+  reverse: tuple[int, int, int]                # (batch, time, feature); reversed along time
+  target_s: float                              # how long one timed repeat should last
+  max_calls: int                               # at most this many calls per repeat
+
+
+SIZES = {
+    "large": Sizes(copy_elements=2**28, join=(4096, 8192), gather_elements=(8192, 8192),
+                   gather_nd_input=(1024, 1024, 256), gather_nd_tuples=65536,
+                   gather_nd1_input=(64, 128, 128, 256), gather_nd1_tuples=1024,
+                   reverse=(64, 4096, 1024), target_s=0.05, max_calls=1000),
+    "small": Sizes(copy_elements=2**25, join=(2048, 2048), gather_elements=(4096, 4096),
+                   gather_nd_input=(256, 256, 256), gather_nd_tuples=65536,
+                   gather_nd1_input=(16, 64, 64, 256), gather_nd1_tuples=4096,
+                   reverse=(16, 1024, 1024), target_s=0.1, max_calls=100),
+    "tiny": Sizes(copy_elements=4096, join=(8, 16), gather_elements=(12, 20),
+                  gather_nd_input=(8, 6, 4), gather_nd_tuples=16,
+                  gather_nd1_input=(2, 5, 4, 3), gather_nd1_tuples=6,
+                  reverse=(2, 9, 6), target_s=0.002, max_calls=20),
+}
+
+_SHORT = {"float32": "f32", "float16": "f16", "int8": "i8"}
+
+# -- optional peers ------------------------------------------------------------------------
+
+
+def _import(name: str):
+  try:
+    return importlib.import_module(name), None
+  except Exception as e:  # ImportError, or an installation that fails to load
+    return None, f"{type(e).__name__}: {e}".splitlines()[0]
+
+
+@dataclasses.dataclass
+class Env:
+  platform: str                 # jax's default backend: cpu, gpu, tpu
+  pipelined: bool               # pipeline jax calls (accelerators) or wait for each (CPU)
+  torch: Any = None
+  torch_device: str | None = None
+  torch_note: str = ""
+  ort: Any = None
+  onnx: Any = None
+  ort_note: str = ""
+
+  def torch_from_jax(self, x: jax.Array):
+    """The same data as a torch tensor on torch_device (zero-copy through DLPack if it can)."""
+    torch = self.torch
+    try:
+      t = torch.from_dlpack(x)
+      if str(t.device).split(":")[0] == self.torch_device:
+        return t
+    except Exception:  # fall back to a host round trip
+      pass
+    return torch.from_numpy(np.array(x)).to(self.torch_device)
+
+  def torch_from_numpy(self, x: np.ndarray):
+    return self.torch.from_numpy(np.ascontiguousarray(x)).to(self.torch_device)
+
+  def torch_sync(self, _=None):
+    if self.torch_device == "cuda":
+      self.torch.cuda.synchronize()
+
+
+def make_env(peers: bool) -> Env:
+  backend = jax.default_backend()
+  env = Env(platform=backend, pipelined=backend != "cpu")
+  if not peers:
+    env.torch_note = env.ort_note = "peers off (--no-peers)"
+    return env
+  torch, error = _import("torch")
+  if torch is None:
+    env.torch_note = f"not importable ({error}): no torch peers"
+  elif backend == "cpu":
+    env.torch, env.torch_device = torch, "cpu"
+    env.torch_note = f"torch {torch.__version__} on the CPU ({torch.get_num_threads()} threads)"
+  elif backend == "gpu" and torch.cuda.is_available():
+    env.torch, env.torch_device = torch, "cuda"
+    env.torch_note = (f"torch {torch.__version__} on CUDA {torch.version.cuda}"
+                      f" ({torch.cuda.get_device_name(0)})")
+  else:
+    env.torch_note = (f"torch {torch.__version__} present but cannot run on jax's device"
+                      f" ({backend}): no torch peers")
+  ort, ort_error = _import("onnxruntime")
+  onnx, onnx_error = _import("onnx")
+  versions = (f"onnxruntime {ort.__version__ if ort else 'not importable'},"
+              f" onnx {onnx.__version__ if onnx else 'not importable'}")
+  if ort is None or onnx is None:
+    env.ort_note = f"{versions}: no ONNX Runtime peers ({ort_error or onnx_error})"
+  elif backend != "cpu":
+    env.ort_note = f"{versions}: ONNX Runtime peers run only when jax runs on the CPU"
+  else:
+    env.ort, env.onnx = ort, onnx
+    env.ort_note = f"{versions}: CPUExecutionProvider, intra_op_num_threads=2"
+  return env
+
+
+# -- implementations and timing ------------------------------------------------------------
+
+
+@dataclasses.dataclass
+class Impl:
+  name: str
+  kind: str                              # dml, jax, torch, ort, numpy
+  call: Callable[[], Any]                # one call; may return before the work is done
+  sync: Callable[[Any], None]            # waits for a call's work
+  to_numpy: Callable[[Any], np.ndarray]  # an output as a NumPy array of dml_jax's shape
+  pipelined: bool = False
+  note: str = ""
+
+
+def jax_impl(env: Env, name: str, kind: str, fn, *args) -> Impl:
+  return Impl(name, kind, lambda: fn(*args), jax.block_until_ready, np.asarray,
+              pipelined=env.pipelined)
+
+
+def torch_impl(env: Env, name: str, fn, shape: tuple[int, ...], note: str = "") -> Impl:
+  return Impl(name, "torch", fn, env.torch_sync,
+              lambda out: out.cpu().numpy().reshape(shape),
+              pipelined=env.torch_device == "cuda", note=note)
+
+
+@dataclasses.dataclass
+class Timing:
+  median_s: float
+  min_s: float
+  times_s: list[float]
+  calls_per_repeat: int
+  calibration: list[tuple[int, float]]  # (calls, seconds) of the untimed batches that chose it
+
+
+def run_batch(impl: Impl, calls: int) -> float:
+  """Seconds for `calls` calls: pipelined with one wait at the end, or each waited for."""
+  start = time.perf_counter()
+  if impl.pipelined:
+    for _ in range(calls):
+      out = impl.call()
+    impl.sync(out)
+  else:
+    for _ in range(calls):
+      impl.sync(impl.call())
+  return time.perf_counter() - start
+
+
+def measure(impl: Impl, repeats: int, sizes: Sizes, first_output: Callable[[Any], None]) -> Timing:
+  """Warms up (handing the first output to `first_output`), then times `repeats` repeats.
+
+  The calls per repeat come from untimed batches of 1, 2, 4, ... calls (as timeit's autorange)
+  until one lasts half the target time; a batch of the chosen size then runs untimed once more,
+  so that the timed repeats start from the state they keep (caches, allocator, clocks). The first
+  call after a long host-side check can stall (seen on a GPU: tens of ms once), so one more
+  untimed call precedes the batches, and a final batch much faster than its estimate chooses
+  again from its own time.
+  """
+  out = impl.call()
+  impl.sync(out)
+  first_output(out)
+  del out
+  impl.sync(impl.call())
+  calibration, calls = [], 1
+  while True:
+    seconds = run_batch(impl, calls)
+    calibration.append((calls, seconds))
+    if seconds >= sizes.target_s / 2 or calls >= sizes.max_calls:
+      break
+    calls = min(sizes.max_calls, calls * 2)
+  for _ in range(2):
+    per_call = seconds / calls
+    calls = max(1, min(sizes.max_calls, round(sizes.target_s / max(per_call, 1e-9))))
+    seconds = run_batch(impl, calls)
+    calibration.append((calls, seconds))
+    if seconds / calls > per_call / 2:
+      break
+  times = [run_batch(impl, calls) / calls for _ in range(repeats)]
+  return Timing(statistics.median(times), min(times), times, calls, calibration)
+
+
+def bit_equal(a: np.ndarray, b: np.ndarray) -> bool:
+  if a.shape != b.shape or a.dtype != b.dtype:
+    return False
+  as_bits = lambda x: np.ascontiguousarray(x).view(f"u{x.dtype.itemsize}")
+  return bool(np.array_equal(as_bits(a), as_bits(b)))
+
+
+def mismatch(expected: np.ndarray, got: np.ndarray) -> str:
+  if got.shape != expected.shape or got.dtype != expected.dtype:
+    return f"got {got.dtype}{list(got.shape)}, expected {expected.dtype}{list(expected.shape)}"
+  differ = np.ascontiguousarray(got).view(np.uint8) != np.ascontiguousarray(expected).view(np.uint8)
+  return f"{int(np.count_nonzero(differ))} bytes differ"
+
+
+# -- data ----------------------------------------------------------------------------------
+
+
+def random_data(rng: np.random.Generator, shape, dtype) -> np.ndarray:
+  """Fresh random host data: uniform floats in [-1, 1), random bytes."""
+  dtype = np.dtype(dtype)
+  if dtype.kind == "f":
+    x = rng.random(shape, dtype=np.float32)
+    x *= 2
+    x -= 1
+    return x.astype(dtype, copy=False)
+  if dtype == np.int8:
+    return rng.integers(-128, 128, shape, dtype=np.int8)
+  raise NotImplementedError(dtype)
+
+
+def random_indices(rng: np.random.Generator, shape, size: int) -> np.ndarray:
+  return rng.integers(0, size, shape, dtype=np.int32)
+
+
+def edge(n: int, k: int) -> np.ndarray:
+  """The first and last k positions of a dimension of size n (all of them when n <= 2k)."""
+  return np.arange(n) if n <= 2 * k else np.concatenate([np.arange(k), np.arange(n - k, n)])
+
+
+def take(a: np.ndarray, *selections: np.ndarray) -> np.ndarray:
+  """a[np.ix_(*selections)]: the sub-tensor at the given positions of each dimension."""
+  return a[np.ix_(*selections)]
+
+
+def every(n: int) -> np.ndarray:
+  return np.arange(n)
+
+
+def normalized(indices: np.ndarray, size: int) -> np.ndarray:
+  """DirectML's index rule, vectorised: signed negatives count from the end, then clamp."""
+  if np.issubdtype(indices.dtype, np.signedinteger):
+    indices = np.where(indices < 0, indices + size, indices)
+  return np.clip(indices, 0, size - 1)
+
+
+def onnx_model(env: Env, op: str, inputs: list[tuple[str, np.ndarray]],
+               output: np.ndarray, **attributes) -> bytes:
+  helper = env.onnx.helper
+  info = lambda name, a: helper.make_tensor_value_info(
+      name, helper.np_dtype_to_tensor_dtype(a.dtype), list(a.shape))
+  node = helper.make_node(op, [name for name, _ in inputs], ["out"], **attributes)
+  graph = helper.make_graph([node], f"bench_{op}", [info(name, a) for name, a in inputs],
+                            [info("out", output)])
+  model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+  model.ir_version = 7  # opset 13's IR version: loads in any onnxruntime since 1.6
+  return model.SerializeToString()
+
+
+def ort_impl(env: Env, name: str, model: bytes, feeds: dict[str, np.ndarray],
+             shape: tuple[int, ...], note: str = "") -> Impl:
+  options = env.ort.SessionOptions()
+  options.intra_op_num_threads = 2
+  options.inter_op_num_threads = 1
+  options.log_severity_level = 3
+  session = env.ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
+  feeds = {k: np.ascontiguousarray(v) for k, v in feeds.items()}
+  return Impl(f"ort {name}", "ort", lambda: session.run(["out"], feeds)[0],
+              lambda _: None, lambda out: out.reshape(shape), note=note)
+
+
+# -- cases ---------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass
+class Case:
+  name: str
+  op: str
+  dtype: str
+  shape: str                      # compact, for the table
+  description: str
+  bytes_moved: int
+  host: list[np.ndarray]          # the data, made on the host
+  inputs: tuple[jax.Array, ...]   # the same data on jax's default device
+  dml: Callable                   # jitted, takes *inputs
+  expected: Callable[[list[np.ndarray]], np.ndarray]
+  # (oracle output on a subset, the same subset of an output) from the host inputs
+  subset: Callable[[list[np.ndarray]], tuple[np.ndarray, Callable[[np.ndarray], np.ndarray]]]
+  peers: Callable[[Env, list[np.ndarray]], list[Impl]]
+  notes: list[str] = dataclasses.field(default_factory=list)
+
+
+def join_case(sizes: Sizes, rng, axis: int, dtype=np.float32) -> Case:
+  rows, cols = sizes.join
+  host = [random_data(rng, (rows, cols), dtype) for _ in range(4)]
+  xs = device_put(host)
+  out_shape = (4 * rows, cols) if axis == 0 else (rows, 4 * cols)
+  itemsize = np.dtype(dtype).itemsize
+
+  def subset(host):
+    # The whole join axis, a few positions of the other.
+    other = edge(cols, 2) if axis == 0 else edge(rows, 2)
+    pick = (lambda a: take(a, every(a.shape[0]), other)) if axis == 0 else (
+        lambda a: take(a, other, every(a.shape[1])))
+    return reference.join([pick(x) for x in host], axis=axis), pick
+
+  def peers(env, host):
+    impls = [jax_impl(env, "jnp.concatenate", "jax",
+                      jax.jit(lambda *xs: jnp.concatenate(xs, axis=axis)), *xs)]
+    if env.torch:
+      ts = [env.torch_from_jax(x) for x in xs]
+      impls.append(torch_impl(env, "torch.cat", lambda: env.torch.cat(ts, dim=axis), out_shape))
+    if env.ort:
+      feeds = {f"x{i}": x for i, x in enumerate(host)}
+      model = onnx_model(env, "Concat", list(feeds.items()), np.empty(out_shape, dtype),
+                         axis=axis)
+      impls.append(ort_impl(env, "Concat", model, feeds, out_shape))
+    return impls
+
+  return Case(
+      name=f"join_axis{axis}", op="JOIN", dtype=np.dtype(dtype).name,
+      shape=f"4x({rows},{cols}) ax{axis}",
+      description=f"JOIN of 4 x ({rows}, {cols}) along axis {axis} -> {out_shape}",
+      bytes_moved=2 * math.prod(out_shape) * itemsize, host=host, inputs=xs,
+      dml=jax.jit(lambda *xs: dml.join(xs, axis=axis)),
+      expected=lambda host: np.concatenate(host, axis=axis), subset=subset, peers=peers)
+
+
+def gather_elements_case(sizes: Sizes, rng, axis: int, dtype=np.float32, suffix="") -> Case:
+  shape = sizes.gather_elements
+  host = [random_data(rng, shape, dtype), random_indices(rng, shape, shape[axis])]
+  x, indices = device_put(host)
+  itemsize = np.dtype(dtype).itemsize
+  out_bytes = math.prod(shape) * itemsize
+
+  def subset(host):
+    x, indices = host
+    # A few whole lanes along the axis.
+    selection = (every(shape[0]), edge(shape[1], 1)) if axis == 0 else (
+        edge(shape[0], 1), every(shape[1]))
+    pick = lambda a: take(a, *selection)
+    return reference.gather_elements(pick(x), pick(indices), axis=axis), pick
+
+  def peers(env, host):
+    impls = [
+        jax_impl(env, "jnp.take_along_axis", "jax",
+                 jax.jit(lambda x, i: jnp.take_along_axis(x, i, axis=axis)), x, indices),
+        jax_impl(env, "lax.gather (in bounds)", "jax",
+                 jax.jit(lambda x, i: jnp.take_along_axis(x, i, axis=axis,
+                                                          mode="promise_in_bounds")), x, indices),
+    ]
+    if env.torch:
+      tx, ti = env.torch_from_jax(x), env.torch_from_jax(indices)
+      impls.append(torch_impl(env, "torch.gather", lambda: env.torch.gather(tx, axis, ti), shape,
+                              note="int32 indices"))
+    if env.ort:
+      feeds = {"data": host[0], "indices": host[1]}
+      model = onnx_model(env, "GatherElements", list(feeds.items()), host[0], axis=axis)
+      impls.append(ort_impl(env, "GatherElements", model, feeds, shape, note="int32 indices"))
+    return impls
+
+  short = _SHORT[np.dtype(dtype).name]
+  return Case(
+      name=f"gather_elements_axis{axis}{suffix}", op="GATHER_ELEMENTS",
+      dtype=np.dtype(dtype).name, shape=f"{_tuple(shape)} idx i32 ax{axis}",
+      description=f"GATHER_ELEMENTS of {short} {shape} with random int32 indices {shape} along"
+                  f" axis {axis}",
+      bytes_moved=2 * out_bytes + math.prod(shape) * 4, host=host, inputs=(x, indices),
+      dml=jax.jit(lambda x, i: dml.gather_elements(x, i, axis=axis)),
+      expected=lambda host: np.take_along_axis(host[0], normalized(host[1], shape[axis]), axis),
+      subset=subset, peers=peers)
+
+
+def gather_nd_case(sizes: Sizes, rng) -> Case:
+  height, width, row = shape = sizes.gather_nd_input
+  tuples = sizes.gather_nd_tuples
+  host = [random_data(rng, shape, np.float32),
+          np.stack([random_indices(rng, (1, tuples), height),
+                    random_indices(rng, (1, tuples), width)], axis=-1)]  # (1, tuples, 2)
+  x, indices = device_put(host)
+  out_shape = (1, tuples, row)
+
+  def expected(host):
+    x, i = host
+    return x[normalized(i[..., 0], height), normalized(i[..., 1], width)]
+
+  def subset(host):
+    x, i = host
+    chosen = edge(tuples, 32)
+    pick = lambda a: a[:, chosen]
+    return reference.gather_nd(x, pick(i)), pick
+
+  def peers(env, host):
+    impls = [
+        jax_impl(env, "jnp x[i0,i1]", "jax",
+                 jax.jit(lambda x, i: x[i[..., 0], i[..., 1]]), x, indices),
+        jax_impl(env, "lax.gather (in bounds)", "jax",
+                 jax.jit(lambda x, i: x.at[i[..., 0], i[..., 1]].get(mode="promise_in_bounds")),
+                 x, indices),
+    ]
+    if env.torch:
+      tx, ti = env.torch_from_jax(x), env.torch_from_jax(indices)
+      impls.append(torch_impl(env, "torch x[i0,i1]", lambda: tx[ti[..., 0], ti[..., 1]],
+                              out_shape, note="int32 indices"))
+    if env.ort:
+      feeds = {"data": host[0], "indices": host[1].astype(np.int64)}
+      model = onnx_model(env, "GatherND", list(feeds.items()), np.empty(out_shape, np.float32))
+      impls.append(ort_impl(env, "GatherND", model, feeds, out_shape,
+                            note="int64 indices (ONNX GatherND takes no int32)"))
+    return impls
+
+  return Case(
+      name="gather_nd", op="GATHER_ND", dtype="float32",
+      shape=f"{_tuple(shape)} idx{_tuple((1, tuples, 2))}",
+      description=f"GATHER_ND of {tuples} int32 2-tuples (indices (1, {tuples}, 2)) into f32"
+                  f" {shape}: row gathers of {row} -> {out_shape}",
+      bytes_moved=2 * math.prod(out_shape) * 4 + tuples * 2 * 4, host=host,
+      inputs=(x, indices),
+      dml=jax.jit(lambda x, i: dml.gather_nd(x, i)), expected=expected, subset=subset,
+      peers=peers)
+
+
+def gather_nd1_case(sizes: Sizes, rng) -> Case:
+  batch, height, width, row = shape = sizes.gather_nd1_input
+  tuples = sizes.gather_nd1_tuples
+  host = [random_data(rng, shape, np.float32),
+          np.stack([random_indices(rng, (1, batch, tuples), height),
+                    random_indices(rng, (1, batch, tuples), width)], axis=-1)]
+  x, indices = device_put(host)
+  out_shape = (1, batch, tuples, row)
+  counts = dict(input_dimension_count=4, indices_dimension_count=3, batch_dimension_count=1)
+
+  def expected(host):
+    x, i = host
+    b = np.arange(batch)[:, None]
+    return x[b, normalized(i[0, ..., 0], height), normalized(i[0, ..., 1], width)].reshape(
+        out_shape)
+
+  def subset(host):
+    x, i = host
+    chosen_b, chosen_t = edge(batch, 1), edge(tuples, 16)
+    pick = lambda a: take(a, [0], chosen_b, chosen_t, every(a.shape[3]))
+    return reference.gather_nd(x[chosen_b], i[:, chosen_b][:, :, chosen_t], **counts), pick
+
+  def jnp_rows(x, i, **get):
+    b = lax.broadcasted_iota(jnp.int32, (batch, tuples), 0)
+    out = x.at[b, i[0, ..., 0], i[0, ..., 1]].get(**get)
+    return out.reshape(out_shape)
+
+  def peers(env, host):
+    impls = [
+        jax_impl(env, "jnp x[b,i0,i1]", "jax", jax.jit(jnp_rows), x, indices),
+        jax_impl(env, "lax.gather (in bounds)", "jax",
+                 jax.jit(lambda x, i: jnp_rows(x, i, mode="promise_in_bounds")), x, indices),
+    ]
+    if env.torch:
+      tx, ti = env.torch_from_jax(x), env.torch_from_jax(indices)
+      tb = env.torch.arange(batch, device=env.torch_device).view(batch, 1)
+      impls.append(torch_impl(env, "torch x[b,i0,i1]",
+                              lambda: tx[tb, ti[0, ..., 0], ti[0, ..., 1]], out_shape,
+                              note="int32 indices"))
+    if env.ort:
+      feeds = {"data": host[0], "indices": host[1][0].astype(np.int64)}
+      model = onnx_model(env, "GatherND", list(feeds.items()),
+                         np.empty(out_shape[1:], np.float32), batch_dims=1)
+      impls.append(ort_impl(env, "GatherND batch_dims=1", model, feeds, out_shape,
+                            note="int64 indices (batch, tuples, 2)"))
+    return impls
+
+  return Case(
+      name="gather_nd1", op="GATHER_ND1", dtype="float32",
+      shape=f"{_tuple(shape)} idx{_tuple((1, batch, tuples, 2))} b1",
+      description=f"GATHER_ND1, 1 batch dimension: f32 {shape}, int32 indices"
+                  f" (1, {batch}, {tuples}, 2), counts 4/3/1 -> {out_shape}",
+      bytes_moved=2 * math.prod(out_shape) * 4 + batch * tuples * 2 * 4, host=host,
+      inputs=(x, indices),
+      dml=jax.jit(lambda x, i: dml.gather_nd(x, i, **counts)), expected=expected,
+      subset=subset, peers=peers)
+
+
+def reverse_case(sizes: Sizes, rng, *, equal: bool, dtype=np.float32, suffix="") -> Case:
+  batch, steps, features = shape = sizes.reverse
+  if equal:  # one length per batch entry, repeated across the last axis
+    per_batch = rng.integers(0, steps + 1, (batch, 1, 1), dtype=np.uint32)
+    lengths = np.ascontiguousarray(np.broadcast_to(per_batch, (batch, 1, features)))
+  else:
+    lengths = rng.integers(0, steps + 1, (batch, 1, features), dtype=np.uint32)
+  host = [random_data(rng, shape, dtype), lengths]
+  x, lengths = device_put(host)
+  itemsize = np.dtype(dtype).itemsize
+
+  def expected(host):
+    x, lengths = host
+    clipped = np.minimum(lengths, steps).astype(np.int32)
+    position = np.arange(steps, dtype=np.int32).reshape(1, steps, 1)
+    source = np.where(position < clipped, clipped - 1 - position, position)
+    return np.take_along_axis(x, source, axis=1)
+
+  def subset(host):
+    x, lengths = host
+    chosen_b, chosen_f = edge(batch, 1), edge(features, 1)
+    pick = lambda a: take(a, chosen_b, every(a.shape[1]), chosen_f)
+    return reference.reverse_subsequences(pick(x), pick(lengths), axis=1), pick
+
+  def jnp_reverse(x, lengths):
+    clipped = jnp.minimum(lengths, steps).astype(jnp.int32)
+    position = lax.broadcasted_iota(jnp.int32, shape, 1)
+    source = jnp.where(position < clipped, clipped - 1 - position, position)
+    return jnp.take_along_axis(x, source, axis=1)
+
+  def peers(env, host):
+    impls = [jax_impl(env, "jnp take_along_axis(src)", "jax",
+                      jax.jit(jnp_reverse), x, lengths)]
+    if env.torch:
+      torch = env.torch
+      tx = env.torch_from_jax(x)
+      tl = env.torch_from_numpy(host[1].astype(np.int64))
+      position = torch.arange(steps, device=env.torch_device).view(1, steps, 1)
+
+      def torch_reverse():
+        clipped = torch.clamp(tl, max=steps)
+        source = torch.where(position < clipped, clipped - 1 - position, position)
+        return torch.gather(tx, 1, source)
+
+      impls.append(torch_impl(env, "torch.gather(src)", torch_reverse, shape,
+                              note="int64 lengths"))
+    if env.ort and equal:
+      feeds = {"x": host[0], "lengths": host[1][:, 0, 0].astype(np.int64)}
+      model = onnx_model(env, "ReverseSequence", list(feeds.items()), host[0], batch_axis=0,
+                         time_axis=1)
+      impls.append(ort_impl(env, "ReverseSequence", model, feeds, shape,
+                            note="int64 lengths, one per batch entry"))
+    return impls
+
+  notes = []
+  if not equal:
+    notes.append("no ONNX Runtime peer: ONNX ReverseSequence takes one length per batch entry"
+                 " (1-D sequence_lens), not one per lane")
+  short = _SHORT[np.dtype(dtype).name]
+  kind = "equal across the last axis" if equal else "random per lane"
+  return Case(
+      name=f"reverse_subsequences{'_equal' if equal else ''}{suffix}",
+      op="REVERSE_SUBSEQUENCES", dtype=np.dtype(dtype).name,
+      shape=f"{_tuple(shape)} L{_tuple((batch, 1, features))}{' eq' if equal else ''} ax1",
+      description=f"REVERSE_SUBSEQUENCES of {short} {shape} along axis 1, uint32 lengths"
+                  f" ({batch}, 1, {features}) in [0, {steps}], {kind}",
+      bytes_moved=2 * math.prod(shape) * itemsize + batch * features * 4, host=host,
+      inputs=(x, lengths),
+      dml=jax.jit(lambda x, n: dml.reverse_subsequences(x, n, axis=1)), expected=expected,
+      subset=subset, peers=peers, notes=notes)
+
+
+def device_put(host: list[np.ndarray]) -> tuple[jax.Array, ...]:
+  return tuple(jax.block_until_ready(jax.device_put(h)) for h in host)
+
+
+def _bytes(n: float, base: int = 1000) -> str:
+  units = ("B", "kB", "MB", "GB") if base == 1000 else ("B", "KiB", "MiB", "GiB")
+  for unit in units:
+    if n < base or unit == units[-1]:
+      return f"{n:.4g} {unit}"
+    n /= base
+  raise AssertionError
+
+
+def _tuple(t) -> str:
+  return "(" + ",".join(map(str, t)) + ")"
+
+
+CASES: dict[str, Callable[[Sizes, Any], Case]] = {
+    "join_axis0": lambda s, k: join_case(s, k, 0),
+    "join_axis1": lambda s, k: join_case(s, k, 1),
+    "gather_elements_axis1": lambda s, k: gather_elements_case(s, k, 1),
+    "gather_elements_axis0": lambda s, k: gather_elements_case(s, k, 0),
+    "gather_elements_axis1_f16": lambda s, k: gather_elements_case(s, k, 1, np.float16, "_f16"),
+    "gather_elements_axis1_i8": lambda s, k: gather_elements_case(s, k, 1, np.int8, "_i8"),
+    "gather_nd": gather_nd_case,
+    "gather_nd1": gather_nd1_case,
+    "reverse_subsequences": lambda s, k: reverse_case(s, k, equal=False),
+    "reverse_subsequences_equal": lambda s, k: reverse_case(s, k, equal=True),
+    "reverse_subsequences_i8": lambda s, k: reverse_case(s, k, equal=False, dtype=np.int8,
+                                                          suffix="_i8"),
+}
+
+# -- running -------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass
+class Row:
+  case: str
+  op: str
+  dtype: str
+  shape: str
+  impl: str
+  kind: str
+  bytes_moved: int
+  timing: Timing | None = None
+  check: str = ""           # "ok", "FAIL: ...", "ERROR: ..."
+  note: str = ""
+  ratio: float | None = None   # peer time / dml_jax time (dml_jax's row: its best peer's)
+  best_peer: str = ""
+
+  @property
+  def failed(self) -> bool:
+    return not self.check.startswith("ok") and self.check != ""
+
+  def gbps(self) -> float | None:
+    return self.bytes_moved / self.timing.median_s / 1e9 if self.timing else None
+
+
+def run_impl(row: Row, impl: Impl, repeats: int, sizes: Sizes,
+             check: Callable[[np.ndarray], str]) -> Row:
+  """Times impl into row; `check` judges its first output (a NumPy array)."""
+  def first_output(out):
+    row.check = check(impl.to_numpy(out))
+  try:
+    row.timing = measure(impl, repeats, sizes, first_output)
+  except Exception as e:
+    row.check = f"ERROR: {type(e).__name__}: {e}".splitlines()[0][:200]
+    traceback.print_exc(file=sys.stderr)
+  return row
+
+
+def copy_ceiling(env: Env, sizes: Sizes, repeats: int) -> list[Row]:
+  n = sizes.copy_elements
+  host = random_data(np.random.default_rng(1), (n,), np.float32)
+  (x,) = device_put([host])
+  nbytes = 2 * n * 4
+  shape = f"{_bytes(n * 4, 1024)} f32"
+  rows = []
+
+  def same(out):
+    return "ok" if bit_equal(host, out) else "FAIL: copy differs"
+
+  copy = jax.jit(jnp.copy)
+  hlo = copy.lower(x).compile().as_text()
+  y = copy(x)
+  materialized = " copy(" in hlo and y.unsafe_buffer_pointer() != x.unsafe_buffer_pointer()
+  del y
+  note = ("HLO copy into a new buffer" if materialized else
+          "WARNING: the copy may be elided (no HLO copy, or the same buffer)")
+  rows.append(run_impl(Row("copy", "copy", "float32", shape, "jax.jit(jnp.copy)", "jax", nbytes,
+                           note=note),
+                       jax_impl(env, "jax.jit(jnp.copy)", "jax", copy, x), repeats, sizes, same))
+  if env.torch:
+    src = env.torch_from_jax(x)
+    dst = env.torch.empty_like(src)
+    impl = Impl("torch dst.copy_(src)", "torch", lambda: dst.copy_(src),
+                env.torch_sync, lambda out: out.cpu().numpy(), pipelined=env.torch_device == "cuda")
+    rows.append(run_impl(Row("copy", "copy", "float32", shape, impl.name, "torch", nbytes,
+                             note="preallocated dst"), impl, repeats, sizes, same))
+    del src, dst
+  if env.platform == "cpu":
+    src, dst = np.array(host), np.empty_like(host)
+    impl = Impl("np.copyto(dst, src)", "numpy", lambda: np.copyto(dst, src) or dst,
+                lambda _: None, lambda out: out)
+    rows.append(run_impl(Row("copy", "copy", "float32", shape, impl.name, "numpy", nbytes,
+                             note="preallocated dst, one thread"), impl, repeats, sizes, same))
+    del src, dst
+  del x
+  return rows
+
+
+def run_case(case: Case, env: Env, sizes: Sizes, repeats: int) -> list[Row]:
+  host = case.host
+  make_row = lambda impl: Row(case.name, case.op, case.dtype, case.shape, impl.name, impl.kind,
+                              case.bytes_moved, note=impl.note)
+  dml_out: dict[str, np.ndarray] = {}
+
+  def check_dml(out: np.ndarray) -> str:
+    dml_out["out"] = out
+    problems = []
+    oracle, pick = case.subset(host)
+    if not bit_equal(oracle, pick(out)):
+      problems.append(f"reference subset {list(oracle.shape)}: {mismatch(oracle, pick(out))}")
+    expected = case.expected(host)
+    if not bit_equal(expected, out):
+      problems.append(f"NumPy formulation: {mismatch(expected, out)}")
+    return "FAIL: " + "; ".join(problems) if problems else "ok"
+
+  def check_peer(out: np.ndarray) -> str:
+    if "out" not in dml_out:
+      return "ok (dml_jax output missing: not compared)"
+    return "ok" if bit_equal(dml_out["out"], out) else (
+        f"FAIL: differs from dml_jax: {mismatch(dml_out['out'], out)}")
+
+  dml_impl = jax_impl(env, "dml_jax", "dml", case.dml, *case.inputs)
+  rows = [run_impl(make_row(dml_impl), dml_impl, repeats, sizes, check_dml)]
+  try:
+    impls = case.peers(env, host)
+  except Exception as e:
+    traceback.print_exc(file=sys.stderr)
+    rows.append(Row(case.name, case.op, case.dtype, case.shape, "(peer setup)", "peer",
+                    case.bytes_moved, check=f"ERROR: {type(e).__name__}: {e}"[:200]))
+    impls = []
+  for impl in impls:
+    rows.append(run_impl(make_row(impl), impl, repeats, sizes, check_peer))
+  del impls
+  dml_out.clear()
+  dml_row = rows[0]
+  peers = [r for r in rows[1:] if r.timing and not r.failed]
+  if dml_row.timing:
+    for r in peers:
+      r.ratio = r.timing.median_s / dml_row.timing.median_s
+    if peers:
+      best = min(peers, key=lambda r: r.timing.median_s)
+      dml_row.ratio, dml_row.best_peer = best.ratio, best.impl
+  return rows
+
+
+def free_memory(env: Env) -> None:
+  gc.collect()
+  if env.torch_device == "cuda":
+    env.torch.cuda.empty_cache()
+
+
+def peak_memory(env: Env) -> str:
+  """Peak device memory of jax's pool and torch's allocator, where they report it."""
+  parts = []
+  try:
+    stats = jax.devices()[0].memory_stats() or {}
+  except Exception:
+    stats = {}
+  if "peak_bytes_in_use" in stats:
+    parts.append(f"jax {_bytes(stats['peak_bytes_in_use'], 1024)} in use at most"
+                 + (f" of {_bytes(stats['bytes_limit'], 1024)}" if "bytes_limit" in stats else ""))
+  if env.torch_device == "cuda":
+    parts.append(f"torch {_bytes(env.torch.cuda.max_memory_allocated(), 1024)} allocated at most")
+  return ", ".join(parts)
+
+
+# -- output --------------------------------------------------------------------------------
+
+
+def header_lines(env: Env, size: str, args) -> list[str]:
+  device = jax.devices()[0]
+  cpu = platform.processor() or platform.machine()
+  try:
+    with open("/proc/cpuinfo") as f:
+      cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
+  except (OSError, StopIteration):
+    pass
+  return [
+      f"# dml_jax benchmark  {datetime.datetime.now().astimezone().isoformat(timespec='seconds')}",
+      f"# device: {device.device_kind} (jax platform {device.platform}, {jax.device_count()}"
+      f" device(s)); host: {cpu}, {os.cpu_count()} cpus",
+      f"# python {platform.python_version()}  jax {jax.__version__}  jaxlib"
+      f" {_version('jaxlib')}  numpy {np.__version__}  dml_jax {dml.__version__}",
+      f"# torch: {env.torch_note}",
+      f"# onnxruntime: {env.ort_note}",
+      f"# load average {_load()}",
+      f"# size {size}  repeats {args.repeats} (median)  target {SIZES[size].target_s * 1e3:g} ms"
+      f" per repeat  {'pipelined calls' if env.pipelined else 'each call waited for'}"
+      f"  XLA_PYTHON_CLIENT_PREALLOCATE={os.environ.get('XLA_PYTHON_CLIENT_PREALLOCATE')}"
+      + "".join(f"  {k}={v}" for k, v in sorted(os.environ.items())
+                if k.startswith(("MALLOC_", "XLA_FLAGS", "OMP_NUM_THREADS"))),
+  ]
+
+
+def _load() -> str:
+  try:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg()) + f" (on {os.cpu_count()} cpus)"
+  except OSError:
+    return "unknown"
+
+
+def _version(module: str) -> str:
+  try:
+    return importlib.import_module(module).__version__
+  except Exception:
+    return "?"
+
+
+COLUMNS = ("case", "dtype", "shape", "implementation", "median ms", "spread", "GB/s", "ceiling",
+           "peer/dml", "check")
+
+
+def table_row(row: Row, ceiling: float | None) -> tuple[str, ...]:
+  gbps = row.gbps()
+  ratio = "" if row.ratio is None else f"{row.ratio:.2f}"
+  if row.best_peer:
+    ratio += f" ({row.best_peer})"
+  check = row.check if not row.note else f"{row.check} [{row.note}]"
+  return (row.case, _SHORT.get(row.dtype, row.dtype), row.shape, row.impl,
+          f"{row.timing.median_s * 1e3:.3f}" if row.timing else "-",
+          f"{max(row.timing.times_s) / min(row.timing.times_s):.2f}" if row.timing else "-",
+          f"{gbps:.1f}" if gbps else "-",
+          f"{gbps / ceiling:.2f}" if gbps and ceiling else "-", ratio, check)
+
+
+def format_table(rows: list[tuple[str, ...]]) -> str:
+  cells = [COLUMNS, *rows]
+  widths = [max(len(r[i]) for r in cells) for i in range(len(COLUMNS) - 1)]
+  right = {4, 5, 6, 7}
+  lines = []
+  for r in cells:
+    parts = [r[i].rjust(w) if i in right else r[i].ljust(w) for i, w in enumerate(widths)]
+    lines.append("  ".join(parts + [r[-1]]).rstrip())
+  lines.insert(1, "-" * max(len(line) for line in lines))
+  return "\n".join(lines)
+
+
+def row_json(row: Row, ceiling: float | None) -> dict[str, Any]:
+  gbps = row.gbps()
+  return {
+      "case": row.case, "op": row.op, "dtype": row.dtype, "shape": row.shape,
+      "implementation": row.impl, "kind": row.kind, "bytes_moved": row.bytes_moved,
+      "median_ms": row.timing.median_s * 1e3 if row.timing else None,
+      "min_ms": row.timing.min_s * 1e3 if row.timing else None,
+      "times_ms": [t * 1e3 for t in row.timing.times_s] if row.timing else None,
+      "calls_per_repeat": row.timing.calls_per_repeat if row.timing else None,
+      "calibration": row.timing.calibration if row.timing else None,
+      "gb_per_s": gbps, "fraction_of_ceiling": gbps / ceiling if gbps and ceiling else None,
+      "peer_over_dml": row.ratio, "best_peer": row.best_peer or None,
+      "check": row.check, "passed": not row.failed, "note": row.note,
+  }
+
+
+# -- main ----------------------------------------------------------------------------------
+
+
+def parse_args(argv):
+  parser = argparse.ArgumentParser(
+      description="Benchmark dml_jax's operators against a device copy and peer implementations.",
+      epilog="What is measured, and how: the docstring of benchmarks/run.py.")
+  parser.add_argument("--size", choices=("auto", "tiny", "small", "large"), default="auto",
+                      help="auto (default): large on a GPU/TPU, small on the CPU")
+  parser.add_argument("--only", action="append", default=[], metavar="PATTERN",
+                      help="cases to run: name, fnmatch pattern or substring; repeatable,"
+                           " comma-separated")
+  parser.add_argument("--repeats", type=int, default=7, help="timed repeats, >= 5 (default 7)")
+  parser.add_argument("--json", metavar="PATH", help="also write all numbers as JSON to PATH")
+  parser.add_argument("--no-peers", action="store_true", help="time the copy and dml_jax only")
+  args = parser.parse_args(argv)
+  if args.repeats < 5:
+    parser.error("--repeats must be at least 5")
+  patterns = [p.strip() for value in args.only for p in value.split(",") if p.strip()]
+  names = [n for n in CASES
+           if not patterns or any(fnmatch.fnmatchcase(n, p) or p in n for p in patterns)]
+  if not names:
+    parser.error(f"--only {','.join(patterns)} matches no case; cases: {', '.join(CASES)}")
+  return args, names
+
+
+def main(argv=None) -> int:
+  args, names = parse_args(argv)
+  size = args.size
+  if size == "auto":
+    size = "small" if jax.default_backend() == "cpu" else "large"
+  sizes = SIZES[size]
+  env = make_env(not args.no_peers)
+  header = header_lines(env, size, args)
+  print("\n".join(header), flush=True)
+
+  rows = copy_ceiling(env, sizes, args.repeats)
+  free_memory(env)
+  ceiling_row = max((r for r in rows if r.timing and not r.failed), key=Row.gbps, default=None)
+  ceiling = ceiling_row.gbps() if ceiling_row else None
+  print(f"# copy ceiling: {ceiling or float('nan'):.1f} GB/s"
+        f" ({ceiling_row.impl if ceiling_row else 'no copy timed'}; bytes read + written)",
+        flush=True)
+
+  cases_json = []
+  for i, name in enumerate(names):
+    case = CASES[name](sizes, np.random.default_rng(1000 + i))
+    print(f"# {name}: {case.description}; {_bytes(case.bytes_moved)} to move at least"
+          + "".join(f"; {n}" for n in case.notes), flush=True)
+    case_rows = run_case(case, env, sizes, args.repeats)
+    cases_json.append({"case": name, "op": case.op, "description": case.description,
+                       "bytes_moved": case.bytes_moved, "notes": case.notes})
+    rows.extend(case_rows)
+    del case, case_rows
+    free_memory(env)
+
+  print()
+  print(format_table([table_row(r, ceiling) for r in rows]))
+  print(f"""
+spread: slowest / fastest repeat. GB/s: over the fewest bytes the operator must move (the case
+lines above); ceiling: fraction of the copy ceiling; peer/dml: peer time / dml_jax time, above
+1 when dml_jax is faster (dml_jax's row: its fastest peer that passed its check).
+lax.gather (in bounds): the jnp call with mode="promise_in_bounds", a bare lax.gather;
+(src): source positions computed in the call; torch: on {env.torch_device or "-"};
+ort: ONNX Runtime, CPU.""")
+  failed = [r for r in rows if r.failed]
+  checked = [r for r in rows if r.check]
+  memory = peak_memory(env)
+  if memory:
+    print(f"\npeak device memory: {memory}")
+  print(f"\nload average at the end: {_load()}")
+  print()
+  if failed:
+    for r in failed:
+      print(f"CHECK FAILED: {r.case} / {r.impl}: {r.check}")
+    print(f"{len(checked) - len(failed)} checks passed, {len(failed)} failed")
+  else:
+    print(f"all {len(checked)} checks passed (dml_jax vs reference subset and NumPy, peers vs"
+          f" dml_jax, bit for bit)")
+  if args.json:
+    with open(args.json, "w") as f:
+      json.dump({"header": header, "size": size, "sizes": dataclasses.asdict(sizes),
+                 "argv": sys.argv[1:], "device_kind": jax.devices()[0].device_kind,
+                 "platform": env.platform, "jax": jax.__version__,
+                 "torch": env.torch_note, "onnxruntime": env.ort_note,
+                 "ceiling_gb_per_s": ceiling, "ceiling_implementation":
+                     ceiling_row.impl if ceiling_row else None,
+                 "peak_device_memory": memory, "load_average_end": _load(),
+                 "cases": cases_json,
+                 "rows": [row_json(r, ceiling) for r in rows],
+                 "passed": not failed}, f, indent=1)
+  return 1 if failed else 0
+
+
+if __name__ == "__main__":
+  sys.exit(main())

@@ -1,0 +1,90 @@
+"""benchmarks/run.py: a tiny run as a user starts it, and its failure paths."""
+
+import importlib.util
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import types
+
+import numpy as np
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+SCRIPT = ROOT / "benchmarks" / "run.py"
+
+CASES = (
+    "join_axis0", "join_axis1",
+    "gather_elements_axis1", "gather_elements_axis0",
+    "gather_elements_axis1_f16", "gather_elements_axis1_i8",
+    "gather_nd", "gather_nd1",
+    "reverse_subsequences", "reverse_subsequences_equal", "reverse_subsequences_i8",
+)
+
+
+def _load_benchmark():
+  """benchmarks/run.py as a module (it is a script, not part of a package)."""
+  name = "dml_jax_benchmark_run"
+  if name not in sys.modules:
+    spec = importlib.util.spec_from_file_location(name, SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses look their module up while the file runs
+    try:
+      spec.loader.exec_module(module)
+    except BaseException:
+      del sys.modules[name]
+      raise
+  return sys.modules[name]
+
+
+def test_tiny_run_times_and_checks_every_case(tmp_path):
+  out = tmp_path / "bench.json"
+  env = dict(os.environ, PYTHONPATH=str(ROOT))
+  result = subprocess.run(
+      [sys.executable, str(SCRIPT), "--size", "tiny", "--json", str(out)],
+      cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+  assert result.returncode == 0, result.stdout + result.stderr
+  lines = result.stdout.splitlines()
+  assert lines[-1].startswith("all ") and " checks passed" in lines[-1], lines[-1]
+  for case in ("copy", *CASES):
+    rows = [line.split() for line in lines if line.startswith(f"{case} ")]
+    impl = "jax.jit(jnp.copy)" if case == "copy" else "dml_jax"
+    assert any(impl in " ".join(row) and "ok" in row for row in rows), (case, rows)
+  report = json.loads(out.read_text())
+  assert report["passed"] and report["size"] == "tiny"
+  assert [c["case"] for c in report["cases"]] == list(CASES)
+  dml_rows = {r["case"]: r for r in report["rows"] if r["implementation"] == "dml_jax"}
+  assert set(dml_rows) == set(CASES)
+  for row in report["rows"]:
+    assert row["passed"] and row["check"].startswith("ok"), row
+    assert row["median_ms"] > 0 and row["gb_per_s"] > 0 and len(row["times_ms"]) == 7
+
+
+def test_a_wrong_dml_output_fails_the_run(monkeypatch, capsys):
+  bench = _load_benchmark()
+  real = bench.reference
+
+  def corrupted(*args, **kwargs):
+    out = np.array(real.gather_elements(*args, **kwargs))
+    out.flat[0] += 1
+    return out
+
+  monkeypatch.setattr(bench, "reference", types.SimpleNamespace(
+      gather_elements=corrupted, gather_nd=real.gather_nd, join=real.join,
+      reverse_subsequences=real.reverse_subsequences))
+  # The oracle disagrees on gather_elements only; join still passes.
+  assert bench.main(["--size", "tiny", "--no-peers", "--only", "join_axis0,gather_elements_axis1",
+                     "--repeats", "5"]) == 1
+  out = capsys.readouterr().out
+  assert "CHECK FAILED: gather_elements_axis1 / dml_jax: FAIL: reference subset" in out
+  assert "CHECK FAILED: join_axis0" not in out
+
+
+@pytest.mark.parametrize("argv", [["--repeats", "4"], ["--only", "no_such_case"],
+                                  ["--size", "huge"]])
+def test_bad_arguments_exit_2(argv):
+  bench = _load_benchmark()
+  with pytest.raises(SystemExit) as exit_info:
+    bench.main(argv)
+  assert exit_info.value.code == 2
