@@ -11,7 +11,7 @@ from __future__ import annotations
 import abc
 import dataclasses
 import functools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, ClassVar
 
 import jax
@@ -337,6 +337,31 @@ def run(desc: OperatorDesc, feature_level: Any, *arrays: jax.Array) -> jax.Array
   __tracebackhide__ = True  # IPython and pytest tracebacks skip this frame
   desc.validate(feature_level)
   return apply_jitted(desc, *arrays)
+
+
+def call(
+  describe: Callable[..., OperatorDesc], key: tuple, feature_level: Any, *arrays: jax.Array
+) -> jax.Array:
+  """The functional API's path: `describe(*key)` validated and compiled once per key.
+
+  `key` holds what the descriptor depends on (data types, shapes, attributes), all
+  hashable, so a repeated call costs a cache lookup and a jitted call, no descriptor work.
+  """
+  __tracebackhide__ = True
+  return _plan(describe, key, FeatureLevel.from_any(feature_level))(*arrays)
+
+
+@functools.lru_cache(maxsize=4096)
+def _plan(
+  describe: Callable[..., OperatorDesc], key: tuple, level: FeatureLevel
+) -> Callable[..., jax.Array]:
+  return _jitted(describe(*key).validate(level))
+
+
+@functools.lru_cache(maxsize=4096)
+def _jitted(desc: OperatorDesc) -> Callable[..., jax.Array]:
+  """One jitted function per descriptor, whatever the level it was validated at."""
+  return jax.jit(functools.partial(_apply, desc))
 
 
 def operand(x: Any, role: str, *, is_index: bool = False):

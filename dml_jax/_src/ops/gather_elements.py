@@ -133,7 +133,11 @@ def gather_elements(input: Any, indices: Any, *, axis: int, feature_level: Any =
   """
   input, input_type = _base.operand(input, "InputTensor")
   indices, indices_type = _base.operand(indices, "IndicesTensor", is_index=True)
-  desc = GatherElementsDesc(
-    TensorDesc(input_type, input.shape), TensorDesc(indices_type, indices.shape), axis=axis
+  key = (input_type, input.shape, indices_type, indices.shape, _base.as_attribute(axis, "Axis"))
+  return _base.call(_describe, key, feature_level, input, indices)
+
+
+def _describe(input_type, input_shape, indices_type, indices_shape, axis) -> GatherElementsDesc:
+  return GatherElementsDesc(
+    TensorDesc(input_type, input_shape), TensorDesc(indices_type, indices_shape), axis=axis
   )
-  return _base.run(desc, feature_level, input, indices)

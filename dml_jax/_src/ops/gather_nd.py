@@ -205,18 +205,13 @@ class GatherNdDesc(_base.OperatorDesc):
     checked.check_indices(self.OPERATOR, indices, input_sizes[b : b + t], range(first, first + t))
     operand = input.reshape(input_sizes)
     starts = indexing.clamp_indices(indices.reshape(indices_sizes), input_sizes[b : b + t])
-    if b:
-      # Batch coordinates as explicit iota columns, not gather batching dimensions: this is
-      # the form jnp advanced indexing takes, which ran at 0.89 of the copy ceiling on an
-      # H100 where batching dimensions ran at 0.76 (BENCHMARKS.md).
-      column = indices_sizes[:-1] + (1,)
-      batch = [lax.broadcasted_iota(starts.dtype, column, d) for d in range(b)]
-      starts = lax.concatenate([*batch, starts], len(indices_sizes) - 1)
     kept = input_sizes[b + t :]
     dnums = lax.GatherDimensionNumbers(
       offset_dims=tuple(range(len(indices_sizes) - 1, len(indices_sizes) - 1 + len(kept))),
-      collapsed_slice_dims=tuple(range(b + t)),
-      start_index_map=tuple(range(b + t)),
+      collapsed_slice_dims=tuple(range(b, b + t)),
+      start_index_map=tuple(range(b, b + t)),
+      operand_batching_dims=tuple(range(b)),
+      start_indices_batching_dims=tuple(range(b)),
     )
     out = lax.gather(
       operand,
@@ -282,11 +277,23 @@ def gather_nd(
   """
   input, input_type = _base.operand(input, "InputTensor")
   indices, indices_type = _base.operand(indices, "IndicesTensor", is_index=True)
-  desc = GatherNdDesc(
-    TensorDesc(input_type, input.shape),
-    TensorDesc(indices_type, indices.shape),
-    input_dimension_count=input_dimension_count,
-    indices_dimension_count=indices_dimension_count,
-    batch_dimension_count=batch_dimension_count,
+  counts = tuple(
+    None if count is None else _base.as_attribute(count, name)
+    for count, name in (
+      (input_dimension_count, "InputDimensionCount"),
+      (indices_dimension_count, "IndicesDimensionCount"),
+    )
   )
-  return _base.run(desc, feature_level, input, indices)
+  batch = _base.as_attribute(batch_dimension_count, "BatchDimensionCount")
+  key = (input_type, input.shape, indices_type, indices.shape, *counts, batch)
+  return _base.call(_describe, key, feature_level, input, indices)
+
+
+def _describe(input_type, input_shape, indices_type, indices_shape, m, q, b) -> GatherNdDesc:
+  return GatherNdDesc(
+    TensorDesc(input_type, input_shape),
+    TensorDesc(indices_type, indices_shape),
+    input_dimension_count=m,
+    indices_dimension_count=q,
+    batch_dimension_count=b,
+  )

@@ -169,7 +169,12 @@ def join(inputs: Sequence[Any], *, axis: int, feature_level: Any = None) -> jax.
   if not isinstance(inputs, Sequence) or isinstance(inputs, str):
     raise TypeError(f"inputs must be a sequence of arrays; got {type(inputs).__name__}")
   operands = [_base.operand(x, f"InputTensors[{i}]") for i, x in enumerate(inputs)]
-  desc = JoinDesc(
-    tuple(TensorDesc(data_type, array.shape) for array, data_type in operands), axis=axis
+  key = (
+    tuple((data_type, array.shape) for array, data_type in operands),
+    _base.as_attribute(axis, "Axis"),
   )
-  return _base.run(desc, feature_level, *(array for array, _ in operands))
+  return _base.call(_describe, key, feature_level, *(array for array, _ in operands))
+
+
+def _describe(inputs, axis) -> JoinDesc:
+  return JoinDesc(tuple(TensorDesc(data_type, shape) for data_type, shape in inputs), axis=axis)

@@ -152,7 +152,11 @@ def reverse_subsequences(
   """
   input, input_type = _base.operand(input, "InputTensor")
   lengths, lengths_type = _base.operand(sequence_lengths, "SequenceLengthsTensor", is_index=True)
-  desc = ReverseSubsequencesDesc(
-    TensorDesc(input_type, input.shape), TensorDesc(lengths_type, lengths.shape), axis=axis
+  key = (input_type, input.shape, lengths_type, lengths.shape, _base.as_attribute(axis, "Axis"))
+  return _base.call(_describe, key, feature_level, input, lengths)
+
+
+def _describe(input_type, input_shape, lengths_type, lengths_shape, axis):
+  return ReverseSubsequencesDesc(
+    TensorDesc(input_type, input_shape), TensorDesc(lengths_type, lengths_shape), axis=axis
   )
-  return _base.run(desc, feature_level, input, lengths)

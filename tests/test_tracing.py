@@ -1,0 +1,71 @@
+"""The functional API traces and validates once per shapes and dtypes, never per call."""
+
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import dml_jax as dml
+from dml_jax._src.ops import _base
+from dml_jax._src.ops.gather_elements import GatherElementsDesc
+from dml_jax._src.ops.gather_nd import GatherNdDesc
+from dml_jax._src.ops.join import JoinDesc
+from dml_jax._src.ops.reverse_subsequences import ReverseSubsequencesDesc
+
+
+@pytest.fixture
+def traces(monkeypatch):
+  """Counts calls of each descriptor's lowering (one per trace) and of validation."""
+  counts = {"lower": 0, "validate": 0}
+  for cls in (GatherElementsDesc, GatherNdDesc, JoinDesc, ReverseSubsequencesDesc):
+    original = cls.lower
+
+    def lower(self, *arrays, _original=original):
+      counts["lower"] += 1
+      return _original(self, *arrays)
+
+    monkeypatch.setattr(cls, "lower", lower)
+  original_validate = _base.OperatorDesc.validate
+
+  def validate(self, *args):
+    counts["validate"] += 1
+    return original_validate(self, *args)
+
+  monkeypatch.setattr(_base.OperatorDesc, "validate", validate)
+  _base._plan.cache_clear()
+  _base._jitted.cache_clear()
+  yield counts
+  _base._plan.cache_clear()
+  _base._jitted.cache_clear()
+
+
+CALLS = {
+  "gather_elements": lambda k: dml.gather_elements(
+    jnp.full((3, 5), k, jnp.float32), jnp.full((2, 5), k % 3, jnp.int32), axis=0
+  ),
+  "gather_nd": lambda k: dml.gather_nd(
+    jnp.full((3, 5), k, jnp.int8), jnp.full((4, 1), -k, jnp.int32), batch_dimension_count=0
+  ),
+  "gather_nd1": lambda k: dml.gather_nd(
+    jnp.full((3, 5), k, jnp.int8), jnp.full((3, 1), k, jnp.uint32), batch_dimension_count=1
+  ),
+  "reverse_subsequences": lambda k: dml.reverse_subsequences(
+    jnp.full((3, 5), k, jnp.float16), jnp.full((3, 1), k, jnp.uint32), axis=1
+  ),
+  "join": lambda k: dml.join([jnp.full((1, 5), k, jnp.int16), jnp.ones((2, 5), jnp.int16)], axis=0),
+}
+
+
+@pytest.mark.parametrize("name", list(CALLS))
+def test_repeated_calls_trace_and_validate_once(name, traces):
+  for k in range(5):
+    CALLS[name](k).block_until_ready()
+  assert traces == {"lower": 1, "validate": 1}
+
+
+def test_new_shapes_trace_again(traces):
+  x = np.zeros((3, 5), np.float32)
+  dml.gather_elements(x, np.zeros((2, 5), np.int32), axis=0)
+  dml.gather_elements(x, np.zeros((2, 5), np.int32), axis=0)
+  dml.gather_elements(x, np.zeros((4, 5), np.int32), axis=0)
+  dml.gather_elements(x, np.zeros((4, 5), np.int32), axis=0, feature_level="4_1")
+  assert traces == {"lower": 2, "validate": 3}
