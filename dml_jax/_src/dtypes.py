@@ -131,6 +131,7 @@ _TO_NUMPY = {
   DataType.UINT8: np.dtype(np.uint8),
 }
 _FROM_NUMPY = {dt: t for t, dt in _TO_NUMPY.items()}
+_INTEGER_TYPES = frozenset(t for t, dt in _TO_NUMPY.items() if dt.kind in "iu")
 
 # Named groups used by the operators' tensor-support tables.
 FLOAT_AND_INT_16_32 = (
@@ -170,7 +171,10 @@ def as_operand(x: Any, *, role: str, is_index: bool = False) -> tuple[Any, DataT
       with x64 off.
     ValueError: for 64-bit host indices that do not fit in 32 bits with x64 off.
   """
-  if isinstance(x, jax.Array):  # concrete arrays and tracers
+  if isinstance(x, jax.Array):  # concrete arrays and tracers; never 64-bit with x64 off
+    data_type = _FROM_NUMPY.get(x.dtype)
+    if data_type is not None and (not is_index or data_type in _INTEGER_TYPES):
+      return x, data_type
     array = x
   elif isinstance(x, np.ndarray | np.generic):
     array = np.asarray(x)

@@ -18,6 +18,7 @@ import jax
 
 from dml_jax._src import dtypes
 from dml_jax._src import html as _html
+from dml_jax._src.dtypes import DataType
 from dml_jax._src.errors import Checker, DmlValidationError, Violation
 from dml_jax._src.feature_level import FeatureLevel, SupportTable
 from dml_jax._src.tensor_desc import MAX_ELEMENT_COUNT, TensorDesc, _as_int
@@ -339,30 +340,32 @@ def run(desc: OperatorDesc, feature_level: Any, *arrays: jax.Array) -> jax.Array
   return apply_jitted(desc, *arrays)
 
 
-def call(
-  describe: Callable[..., OperatorDesc], key: tuple, feature_level: Any, *arrays: jax.Array
-) -> jax.Array:
-  """The functional API's path: `describe(*key)` validated and compiled once per key.
+def operator_function(describe: Callable[..., OperatorDesc]) -> Callable[..., jax.Array]:
+  """The functional API's jitted body: describe, validate and lower, at trace time.
 
-  `key` holds what the descriptor depends on (data types, shapes, attributes), all
-  hashable, so a repeated call costs a cache lookup and a jitted call, no descriptor work.
+  Returns `fn(static, *arrays)`, jitted with `static` = (feature level, declared
+  DirectML data types, *attributes) as its one static argument; `describe(types,
+  shapes, *attributes)` builds the descriptor. A repeated eager call with the same
+  shapes is a plain jitted call, with no descriptor work; inside another
+  transformation the lowering is inlined.
   """
-  __tracebackhide__ = True
-  return _plan(describe, key, FeatureLevel.from_any(feature_level))(*arrays)
+
+  def apply(static: tuple, *arrays: jax.Array) -> jax.Array:
+    level, types, *attributes = static
+    desc = describe(types, tuple(a.shape for a in arrays), *attributes)
+    desc.validate(level)
+    with jax.named_scope(f"dml.{desc.OPERATOR}"):
+      return desc.lower(*arrays)
+
+  apply.__name__ = f"dml_{describe.__name__.removeprefix('_describe_')}"
+  return jax.jit(apply, static_argnums=0)
 
 
-@functools.lru_cache(maxsize=4096)
-def _plan(
-  describe: Callable[..., OperatorDesc], key: tuple, level: FeatureLevel
-) -> Callable[..., jax.Array]:
-  return _jitted(describe(*key).validate(level))
-
-
-@functools.lru_cache(maxsize=4096)
-def _jitted(desc: OperatorDesc) -> Callable[..., jax.Array]:
-  """One jitted function per descriptor, whatever the level it was validated at."""
-  return jax.jit(functools.partial(_apply, desc))
-
-
-def operand(x: Any, role: str, *, is_index: bool = False):
-  return dtypes.as_operand(x, role=role, is_index=is_index)
+def operands(*arguments: tuple[Any, str, bool]) -> tuple[list[Any], tuple[DataType, ...]]:
+  """(argument, DML field, is_index) triples -> arrays JAX can hold and their DataTypes."""
+  arrays, types = [], []
+  for x, role, is_index in arguments:
+    array, data_type = dtypes.as_operand(x, role=role, is_index=is_index)
+    arrays.append(array)
+    types.append(data_type)
+  return arrays, tuple(types)

@@ -131,13 +131,17 @@ def gather_elements(input: Any, indices: Any, *, axis: int, feature_level: Any =
     Array([[4., 8., 3.],
            [7., 2., 3.]], dtype=float32)
   """
-  input, input_type = _base.operand(input, "InputTensor")
-  indices, indices_type = _base.operand(indices, "IndicesTensor", is_index=True)
-  key = (input_type, input.shape, indices_type, indices.shape, _base.as_attribute(axis, "Axis"))
-  return _base.call(_describe, key, feature_level, input, indices)
-
-
-def _describe(input_type, input_shape, indices_type, indices_shape, axis) -> GatherElementsDesc:
-  return GatherElementsDesc(
-    TensorDesc(input_type, input_shape), TensorDesc(indices_type, indices_shape), axis=axis
+  (input, indices), types = _base.operands(
+    (input, "InputTensor", False), (indices, "IndicesTensor", True)
   )
+  static = (FeatureLevel.from_any(feature_level), types, _base.as_attribute(axis, "Axis"))
+  return _gather_elements(static, input, indices)
+
+
+def _describe_gather_elements(types, shapes, axis) -> GatherElementsDesc:
+  return GatherElementsDesc(
+    TensorDesc(types[0], shapes[0]), TensorDesc(types[1], shapes[1]), axis=axis
+  )
+
+
+_gather_elements = _base.operator_function(_describe_gather_elements)

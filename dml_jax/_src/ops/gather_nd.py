@@ -275,25 +275,28 @@ def gather_nd(
     Array([[2., 3.],
            [0., 1.]], dtype=float32)
   """
-  input, input_type = _base.operand(input, "InputTensor")
-  indices, indices_type = _base.operand(indices, "IndicesTensor", is_index=True)
-  counts = tuple(
-    None if count is None else _base.as_attribute(count, name)
-    for count, name in (
-      (input_dimension_count, "InputDimensionCount"),
-      (indices_dimension_count, "IndicesDimensionCount"),
-    )
+  (input, indices), types = _base.operands(
+    (input, "InputTensor", False), (indices, "IndicesTensor", True)
   )
-  batch = _base.as_attribute(batch_dimension_count, "BatchDimensionCount")
-  key = (input_type, input.shape, indices_type, indices.shape, *counts, batch)
-  return _base.call(_describe, key, feature_level, input, indices)
+  as_count = lambda count, name: None if count is None else _base.as_attribute(count, name)
+  static = (
+    FeatureLevel.from_any(feature_level),
+    types,
+    as_count(input_dimension_count, "InputDimensionCount"),
+    as_count(indices_dimension_count, "IndicesDimensionCount"),
+    _base.as_attribute(batch_dimension_count, "BatchDimensionCount"),
+  )
+  return _gather_nd(static, input, indices)
 
 
-def _describe(input_type, input_shape, indices_type, indices_shape, m, q, b) -> GatherNdDesc:
+def _describe_gather_nd(types, shapes, m, q, b) -> GatherNdDesc:
   return GatherNdDesc(
-    TensorDesc(input_type, input_shape),
-    TensorDesc(indices_type, indices_shape),
+    TensorDesc(types[0], shapes[0]),
+    TensorDesc(types[1], shapes[1]),
     input_dimension_count=m,
     indices_dimension_count=q,
     batch_dimension_count=b,
   )
+
+
+_gather_nd = _base.operator_function(_describe_gather_nd)

@@ -168,13 +168,13 @@ def join(inputs: Sequence[Any], *, axis: int, feature_level: Any = None) -> jax.
   """
   if not isinstance(inputs, Sequence) or isinstance(inputs, str):
     raise TypeError(f"inputs must be a sequence of arrays; got {type(inputs).__name__}")
-  operands = [_base.operand(x, f"InputTensors[{i}]") for i, x in enumerate(inputs)]
-  key = (
-    tuple((data_type, array.shape) for array, data_type in operands),
-    _base.as_attribute(axis, "Axis"),
-  )
-  return _base.call(_describe, key, feature_level, *(array for array, _ in operands))
+  arrays, types = _base.operands(*((x, f"InputTensors[{i}]", False) for i, x in enumerate(inputs)))
+  static = (FeatureLevel.from_any(feature_level), types, _base.as_attribute(axis, "Axis"))
+  return _join(static, *arrays)
 
 
-def _describe(inputs, axis) -> JoinDesc:
-  return JoinDesc(tuple(TensorDesc(data_type, shape) for data_type, shape in inputs), axis=axis)
+def _describe_join(types, shapes, axis) -> JoinDesc:
+  return JoinDesc(tuple(map(TensorDesc, types, shapes)), axis=axis)
+
+
+_join = _base.operator_function(_describe_join)

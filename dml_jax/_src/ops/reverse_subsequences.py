@@ -150,13 +150,17 @@ def reverse_subsequences(
     Array([[2, 1, 0, 3],
            [7, 6, 5, 4]], dtype=int32)
   """
-  input, input_type = _base.operand(input, "InputTensor")
-  lengths, lengths_type = _base.operand(sequence_lengths, "SequenceLengthsTensor", is_index=True)
-  key = (input_type, input.shape, lengths_type, lengths.shape, _base.as_attribute(axis, "Axis"))
-  return _base.call(_describe, key, feature_level, input, lengths)
-
-
-def _describe(input_type, input_shape, lengths_type, lengths_shape, axis):
-  return ReverseSubsequencesDesc(
-    TensorDesc(input_type, input_shape), TensorDesc(lengths_type, lengths_shape), axis=axis
+  (input, lengths), types = _base.operands(
+    (input, "InputTensor", False), (sequence_lengths, "SequenceLengthsTensor", True)
   )
+  static = (FeatureLevel.from_any(feature_level), types, _base.as_attribute(axis, "Axis"))
+  return _reverse_subsequences(static, input, lengths)
+
+
+def _describe_reverse_subsequences(types, shapes, axis) -> ReverseSubsequencesDesc:
+  return ReverseSubsequencesDesc(
+    TensorDesc(types[0], shapes[0]), TensorDesc(types[1], shapes[1]), axis=axis
+  )
+
+
+_reverse_subsequences = _base.operator_function(_describe_reverse_subsequences)
