@@ -15,11 +15,17 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "benchmarks" / "run.py"
 
 CASES = (
-    "join_axis0", "join_axis1",
-    "gather_elements_axis1", "gather_elements_axis0",
-    "gather_elements_axis1_f16", "gather_elements_axis1_i8",
-    "gather_nd", "gather_nd1",
-    "reverse_subsequences", "reverse_subsequences_equal", "reverse_subsequences_i8",
+  "join_axis0",
+  "join_axis1",
+  "gather_elements_axis1",
+  "gather_elements_axis0",
+  "gather_elements_axis1_f16",
+  "gather_elements_axis1_i8",
+  "gather_nd",
+  "gather_nd1",
+  "reverse_subsequences",
+  "reverse_subsequences_equal",
+  "reverse_subsequences_i8",
 )
 
 
@@ -42,8 +48,13 @@ def test_tiny_run_times_and_checks_every_case(tmp_path):
   out = tmp_path / "bench.json"
   env = dict(os.environ, PYTHONPATH=str(ROOT))
   result = subprocess.run(
-      [sys.executable, str(SCRIPT), "--size", "tiny", "--json", str(out)],
-      cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    [sys.executable, str(SCRIPT), "--size", "tiny", "--json", str(out)],
+    cwd=ROOT,
+    env=env,
+    capture_output=True,
+    text=True,
+    timeout=120,
+  )
   assert result.returncode == 0, result.stdout + result.stderr
   lines = result.stdout.splitlines()
   assert lines[-1].startswith("all ") and " checks passed" in lines[-1], lines[-1]
@@ -70,19 +81,39 @@ def test_a_wrong_dml_output_fails_the_run(monkeypatch, capsys):
     out.flat[0] += 1
     return out
 
-  monkeypatch.setattr(bench, "reference", types.SimpleNamespace(
-      gather_elements=corrupted, gather_nd=real.gather_nd, join=real.join,
-      reverse_subsequences=real.reverse_subsequences))
+  monkeypatch.setattr(
+    bench,
+    "reference",
+    types.SimpleNamespace(
+      gather_elements=corrupted,
+      gather_nd=real.gather_nd,
+      join=real.join,
+      reverse_subsequences=real.reverse_subsequences,
+    ),
+  )
   # The oracle disagrees on gather_elements only; join still passes.
-  assert bench.main(["--size", "tiny", "--no-peers", "--only", "join_axis0,gather_elements_axis1",
-                     "--repeats", "5"]) == 1
+  assert (
+    bench.main(
+      [
+        "--size",
+        "tiny",
+        "--no-peers",
+        "--only",
+        "join_axis0,gather_elements_axis1",
+        "--repeats",
+        "5",
+      ]
+    )
+    == 1
+  )
   out = capsys.readouterr().out
   assert "CHECK FAILED: gather_elements_axis1 / dml_jax: FAIL: reference subset" in out
   assert "CHECK FAILED: join_axis0" not in out
 
 
-@pytest.mark.parametrize("argv", [["--repeats", "4"], ["--only", "no_such_case"],
-                                  ["--size", "huge"]])
+@pytest.mark.parametrize(
+  "argv", [["--repeats", "4"], ["--only", "no_such_case"], ["--size", "huge"]]
+)
 def test_bad_arguments_exit_2(argv):
   bench = _load_benchmark()
   with pytest.raises(SystemExit) as exit_info:

@@ -53,7 +53,7 @@ def test_functional_api_under_jit_reproduces_fixture(fixture):
 @pytest.mark.parametrize("fixture", WITH_DATA, ids=lambda f: f.id)
 def test_runner_reproduces_fixture(fixture):
   desc = conformance.descriptor_for(fixture)
-  record = Runner().run(desc, *conformance._input_arrays(fixture), device="cpu")
+  record = Runner().run(desc, *conformance.input_arrays(fixture), device="cpu")
   assert_bits_equal(record.output, fixture.output.data)
 
 

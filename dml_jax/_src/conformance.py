@@ -60,7 +60,7 @@ def descriptor_for(fixture: Fixture) -> OperatorDesc:
   return _BUILDERS[fixture.op](tensors, fixture.params, _tensor(fixture.output))
 
 
-def _input_arrays(fixture: Fixture) -> list[np.ndarray]:
+def input_arrays(fixture: Fixture) -> list[np.ndarray]:
   arrays = []
   for value in fixture.arrays().values():
     arrays.extend(value if isinstance(value, tuple) else [value])
@@ -98,7 +98,7 @@ def check_fixture(fixture: Fixture, runner: device_lib.Runner, device: Any) -> O
   Shape-only fixtures check the inferred output sizes; nothing runs on a
   device. An error raised while running is a failure, not a crash.
   """
-  target = device_lib._resolve(device)
+  target = device_lib.resolve(device)
   where = SIZES_ONLY if fixture.shape_only else device_lib.describe(target)
   try:
     desc = descriptor_for(fixture).validate(runner.feature_level)
@@ -107,7 +107,7 @@ def check_fixture(fixture: Fixture, runner: device_lib.Runner, device: Any) -> O
   if fixture.shape_only:
     return Outcome(fixture, where, True, f"output sizes {list(desc.output.sizes)}")
   try:
-    record = runner.run(desc, *_input_arrays(fixture), device=target)
+    record = runner.run(desc, *input_arrays(fixture), device=target)
   except Exception as error:  # a device failure is a FAIL row, not a crash
     return Outcome(fixture, where, False, f"error: {type(error).__name__}: {error}")
   got, want = np.asarray(record.output), fixture.output.data

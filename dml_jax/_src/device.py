@@ -65,7 +65,8 @@ def describe(device: jax.Device) -> str:
   return f"{name} ({kind})" if kind and device.platform != "cpu" else name
 
 
-def _resolve(device: jax.Device | str | None) -> jax.Device:
+def resolve(device: jax.Device | str | None) -> jax.Device:
+  """A jax.Device from a device, a platform name ('cpu', 'gpu', 'tpu', 'default') or None."""
   if device is None:
     return default_device()
   if isinstance(device, str):
@@ -132,7 +133,7 @@ class Runner:
       ValueError, TypeError: if the arrays do not match the descriptor.
     """
     desc.validate(self.feature_level)
-    target = _resolve(device)
+    target = resolve(device)
     operands = _operands(desc, arrays)
     start = time.perf_counter()
     placed = [jax.device_put(x, target) for x in operands]
