@@ -330,14 +330,7 @@ def _apply(desc: OperatorDesc, *arrays: jax.Array) -> jax.Array:
 
 
 apply_jitted = jax.jit(_apply, static_argnums=0)
-"""`desc.lower` under jit, compiled once per descriptor and input avals."""
-
-
-def run(desc: OperatorDesc, feature_level: Any, *arrays: jax.Array) -> jax.Array:
-  """Validates `desc` (trace-time, cached) and applies its lowering to arrays."""
-  __tracebackhide__ = True  # IPython and pytest tracebacks skip this frame
-  desc.validate(feature_level)
-  return apply_jitted(desc, *arrays)
+"""`desc.lower` under jit, for a descriptor validated already (the device layer's path)."""
 
 
 def operator_function(describe: Callable[..., OperatorDesc]) -> Callable[..., jax.Array]:
@@ -353,9 +346,7 @@ def operator_function(describe: Callable[..., OperatorDesc]) -> Callable[..., ja
   def apply(static: tuple, *arrays: jax.Array) -> jax.Array:
     level, types, *attributes = static
     desc = describe(types, tuple(a.shape for a in arrays), *attributes)
-    desc.validate(level)
-    with jax.named_scope(f"dml.{desc.OPERATOR}"):
-      return desc.lower(*arrays)
+    return _apply(desc.validate(level), *arrays)
 
   apply.__name__ = f"dml_{describe.__name__.removeprefix('_describe_')}"
   return jax.jit(apply, static_argnums=0)
