@@ -7,8 +7,11 @@ Examples:
   Array([[1., 1., 0.]], dtype=float16)
 """
 
+from dml_jax import device as device
 from dml_jax._src.checked import DmlIndexError as DmlIndexError
 from dml_jax._src.checked import checked as checked
+from dml_jax._src.device import Runner as Runner
+from dml_jax._src.device import RunRecord as RunRecord
 from dml_jax._src.dtypes import DataType as DataType
 from dml_jax._src.errors import DmlValidationError as DmlValidationError
 from dml_jax._src.errors import Violation as Violation
