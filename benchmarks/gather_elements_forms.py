@@ -9,41 +9,15 @@ Each is checked against NumPy and timed as pipelined jitted calls against a devi
 Usage: PYTHONPATH=. python3 benchmarks/gather_elements_forms.py
 """
 
-import statistics
-import time
-
 import jax
 import jax.numpy as jnp
 import numpy as np
+from _timing import timed  # benchmarks/ is on sys.path when a script in it runs
 from jax import lax
 
+from dml_jax._src.indexing import gather_along_axis as batching  # dml_jax's form
+
 IN_BOUNDS = lax.GatherScatterMode.PROMISE_IN_BOUNDS
-
-
-def timed(fn, *args, calls=30, repeats=7):
-  fn(*args).block_until_ready()
-  fn(*args).block_until_ready()
-  times = []
-  for _ in range(repeats):
-    start = time.perf_counter()
-    for _ in range(calls):
-      out = fn(*args)
-    out.block_until_ready()
-    times.append((time.perf_counter() - start) / calls)
-  return statistics.median(times)
-
-
-def batching(x, src, axis):
-  n = x.ndim
-  batch = tuple(d for d in range(n) if d != axis)
-  dn = lax.GatherDimensionNumbers(
-    offset_dims=(),
-    collapsed_slice_dims=(axis,),
-    start_index_map=(axis,),
-    operand_batching_dims=batch,
-    start_indices_batching_dims=batch,
-  )
-  return lax.gather(x, src[..., None], dn, (1,) * n, mode=IN_BOUNDS)
 
 
 def columns(x, src, axis):

@@ -9,27 +9,13 @@ Each is checked against NumPy and timed as pipelined jitted calls (median of rep
 Usage: PYTHONPATH=. python3 benchmarks/gather_nd_forms.py
 """
 
-import statistics
-import time
-
 import jax
 import jax.numpy as jnp
 import numpy as np
+from _timing import timed  # benchmarks/ is on sys.path when a script in it runs
 from jax import lax
 
 IN_BOUNDS = lax.GatherScatterMode.PROMISE_IN_BOUNDS
-
-
-def timed(fn, *args, calls=50, repeats=7):
-  fn(*args).block_until_ready()
-  times = []
-  for _ in range(repeats):
-    start = time.perf_counter()
-    for _ in range(calls):
-      out = fn(*args)
-    out.block_until_ready()
-    times.append((time.perf_counter() - start) / calls)
-  return statistics.median(times)
 
 
 def columns(x, idx, b):
@@ -109,7 +95,7 @@ def main():
     want = x_np[flat_b, first[:, 0], first[:, 1]] if b else x_np[first[:, 0], first[:, 1]]
     print(name)
     for form in (batching, columns, linear):
-      fn = jax.jit(lambda x, i, form=form: form(x, i, b))
+      fn = jax.jit(lambda x, i, form=form, b=b: form(x, i, b))
       got = np.asarray(fn(x, idx)).reshape(want.shape)
       ok = np.array_equal(got, want)
       seconds = timed(fn, x, idx)

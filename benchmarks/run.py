@@ -137,31 +137,55 @@ from dml_jax._src import reference
 
 @dataclasses.dataclass(frozen=True)
 class Sizes:
-  copy_elements: int                           # float32 elements of the copy ceiling's buffer
-  join: tuple[int, int]                        # each of the 4 JOIN inputs
-  gather_elements: tuple[int, int]             # input and indices
-  gather_nd_input: tuple[int, int, int]        # (H, W, row); tuples index (H, W)
+  copy_elements: int  # float32 elements of the copy ceiling's buffer
+  join: tuple[int, int]  # each of the 4 JOIN inputs
+  gather_elements: tuple[int, int]  # input and indices
+  gather_nd_input: tuple[int, int, int]  # (H, W, row); tuples index (H, W)
   gather_nd_tuples: int
   gather_nd1_input: tuple[int, int, int, int]  # (batch, H, W, row)
-  gather_nd1_tuples: int                       # per batch entry
-  reverse: tuple[int, int, int]                # (batch, time, feature); reversed along time
-  target_s: float                              # how long one timed repeat should last
-  max_calls: int                               # at most this many calls per repeat
+  gather_nd1_tuples: int  # per batch entry
+  reverse: tuple[int, int, int]  # (batch, time, feature); reversed along time
+  target_s: float  # how long one timed repeat should last
+  max_calls: int  # at most this many calls per repeat
 
 
 SIZES = {
-    "large": Sizes(copy_elements=2**28, join=(4096, 8192), gather_elements=(8192, 8192),
-                   gather_nd_input=(1024, 1024, 256), gather_nd_tuples=65536,
-                   gather_nd1_input=(64, 128, 128, 256), gather_nd1_tuples=1024,
-                   reverse=(64, 4096, 1024), target_s=0.05, max_calls=1000),
-    "small": Sizes(copy_elements=2**25, join=(2048, 2048), gather_elements=(4096, 4096),
-                   gather_nd_input=(256, 256, 256), gather_nd_tuples=65536,
-                   gather_nd1_input=(16, 64, 64, 256), gather_nd1_tuples=4096,
-                   reverse=(16, 1024, 1024), target_s=0.1, max_calls=100),
-    "tiny": Sizes(copy_elements=4096, join=(8, 16), gather_elements=(12, 20),
-                  gather_nd_input=(8, 6, 4), gather_nd_tuples=16,
-                  gather_nd1_input=(2, 5, 4, 3), gather_nd1_tuples=6,
-                  reverse=(2, 9, 6), target_s=0.002, max_calls=20),
+  "large": Sizes(
+    copy_elements=2**28,
+    join=(4096, 8192),
+    gather_elements=(8192, 8192),
+    gather_nd_input=(1024, 1024, 256),
+    gather_nd_tuples=65536,
+    gather_nd1_input=(64, 128, 128, 256),
+    gather_nd1_tuples=1024,
+    reverse=(64, 4096, 1024),
+    target_s=0.05,
+    max_calls=1000,
+  ),
+  "small": Sizes(
+    copy_elements=2**25,
+    join=(2048, 2048),
+    gather_elements=(4096, 4096),
+    gather_nd_input=(256, 256, 256),
+    gather_nd_tuples=65536,
+    gather_nd1_input=(16, 64, 64, 256),
+    gather_nd1_tuples=4096,
+    reverse=(16, 1024, 1024),
+    target_s=0.1,
+    max_calls=100,
+  ),
+  "tiny": Sizes(
+    copy_elements=4096,
+    join=(8, 16),
+    gather_elements=(12, 20),
+    gather_nd_input=(8, 6, 4),
+    gather_nd_tuples=16,
+    gather_nd1_input=(2, 5, 4, 3),
+    gather_nd1_tuples=6,
+    reverse=(2, 9, 6),
+    target_s=0.002,
+    max_calls=20,
+  ),
 }
 
 _SHORT = {"float32": "f32", "float16": "f16", "int8": "i8"}
@@ -178,8 +202,8 @@ def _import(name: str):
 
 @dataclasses.dataclass
 class Env:
-  platform: str                 # jax's default backend: cpu, gpu, tpu
-  pipelined: bool               # pipeline jax calls (accelerators) or wait for each (CPU)
+  platform: str  # jax's default backend: cpu, gpu, tpu
+  pipelined: bool  # pipeline jax calls (accelerators) or wait for each (CPU)
   torch: Any = None
   torch_device: str | None = None
   torch_note: str = ""
@@ -220,15 +244,20 @@ def make_env(peers: bool) -> Env:
     env.torch_note = f"torch {torch.__version__} on the CPU ({torch.get_num_threads()} threads)"
   elif backend == "gpu" and torch.cuda.is_available():
     env.torch, env.torch_device = torch, "cuda"
-    env.torch_note = (f"torch {torch.__version__} on CUDA {torch.version.cuda}"
-                      f" ({torch.cuda.get_device_name(0)})")
+    env.torch_note = (
+      f"torch {torch.__version__} on CUDA {torch.version.cuda} ({torch.cuda.get_device_name(0)})"
+    )
   else:
-    env.torch_note = (f"torch {torch.__version__} present but cannot run on jax's device"
-                      f" ({backend}): no torch peers")
+    env.torch_note = (
+      f"torch {torch.__version__} present but cannot run on jax's device"
+      f" ({backend}): no torch peers"
+    )
   ort, ort_error = _import("onnxruntime")
   onnx, onnx_error = _import("onnx")
-  versions = (f"onnxruntime {ort.__version__ if ort else 'not importable'},"
-              f" onnx {onnx.__version__ if onnx else 'not importable'}")
+  versions = (
+    f"onnxruntime {ort.__version__ if ort else 'not importable'},"
+    f" onnx {onnx.__version__ if onnx else 'not importable'}"
+  )
   if ort is None or onnx is None:
     env.ort_note = f"{versions}: no ONNX Runtime peers ({ort_error or onnx_error})"
   elif backend != "cpu":
@@ -245,23 +274,30 @@ def make_env(peers: bool) -> Env:
 @dataclasses.dataclass
 class Impl:
   name: str
-  kind: str                              # dml, jax, torch, ort, numpy
-  call: Callable[[], Any]                # one call; may return before the work is done
-  sync: Callable[[Any], None]            # waits for a call's work
+  kind: str  # dml, jax, torch, ort, numpy
+  call: Callable[[], Any]  # one call; may return before the work is done
+  sync: Callable[[Any], None]  # waits for a call's work
   to_numpy: Callable[[Any], np.ndarray]  # an output as a NumPy array of dml_jax's shape
   pipelined: bool = False
   note: str = ""
 
 
 def jax_impl(env: Env, name: str, kind: str, fn, *args) -> Impl:
-  return Impl(name, kind, lambda: fn(*args), jax.block_until_ready, np.asarray,
-              pipelined=env.pipelined)
+  return Impl(
+    name, kind, lambda: fn(*args), jax.block_until_ready, np.asarray, pipelined=env.pipelined
+  )
 
 
 def torch_impl(env: Env, name: str, fn, shape: tuple[int, ...], note: str = "") -> Impl:
-  return Impl(name, "torch", fn, env.torch_sync,
-              lambda out: out.cpu().numpy().reshape(shape),
-              pipelined=env.torch_device == "cuda", note=note)
+  return Impl(
+    name,
+    "torch",
+    fn,
+    env.torch_sync,
+    lambda out: out.cpu().numpy().reshape(shape),
+    pipelined=env.torch_device == "cuda",
+    note=note,
+  )
 
 
 @dataclasses.dataclass
@@ -374,29 +410,44 @@ def normalized(indices: np.ndarray, size: int) -> np.ndarray:
   return np.clip(indices, 0, size - 1)
 
 
-def onnx_model(env: Env, op: str, inputs: list[tuple[str, np.ndarray]],
-               output: np.ndarray, **attributes) -> bytes:
+def onnx_model(
+  env: Env, op: str, inputs: list[tuple[str, np.ndarray]], output: np.ndarray, **attributes
+) -> bytes:
   helper = env.onnx.helper
   info = lambda name, a: helper.make_tensor_value_info(
-      name, helper.np_dtype_to_tensor_dtype(a.dtype), list(a.shape))
+    name, helper.np_dtype_to_tensor_dtype(a.dtype), list(a.shape)
+  )
   node = helper.make_node(op, [name for name, _ in inputs], ["out"], **attributes)
-  graph = helper.make_graph([node], f"bench_{op}", [info(name, a) for name, a in inputs],
-                            [info("out", output)])
+  graph = helper.make_graph(
+    [node], f"bench_{op}", [info(name, a) for name, a in inputs], [info("out", output)]
+  )
   model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
   model.ir_version = 7  # opset 13's IR version: loads in any onnxruntime since 1.6
   return model.SerializeToString()
 
 
-def ort_impl(env: Env, name: str, model: bytes, feeds: dict[str, np.ndarray],
-             shape: tuple[int, ...], note: str = "") -> Impl:
+def ort_impl(
+  env: Env,
+  name: str,
+  model: bytes,
+  feeds: dict[str, np.ndarray],
+  shape: tuple[int, ...],
+  note: str = "",
+) -> Impl:
   options = env.ort.SessionOptions()
   options.intra_op_num_threads = 2
   options.inter_op_num_threads = 1
   options.log_severity_level = 3
   session = env.ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
   feeds = {k: np.ascontiguousarray(v) for k, v in feeds.items()}
-  return Impl(f"ort {name}", "ort", lambda: session.run(["out"], feeds)[0],
-              lambda _: None, lambda out: out.reshape(shape), note=note)
+  return Impl(
+    f"ort {name}",
+    "ort",
+    lambda: session.run(["out"], feeds)[0],
+    lambda _: None,
+    lambda out: out.reshape(shape),
+    note=note,
+  )
 
 
 # -- cases ---------------------------------------------------------------------------------
@@ -407,12 +458,12 @@ class Case:
   name: str
   op: str
   dtype: str
-  shape: str                      # compact, for the table
+  shape: str  # compact, for the table
   description: str
   bytes_moved: int
-  host: list[np.ndarray]          # the data, made on the host
-  inputs: tuple[jax.Array, ...]   # the same data on jax's default device
-  dml: Callable                   # jitted, takes *inputs
+  host: list[np.ndarray]  # the data, made on the host
+  inputs: tuple[jax.Array, ...]  # the same data on jax's default device
+  dml: Callable  # jitted, takes *inputs
   expected: Callable[[list[np.ndarray]], np.ndarray]
   # (oracle output on a subset, the same subset of an output) from the host inputs
   subset: Callable[[list[np.ndarray]], tuple[np.ndarray, Callable[[np.ndarray], np.ndarray]]]
@@ -430,30 +481,42 @@ def join_case(sizes: Sizes, rng, axis: int, dtype=np.float32) -> Case:
   def subset(host):
     # The whole join axis, a few positions of the other.
     other = edge(cols, 2) if axis == 0 else edge(rows, 2)
-    pick = (lambda a: take(a, every(a.shape[0]), other)) if axis == 0 else (
-        lambda a: take(a, other, every(a.shape[1])))
+    pick = (
+      (lambda a: take(a, every(a.shape[0]), other))
+      if axis == 0
+      else (lambda a: take(a, other, every(a.shape[1])))
+    )
     return reference.join([pick(x) for x in host], axis=axis), pick
 
   def peers(env, host):
-    impls = [jax_impl(env, "jnp.concatenate", "jax",
-                      jax.jit(lambda *xs: jnp.concatenate(xs, axis=axis)), *xs)]
+    impls = [
+      jax_impl(
+        env, "jnp.concatenate", "jax", jax.jit(lambda *xs: jnp.concatenate(xs, axis=axis)), *xs
+      )
+    ]
     if env.torch:
       ts = [env.torch_from_jax(x) for x in xs]
       impls.append(torch_impl(env, "torch.cat", lambda: env.torch.cat(ts, dim=axis), out_shape))
     if env.ort:
       feeds = {f"x{i}": x for i, x in enumerate(host)}
-      model = onnx_model(env, "Concat", list(feeds.items()), np.empty(out_shape, dtype),
-                         axis=axis)
+      model = onnx_model(env, "Concat", list(feeds.items()), np.empty(out_shape, dtype), axis=axis)
       impls.append(ort_impl(env, "Concat", model, feeds, out_shape))
     return impls
 
   return Case(
-      name=f"join_axis{axis}", op="JOIN", dtype=np.dtype(dtype).name,
-      shape=f"4x({rows},{cols}) ax{axis}",
-      description=f"JOIN of 4 x ({rows}, {cols}) along axis {axis} -> {out_shape}",
-      bytes_moved=2 * math.prod(out_shape) * itemsize, host=host, inputs=xs,
-      dml=jax.jit(lambda *xs: dml.join(xs, axis=axis)),
-      expected=lambda host: np.concatenate(host, axis=axis), subset=subset, peers=peers)
+    name=f"join_axis{axis}",
+    op="JOIN",
+    dtype=np.dtype(dtype).name,
+    shape=f"4x({rows},{cols}) ax{axis}",
+    description=f"JOIN of 4 x ({rows}, {cols}) along axis {axis} -> {out_shape}",
+    bytes_moved=2 * math.prod(out_shape) * itemsize,
+    host=host,
+    inputs=xs,
+    dml=jax.jit(lambda *xs: dml.join(xs, axis=axis)),
+    expected=lambda host: np.concatenate(host, axis=axis),
+    subset=subset,
+    peers=peers,
+  )
 
 
 def gather_elements_case(sizes: Sizes, rng, axis: int, dtype=np.float32, suffix="") -> Case:
@@ -466,23 +529,38 @@ def gather_elements_case(sizes: Sizes, rng, axis: int, dtype=np.float32, suffix=
   def subset(host):
     x, indices = host
     # A few whole lanes along the axis.
-    selection = (every(shape[0]), edge(shape[1], 1)) if axis == 0 else (
-        edge(shape[0], 1), every(shape[1]))
+    selection = (
+      (every(shape[0]), edge(shape[1], 1)) if axis == 0 else (edge(shape[0], 1), every(shape[1]))
+    )
     pick = lambda a: take(a, *selection)
     return reference.gather_elements(pick(x), pick(indices), axis=axis), pick
 
   def peers(env, host):
     impls = [
-        jax_impl(env, "jnp.take_along_axis", "jax",
-                 jax.jit(lambda x, i: jnp.take_along_axis(x, i, axis=axis)), x, indices),
-        jax_impl(env, "lax.gather (in bounds)", "jax",
-                 jax.jit(lambda x, i: jnp.take_along_axis(x, i, axis=axis,
-                                                          mode="promise_in_bounds")), x, indices),
+      jax_impl(
+        env,
+        "jnp.take_along_axis",
+        "jax",
+        jax.jit(lambda x, i: jnp.take_along_axis(x, i, axis=axis)),
+        x,
+        indices,
+      ),
+      jax_impl(
+        env,
+        "lax.gather (in bounds)",
+        "jax",
+        jax.jit(lambda x, i: jnp.take_along_axis(x, i, axis=axis, mode="promise_in_bounds")),
+        x,
+        indices,
+      ),
     ]
     if env.torch:
       tx, ti = env.torch_from_jax(x), env.torch_from_jax(indices)
-      impls.append(torch_impl(env, "torch.gather", lambda: env.torch.gather(tx, axis, ti), shape,
-                              note="int32 indices"))
+      impls.append(
+        torch_impl(
+          env, "torch.gather", lambda: env.torch.gather(tx, axis, ti), shape, note="int32 indices"
+        )
+      )
     if env.ort:
       feeds = {"data": host[0], "indices": host[1]}
       model = onnx_model(env, "GatherElements", list(feeds.items()), host[0], axis=axis)
@@ -491,22 +569,31 @@ def gather_elements_case(sizes: Sizes, rng, axis: int, dtype=np.float32, suffix=
 
   short = _SHORT[np.dtype(dtype).name]
   return Case(
-      name=f"gather_elements_axis{axis}{suffix}", op="GATHER_ELEMENTS",
-      dtype=np.dtype(dtype).name, shape=f"{_tuple(shape)} idx i32 ax{axis}",
-      description=f"GATHER_ELEMENTS of {short} {shape} with random int32 indices {shape} along"
-                  f" axis {axis}",
-      bytes_moved=2 * out_bytes + math.prod(shape) * 4, host=host, inputs=(x, indices),
-      dml=jax.jit(lambda x, i: dml.gather_elements(x, i, axis=axis)),
-      expected=lambda host: np.take_along_axis(host[0], normalized(host[1], shape[axis]), axis),
-      subset=subset, peers=peers)
+    name=f"gather_elements_axis{axis}{suffix}",
+    op="GATHER_ELEMENTS",
+    dtype=np.dtype(dtype).name,
+    shape=f"{_tuple(shape)} idx i32 ax{axis}",
+    description=f"GATHER_ELEMENTS of {short} {shape} with random int32 indices {shape} along"
+    f" axis {axis}",
+    bytes_moved=2 * out_bytes + math.prod(shape) * 4,
+    host=host,
+    inputs=(x, indices),
+    dml=jax.jit(lambda x, i: dml.gather_elements(x, i, axis=axis)),
+    expected=lambda host: np.take_along_axis(host[0], normalized(host[1], shape[axis]), axis),
+    subset=subset,
+    peers=peers,
+  )
 
 
 def gather_nd_case(sizes: Sizes, rng) -> Case:
   height, width, row = shape = sizes.gather_nd_input
   tuples = sizes.gather_nd_tuples
-  host = [random_data(rng, shape, np.float32),
-          np.stack([random_indices(rng, (1, tuples), height),
-                    random_indices(rng, (1, tuples), width)], axis=-1)]  # (1, tuples, 2)
+  host = [
+    random_data(rng, shape, np.float32),
+    np.stack(
+      [random_indices(rng, (1, tuples), height), random_indices(rng, (1, tuples), width)], axis=-1
+    ),
+  ]  # (1, tuples, 2)
   x, indices = device_put(host)
   out_shape = (1, tuples, row)
 
@@ -522,40 +609,70 @@ def gather_nd_case(sizes: Sizes, rng) -> Case:
 
   def peers(env, host):
     impls = [
-        jax_impl(env, "jnp x[i0,i1]", "jax",
-                 jax.jit(lambda x, i: x[i[..., 0], i[..., 1]]), x, indices),
-        jax_impl(env, "lax.gather (in bounds)", "jax",
-                 jax.jit(lambda x, i: x.at[i[..., 0], i[..., 1]].get(mode="promise_in_bounds")),
-                 x, indices),
+      jax_impl(
+        env, "jnp x[i0,i1]", "jax", jax.jit(lambda x, i: x[i[..., 0], i[..., 1]]), x, indices
+      ),
+      jax_impl(
+        env,
+        "lax.gather (in bounds)",
+        "jax",
+        jax.jit(lambda x, i: x.at[i[..., 0], i[..., 1]].get(mode="promise_in_bounds")),
+        x,
+        indices,
+      ),
     ]
     if env.torch:
       tx, ti = env.torch_from_jax(x), env.torch_from_jax(indices)
-      impls.append(torch_impl(env, "torch x[i0,i1]", lambda: tx[ti[..., 0], ti[..., 1]],
-                              out_shape, note="int32 indices"))
+      impls.append(
+        torch_impl(
+          env, "torch x[i0,i1]", lambda: tx[ti[..., 0], ti[..., 1]], out_shape, note="int32 indices"
+        )
+      )
     if env.ort:
       feeds = {"data": host[0], "indices": host[1].astype(np.int64)}
       model = onnx_model(env, "GatherND", list(feeds.items()), np.empty(out_shape, np.float32))
-      impls.append(ort_impl(env, "GatherND", model, feeds, out_shape,
-                            note="int64 indices (ONNX GatherND takes no int32)"))
+      impls.append(
+        ort_impl(
+          env,
+          "GatherND",
+          model,
+          feeds,
+          out_shape,
+          note="int64 indices (ONNX GatherND takes no int32)",
+        )
+      )
     return impls
 
   return Case(
-      name="gather_nd", op="GATHER_ND", dtype="float32",
-      shape=f"{_tuple(shape)} idx{_tuple((1, tuples, 2))}",
-      description=f"GATHER_ND of {tuples} int32 2-tuples (indices (1, {tuples}, 2)) into f32"
-                  f" {shape}: row gathers of {row} -> {out_shape}",
-      bytes_moved=2 * math.prod(out_shape) * 4 + tuples * 2 * 4, host=host,
-      inputs=(x, indices),
-      dml=jax.jit(lambda x, i: dml.gather_nd(x, i)), expected=expected, subset=subset,
-      peers=peers)
+    name="gather_nd",
+    op="GATHER_ND",
+    dtype="float32",
+    shape=f"{_tuple(shape)} idx{_tuple((1, tuples, 2))}",
+    description=f"GATHER_ND of {tuples} int32 2-tuples (indices (1, {tuples}, 2)) into f32"
+    f" {shape}: row gathers of {row} -> {out_shape}",
+    bytes_moved=2 * math.prod(out_shape) * 4 + tuples * 2 * 4,
+    host=host,
+    inputs=(x, indices),
+    dml=jax.jit(lambda x, i: dml.gather_nd(x, i)),
+    expected=expected,
+    subset=subset,
+    peers=peers,
+  )
 
 
 def gather_nd1_case(sizes: Sizes, rng) -> Case:
   batch, height, width, row = shape = sizes.gather_nd1_input
   tuples = sizes.gather_nd1_tuples
-  host = [random_data(rng, shape, np.float32),
-          np.stack([random_indices(rng, (1, batch, tuples), height),
-                    random_indices(rng, (1, batch, tuples), width)], axis=-1)]
+  host = [
+    random_data(rng, shape, np.float32),
+    np.stack(
+      [
+        random_indices(rng, (1, batch, tuples), height),
+        random_indices(rng, (1, batch, tuples), width),
+      ],
+      axis=-1,
+    ),
+  ]
   x, indices = device_put(host)
   out_shape = (1, batch, tuples, row)
   counts = dict(input_dimension_count=4, indices_dimension_count=3, batch_dimension_count=1)
@@ -564,7 +681,8 @@ def gather_nd1_case(sizes: Sizes, rng) -> Case:
     x, i = host
     b = np.arange(batch)[:, None]
     return x[b, normalized(i[0, ..., 0], height), normalized(i[0, ..., 1], width)].reshape(
-        out_shape)
+      out_shape
+    )
 
   def subset(host):
     x, i = host
@@ -579,33 +697,60 @@ def gather_nd1_case(sizes: Sizes, rng) -> Case:
 
   def peers(env, host):
     impls = [
-        jax_impl(env, "jnp x[b,i0,i1]", "jax", jax.jit(jnp_rows), x, indices),
-        jax_impl(env, "lax.gather (in bounds)", "jax",
-                 jax.jit(lambda x, i: jnp_rows(x, i, mode="promise_in_bounds")), x, indices),
+      jax_impl(env, "jnp x[b,i0,i1]", "jax", jax.jit(jnp_rows), x, indices),
+      jax_impl(
+        env,
+        "lax.gather (in bounds)",
+        "jax",
+        jax.jit(lambda x, i: jnp_rows(x, i, mode="promise_in_bounds")),
+        x,
+        indices,
+      ),
     ]
     if env.torch:
       tx, ti = env.torch_from_jax(x), env.torch_from_jax(indices)
       tb = env.torch.arange(batch, device=env.torch_device).view(batch, 1)
-      impls.append(torch_impl(env, "torch x[b,i0,i1]",
-                              lambda: tx[tb, ti[0, ..., 0], ti[0, ..., 1]], out_shape,
-                              note="int32 indices"))
+      impls.append(
+        torch_impl(
+          env,
+          "torch x[b,i0,i1]",
+          lambda: tx[tb, ti[0, ..., 0], ti[0, ..., 1]],
+          out_shape,
+          note="int32 indices",
+        )
+      )
     if env.ort:
       feeds = {"data": host[0], "indices": host[1][0].astype(np.int64)}
-      model = onnx_model(env, "GatherND", list(feeds.items()),
-                         np.empty(out_shape[1:], np.float32), batch_dims=1)
-      impls.append(ort_impl(env, "GatherND batch_dims=1", model, feeds, out_shape,
-                            note="int64 indices (batch, tuples, 2)"))
+      model = onnx_model(
+        env, "GatherND", list(feeds.items()), np.empty(out_shape[1:], np.float32), batch_dims=1
+      )
+      impls.append(
+        ort_impl(
+          env,
+          "GatherND batch_dims=1",
+          model,
+          feeds,
+          out_shape,
+          note="int64 indices (batch, tuples, 2)",
+        )
+      )
     return impls
 
   return Case(
-      name="gather_nd1", op="GATHER_ND1", dtype="float32",
-      shape=f"{_tuple(shape)} idx{_tuple((1, batch, tuples, 2))} b1",
-      description=f"GATHER_ND1, 1 batch dimension: f32 {shape}, int32 indices"
-                  f" (1, {batch}, {tuples}, 2), counts 4/3/1 -> {out_shape}",
-      bytes_moved=2 * math.prod(out_shape) * 4 + batch * tuples * 2 * 4, host=host,
-      inputs=(x, indices),
-      dml=jax.jit(lambda x, i: dml.gather_nd(x, i, **counts)), expected=expected,
-      subset=subset, peers=peers)
+    name="gather_nd1",
+    op="GATHER_ND1",
+    dtype="float32",
+    shape=f"{_tuple(shape)} idx{_tuple((1, batch, tuples, 2))} b1",
+    description=f"GATHER_ND1, 1 batch dimension: f32 {shape}, int32 indices"
+    f" (1, {batch}, {tuples}, 2), counts 4/3/1 -> {out_shape}",
+    bytes_moved=2 * math.prod(out_shape) * 4 + batch * tuples * 2 * 4,
+    host=host,
+    inputs=(x, indices),
+    dml=jax.jit(lambda x, i: dml.gather_nd(x, i, **counts)),
+    expected=expected,
+    subset=subset,
+    peers=peers,
+  )
 
 
 def reverse_case(sizes: Sizes, rng, *, equal: bool, dtype=np.float32, suffix="") -> Case:
@@ -639,8 +784,7 @@ def reverse_case(sizes: Sizes, rng, *, equal: bool, dtype=np.float32, suffix="")
     return jnp.take_along_axis(x, source, axis=1)
 
   def peers(env, host):
-    impls = [jax_impl(env, "jnp take_along_axis(src)", "jax",
-                      jax.jit(jnp_reverse), x, lengths)]
+    impls = [jax_impl(env, "jnp take_along_axis(src)", "jax", jax.jit(jnp_reverse), x, lengths)]
     if env.torch:
       torch = env.torch
       tx = env.torch_from_jax(x)
@@ -652,32 +796,43 @@ def reverse_case(sizes: Sizes, rng, *, equal: bool, dtype=np.float32, suffix="")
         source = torch.where(position < clipped, clipped - 1 - position, position)
         return torch.gather(tx, 1, source)
 
-      impls.append(torch_impl(env, "torch.gather(src)", torch_reverse, shape,
-                              note="int64 lengths"))
+      impls.append(torch_impl(env, "torch.gather(src)", torch_reverse, shape, note="int64 lengths"))
     if env.ort and equal:
       feeds = {"x": host[0], "lengths": host[1][:, 0, 0].astype(np.int64)}
-      model = onnx_model(env, "ReverseSequence", list(feeds.items()), host[0], batch_axis=0,
-                         time_axis=1)
-      impls.append(ort_impl(env, "ReverseSequence", model, feeds, shape,
-                            note="int64 lengths, one per batch entry"))
+      model = onnx_model(
+        env, "ReverseSequence", list(feeds.items()), host[0], batch_axis=0, time_axis=1
+      )
+      impls.append(
+        ort_impl(
+          env, "ReverseSequence", model, feeds, shape, note="int64 lengths, one per batch entry"
+        )
+      )
     return impls
 
   notes = []
   if not equal:
-    notes.append("no ONNX Runtime peer: ONNX ReverseSequence takes one length per batch entry"
-                 " (1-D sequence_lens), not one per lane")
+    notes.append(
+      "no ONNX Runtime peer: ONNX ReverseSequence takes one length per batch entry"
+      " (1-D sequence_lens), not one per lane"
+    )
   short = _SHORT[np.dtype(dtype).name]
   kind = "equal across the last axis" if equal else "random per lane"
   return Case(
-      name=f"reverse_subsequences{'_equal' if equal else ''}{suffix}",
-      op="REVERSE_SUBSEQUENCES", dtype=np.dtype(dtype).name,
-      shape=f"{_tuple(shape)} L{_tuple((batch, 1, features))}{' eq' if equal else ''} ax1",
-      description=f"REVERSE_SUBSEQUENCES of {short} {shape} along axis 1, uint32 lengths"
-                  f" ({batch}, 1, {features}) in [0, {steps}], {kind}",
-      bytes_moved=2 * math.prod(shape) * itemsize + batch * features * 4, host=host,
-      inputs=(x, lengths),
-      dml=jax.jit(lambda x, n: dml.reverse_subsequences(x, n, axis=1)), expected=expected,
-      subset=subset, peers=peers, notes=notes)
+    name=f"reverse_subsequences{'_equal' if equal else ''}{suffix}",
+    op="REVERSE_SUBSEQUENCES",
+    dtype=np.dtype(dtype).name,
+    shape=f"{_tuple(shape)} L{_tuple((batch, 1, features))}{' eq' if equal else ''} ax1",
+    description=f"REVERSE_SUBSEQUENCES of {short} {shape} along axis 1, uint32 lengths"
+    f" ({batch}, 1, {features}) in [0, {steps}], {kind}",
+    bytes_moved=2 * math.prod(shape) * itemsize + batch * features * 4,
+    host=host,
+    inputs=(x, lengths),
+    dml=jax.jit(lambda x, n: dml.reverse_subsequences(x, n, axis=1)),
+    expected=expected,
+    subset=subset,
+    peers=peers,
+    notes=notes,
+  )
 
 
 def device_put(host: list[np.ndarray]) -> tuple[jax.Array, ...]:
@@ -698,18 +853,19 @@ def _tuple(t) -> str:
 
 
 CASES: dict[str, Callable[[Sizes, Any], Case]] = {
-    "join_axis0": lambda s, k: join_case(s, k, 0),
-    "join_axis1": lambda s, k: join_case(s, k, 1),
-    "gather_elements_axis1": lambda s, k: gather_elements_case(s, k, 1),
-    "gather_elements_axis0": lambda s, k: gather_elements_case(s, k, 0),
-    "gather_elements_axis1_f16": lambda s, k: gather_elements_case(s, k, 1, np.float16, "_f16"),
-    "gather_elements_axis1_i8": lambda s, k: gather_elements_case(s, k, 1, np.int8, "_i8"),
-    "gather_nd": gather_nd_case,
-    "gather_nd1": gather_nd1_case,
-    "reverse_subsequences": lambda s, k: reverse_case(s, k, equal=False),
-    "reverse_subsequences_equal": lambda s, k: reverse_case(s, k, equal=True),
-    "reverse_subsequences_i8": lambda s, k: reverse_case(s, k, equal=False, dtype=np.int8,
-                                                          suffix="_i8"),
+  "join_axis0": lambda s, k: join_case(s, k, 0),
+  "join_axis1": lambda s, k: join_case(s, k, 1),
+  "gather_elements_axis1": lambda s, k: gather_elements_case(s, k, 1),
+  "gather_elements_axis0": lambda s, k: gather_elements_case(s, k, 0),
+  "gather_elements_axis1_f16": lambda s, k: gather_elements_case(s, k, 1, np.float16, "_f16"),
+  "gather_elements_axis1_i8": lambda s, k: gather_elements_case(s, k, 1, np.int8, "_i8"),
+  "gather_nd": gather_nd_case,
+  "gather_nd1": gather_nd1_case,
+  "reverse_subsequences": lambda s, k: reverse_case(s, k, equal=False),
+  "reverse_subsequences_equal": lambda s, k: reverse_case(s, k, equal=True),
+  "reverse_subsequences_i8": lambda s, k: reverse_case(
+    s, k, equal=False, dtype=np.int8, suffix="_i8"
+  ),
 }
 
 # -- running -------------------------------------------------------------------------------
@@ -725,9 +881,9 @@ class Row:
   kind: str
   bytes_moved: int
   timing: Timing | None = None
-  check: str = ""           # "ok", "FAIL: ...", "ERROR: ..."
+  check: str = ""  # "ok", "FAIL: ...", "ERROR: ..."
   note: str = ""
-  ratio: float | None = None   # peer time / dml_jax time (dml_jax's row: its best peer's)
+  ratio: float | None = None  # peer time / dml_jax time (dml_jax's row: its best peer's)
   best_peer: str = ""
 
   @property
@@ -738,11 +894,14 @@ class Row:
     return self.bytes_moved / self.timing.median_s / 1e9 if self.timing else None
 
 
-def run_impl(row: Row, impl: Impl, repeats: int, sizes: Sizes,
-             check: Callable[[np.ndarray], str]) -> Row:
+def run_impl(
+  row: Row, impl: Impl, repeats: int, sizes: Sizes, check: Callable[[np.ndarray], str]
+) -> Row:
   """Times impl into row; `check` judges its first output (a NumPy array)."""
+
   def first_output(out):
     row.check = check(impl.to_numpy(out))
+
   try:
     row.timing = measure(impl, repeats, sizes, first_output)
   except Exception as e:
@@ -767,25 +926,68 @@ def copy_ceiling(env: Env, sizes: Sizes, repeats: int) -> list[Row]:
   y = copy(x)
   materialized = " copy(" in hlo and y.unsafe_buffer_pointer() != x.unsafe_buffer_pointer()
   del y
-  note = ("HLO copy into a new buffer" if materialized else
-          "WARNING: the copy may be elided (no HLO copy, or the same buffer)")
-  rows.append(run_impl(Row("copy", "copy", "float32", shape, "jax.jit(jnp.copy)", "jax", nbytes,
-                           note=note),
-                       jax_impl(env, "jax.jit(jnp.copy)", "jax", copy, x), repeats, sizes, same))
+  note = (
+    "HLO copy into a new buffer"
+    if materialized
+    else "WARNING: the copy may be elided (no HLO copy, or the same buffer)"
+  )
+  rows.append(
+    run_impl(
+      Row("copy", "copy", "float32", shape, "jax.jit(jnp.copy)", "jax", nbytes, note=note),
+      jax_impl(env, "jax.jit(jnp.copy)", "jax", copy, x),
+      repeats,
+      sizes,
+      same,
+    )
+  )
   if env.torch:
     src = env.torch_from_jax(x)
     dst = env.torch.empty_like(src)
-    impl = Impl("torch dst.copy_(src)", "torch", lambda: dst.copy_(src),
-                env.torch_sync, lambda out: out.cpu().numpy(), pipelined=env.torch_device == "cuda")
-    rows.append(run_impl(Row("copy", "copy", "float32", shape, impl.name, "torch", nbytes,
-                             note="preallocated dst"), impl, repeats, sizes, same))
+    impl = Impl(
+      "torch dst.copy_(src)",
+      "torch",
+      lambda: dst.copy_(src),
+      env.torch_sync,
+      lambda out: out.cpu().numpy(),
+      pipelined=env.torch_device == "cuda",
+    )
+    rows.append(
+      run_impl(
+        Row("copy", "copy", "float32", shape, impl.name, "torch", nbytes, note="preallocated dst"),
+        impl,
+        repeats,
+        sizes,
+        same,
+      )
+    )
     del src, dst
   if env.platform == "cpu":
     src, dst = np.array(host), np.empty_like(host)
-    impl = Impl("np.copyto(dst, src)", "numpy", lambda: np.copyto(dst, src) or dst,
-                lambda _: None, lambda out: out)
-    rows.append(run_impl(Row("copy", "copy", "float32", shape, impl.name, "numpy", nbytes,
-                             note="preallocated dst, one thread"), impl, repeats, sizes, same))
+    impl = Impl(
+      "np.copyto(dst, src)",
+      "numpy",
+      lambda: np.copyto(dst, src) or dst,
+      lambda _: None,
+      lambda out: out,
+    )
+    rows.append(
+      run_impl(
+        Row(
+          "copy",
+          "copy",
+          "float32",
+          shape,
+          impl.name,
+          "numpy",
+          nbytes,
+          note="preallocated dst, one thread",
+        ),
+        impl,
+        repeats,
+        sizes,
+        same,
+      )
+    )
     del src, dst
   del x
   return rows
@@ -793,8 +995,16 @@ def copy_ceiling(env: Env, sizes: Sizes, repeats: int) -> list[Row]:
 
 def run_case(case: Case, env: Env, sizes: Sizes, repeats: int) -> list[Row]:
   host = case.host
-  make_row = lambda impl: Row(case.name, case.op, case.dtype, case.shape, impl.name, impl.kind,
-                              case.bytes_moved, note=impl.note)
+  make_row = lambda impl: Row(
+    case.name,
+    case.op,
+    case.dtype,
+    case.shape,
+    impl.name,
+    impl.kind,
+    case.bytes_moved,
+    note=impl.note,
+  )
   dml_out: dict[str, np.ndarray] = {}
 
   def check_dml(out: np.ndarray) -> str:
@@ -811,8 +1021,11 @@ def run_case(case: Case, env: Env, sizes: Sizes, repeats: int) -> list[Row]:
   def check_peer(out: np.ndarray) -> str:
     if "out" not in dml_out:
       return "ok (dml_jax output missing: not compared)"
-    return "ok" if bit_equal(dml_out["out"], out) else (
-        f"FAIL: differs from dml_jax: {mismatch(dml_out['out'], out)}")
+    return (
+      "ok"
+      if bit_equal(dml_out["out"], out)
+      else (f"FAIL: differs from dml_jax: {mismatch(dml_out['out'], out)}")
+    )
 
   dml_impl = jax_impl(env, "dml_jax", "dml", case.dml, *case.inputs)
   rows = [run_impl(make_row(dml_impl), dml_impl, repeats, sizes, check_dml)]
@@ -820,8 +1033,18 @@ def run_case(case: Case, env: Env, sizes: Sizes, repeats: int) -> list[Row]:
     impls = case.peers(env, host)
   except Exception as e:
     traceback.print_exc(file=sys.stderr)
-    rows.append(Row(case.name, case.op, case.dtype, case.shape, "(peer setup)", "peer",
-                    case.bytes_moved, check=f"ERROR: {type(e).__name__}: {e}"[:200]))
+    rows.append(
+      Row(
+        case.name,
+        case.op,
+        case.dtype,
+        case.shape,
+        "(peer setup)",
+        "peer",
+        case.bytes_moved,
+        check=f"ERROR: {type(e).__name__}: {e}"[:200],
+      )
+    )
     impls = []
   for impl in impls:
     rows.append(run_impl(make_row(impl), impl, repeats, sizes, check_peer))
@@ -852,8 +1075,10 @@ def peak_memory(env: Env) -> str:
   except Exception:
     stats = {}
   if "peak_bytes_in_use" in stats:
-    parts.append(f"jax {_bytes(stats['peak_bytes_in_use'], 1024)} in use at most"
-                 + (f" of {_bytes(stats['bytes_limit'], 1024)}" if "bytes_limit" in stats else ""))
+    parts.append(
+      f"jax {_bytes(stats['peak_bytes_in_use'], 1024)} in use at most"
+      + (f" of {_bytes(stats['bytes_limit'], 1024)}" if "bytes_limit" in stats else "")
+    )
   if env.torch_device == "cuda":
     parts.append(f"torch {_bytes(env.torch.cuda.max_memory_allocated(), 1024)} allocated at most")
   return ", ".join(parts)
@@ -871,19 +1096,22 @@ def header_lines(env: Env, size: str, args) -> list[str]:
   except (OSError, StopIteration):
     pass
   return [
-      f"# dml_jax benchmark  {datetime.datetime.now().astimezone().isoformat(timespec='seconds')}",
-      f"# device: {device.device_kind} (jax platform {device.platform}, {jax.device_count()}"
-      f" device(s)); host: {cpu}, {os.cpu_count()} cpus",
-      f"# python {platform.python_version()}  jax {jax.__version__}  jaxlib"
-      f" {_version('jaxlib')}  numpy {np.__version__}  dml_jax {dml.__version__}",
-      f"# torch: {env.torch_note}",
-      f"# onnxruntime: {env.ort_note}",
-      f"# load average {_load()}",
-      f"# size {size}  repeats {args.repeats} (median)  target {SIZES[size].target_s * 1e3:g} ms"
-      f" per repeat  {'pipelined calls' if env.pipelined else 'each call waited for'}"
-      f"  XLA_PYTHON_CLIENT_PREALLOCATE={os.environ.get('XLA_PYTHON_CLIENT_PREALLOCATE')}"
-      + "".join(f"  {k}={v}" for k, v in sorted(os.environ.items())
-                if k.startswith(("MALLOC_", "XLA_FLAGS", "OMP_NUM_THREADS"))),
+    f"# dml_jax benchmark  {datetime.datetime.now().astimezone().isoformat(timespec='seconds')}",
+    f"# device: {device.device_kind} (jax platform {device.platform}, {jax.device_count()}"
+    f" device(s)); host: {cpu}, {os.cpu_count()} cpus",
+    f"# python {platform.python_version()}  jax {jax.__version__}  jaxlib"
+    f" {_version('jaxlib')}  numpy {np.__version__}  dml_jax {dml.__version__}",
+    f"# torch: {env.torch_note}",
+    f"# onnxruntime: {env.ort_note}",
+    f"# load average {_load()}",
+    f"# size {size}  repeats {args.repeats} (median)  target {SIZES[size].target_s * 1e3:g} ms"
+    f" per repeat  {'pipelined calls' if env.pipelined else 'each call waited for'}"
+    f"  XLA_PYTHON_CLIENT_PREALLOCATE={os.environ.get('XLA_PYTHON_CLIENT_PREALLOCATE')}"
+    + "".join(
+      f"  {k}={v}"
+      for k, v in sorted(os.environ.items())
+      if k.startswith(("MALLOC_", "XLA_FLAGS", "OMP_NUM_THREADS"))
+    ),
   ]
 
 
@@ -901,8 +1129,18 @@ def _version(module: str) -> str:
     return "?"
 
 
-COLUMNS = ("case", "dtype", "shape", "implementation", "median ms", "spread", "GB/s", "ceiling",
-           "peer/dml", "check")
+COLUMNS = (
+  "case",
+  "dtype",
+  "shape",
+  "implementation",
+  "median ms",
+  "spread",
+  "GB/s",
+  "ceiling",
+  "peer/dml",
+  "check",
+)
 
 
 def table_row(row: Row, ceiling: float | None) -> tuple[str, ...]:
@@ -911,11 +1149,18 @@ def table_row(row: Row, ceiling: float | None) -> tuple[str, ...]:
   if row.best_peer:
     ratio += f" ({row.best_peer})"
   check = row.check if not row.note else f"{row.check} [{row.note}]"
-  return (row.case, _SHORT.get(row.dtype, row.dtype), row.shape, row.impl,
-          f"{row.timing.median_s * 1e3:.3f}" if row.timing else "-",
-          f"{max(row.timing.times_s) / min(row.timing.times_s):.2f}" if row.timing else "-",
-          f"{gbps:.1f}" if gbps else "-",
-          f"{gbps / ceiling:.2f}" if gbps and ceiling else "-", ratio, check)
+  return (
+    row.case,
+    _SHORT.get(row.dtype, row.dtype),
+    row.shape,
+    row.impl,
+    f"{row.timing.median_s * 1e3:.3f}" if row.timing else "-",
+    f"{max(row.timing.times_s) / min(row.timing.times_s):.2f}" if row.timing else "-",
+    f"{gbps:.1f}" if gbps else "-",
+    f"{gbps / ceiling:.2f}" if gbps and ceiling else "-",
+    ratio,
+    check,
+  )
 
 
 def format_table(rows: list[tuple[str, ...]]) -> str:
@@ -933,16 +1178,25 @@ def format_table(rows: list[tuple[str, ...]]) -> str:
 def row_json(row: Row, ceiling: float | None) -> dict[str, Any]:
   gbps = row.gbps()
   return {
-      "case": row.case, "op": row.op, "dtype": row.dtype, "shape": row.shape,
-      "implementation": row.impl, "kind": row.kind, "bytes_moved": row.bytes_moved,
-      "median_ms": row.timing.median_s * 1e3 if row.timing else None,
-      "min_ms": row.timing.min_s * 1e3 if row.timing else None,
-      "times_ms": [t * 1e3 for t in row.timing.times_s] if row.timing else None,
-      "calls_per_repeat": row.timing.calls_per_repeat if row.timing else None,
-      "calibration": row.timing.calibration if row.timing else None,
-      "gb_per_s": gbps, "fraction_of_ceiling": gbps / ceiling if gbps and ceiling else None,
-      "peer_over_dml": row.ratio, "best_peer": row.best_peer or None,
-      "check": row.check, "passed": not row.failed, "note": row.note,
+    "case": row.case,
+    "op": row.op,
+    "dtype": row.dtype,
+    "shape": row.shape,
+    "implementation": row.impl,
+    "kind": row.kind,
+    "bytes_moved": row.bytes_moved,
+    "median_ms": row.timing.median_s * 1e3 if row.timing else None,
+    "min_ms": row.timing.min_s * 1e3 if row.timing else None,
+    "times_ms": [t * 1e3 for t in row.timing.times_s] if row.timing else None,
+    "calls_per_repeat": row.timing.calls_per_repeat if row.timing else None,
+    "calibration": row.timing.calibration if row.timing else None,
+    "gb_per_s": gbps,
+    "fraction_of_ceiling": gbps / ceiling if gbps and ceiling else None,
+    "peer_over_dml": row.ratio,
+    "best_peer": row.best_peer or None,
+    "check": row.check,
+    "passed": not row.failed,
+    "note": row.note,
   }
 
 
@@ -951,13 +1205,22 @@ def row_json(row: Row, ceiling: float | None) -> dict[str, Any]:
 
 def parse_args(argv):
   parser = argparse.ArgumentParser(
-      description="Benchmark dml_jax's operators against a device copy and peer implementations.",
-      epilog="What is measured, and how: the docstring of benchmarks/run.py.")
-  parser.add_argument("--size", choices=("auto", "tiny", "small", "large"), default="auto",
-                      help="auto (default): large on a GPU/TPU, small on the CPU")
-  parser.add_argument("--only", action="append", default=[], metavar="PATTERN",
-                      help="cases to run: name, fnmatch pattern or substring; repeatable,"
-                           " comma-separated")
+    description="Benchmark dml_jax's operators against a device copy and peer implementations.",
+    epilog="What is measured, and how: the docstring of benchmarks/run.py.",
+  )
+  parser.add_argument(
+    "--size",
+    choices=("auto", "tiny", "small", "large"),
+    default="auto",
+    help="auto (default): large on a GPU/TPU, small on the CPU",
+  )
+  parser.add_argument(
+    "--only",
+    action="append",
+    default=[],
+    metavar="PATTERN",
+    help="cases to run: name, fnmatch pattern or substring; repeatable, comma-separated",
+  )
   parser.add_argument("--repeats", type=int, default=7, help="timed repeats, >= 5 (default 7)")
   parser.add_argument("--json", metavar="PATH", help="also write all numbers as JSON to PATH")
   parser.add_argument("--no-peers", action="store_true", help="time the copy and dml_jax only")
@@ -965,8 +1228,9 @@ def parse_args(argv):
   if args.repeats < 5:
     parser.error("--repeats must be at least 5")
   patterns = [p.strip() for value in args.only for p in value.split(",") if p.strip()]
-  names = [n for n in CASES
-           if not patterns or any(fnmatch.fnmatchcase(n, p) or p in n for p in patterns)]
+  names = [
+    n for n in CASES if not patterns or any(fnmatch.fnmatchcase(n, p) or p in n for p in patterns)
+  ]
   if not names:
     parser.error(f"--only {','.join(patterns)} matches no case; cases: {', '.join(CASES)}")
   return args, names
@@ -986,18 +1250,30 @@ def main(argv=None) -> int:
   free_memory(env)
   ceiling_row = max((r for r in rows if r.timing and not r.failed), key=Row.gbps, default=None)
   ceiling = ceiling_row.gbps() if ceiling_row else None
-  print(f"# copy ceiling: {ceiling or float('nan'):.1f} GB/s"
-        f" ({ceiling_row.impl if ceiling_row else 'no copy timed'}; bytes read + written)",
-        flush=True)
+  print(
+    f"# copy ceiling: {ceiling or float('nan'):.1f} GB/s"
+    f" ({ceiling_row.impl if ceiling_row else 'no copy timed'}; bytes read + written)",
+    flush=True,
+  )
 
   cases_json = []
   for i, name in enumerate(names):
     case = CASES[name](sizes, np.random.default_rng(1000 + i))
-    print(f"# {name}: {case.description}; {_bytes(case.bytes_moved)} to move at least"
-          + "".join(f"; {n}" for n in case.notes), flush=True)
+    print(
+      f"# {name}: {case.description}; {_bytes(case.bytes_moved)} to move at least"
+      + "".join(f"; {n}" for n in case.notes),
+      flush=True,
+    )
     case_rows = run_case(case, env, sizes, args.repeats)
-    cases_json.append({"case": name, "op": case.op, "description": case.description,
-                       "bytes_moved": case.bytes_moved, "notes": case.notes})
+    cases_json.append(
+      {
+        "case": name,
+        "op": case.op,
+        "description": case.description,
+        "bytes_moved": case.bytes_moved,
+        "notes": case.notes,
+      }
+    )
     rows.extend(case_rows)
     del case, case_rows
     free_memory(env)
@@ -1023,20 +1299,34 @@ ort: ONNX Runtime, CPU.""")
       print(f"CHECK FAILED: {r.case} / {r.impl}: {r.check}")
     print(f"{len(checked) - len(failed)} checks passed, {len(failed)} failed")
   else:
-    print(f"all {len(checked)} checks passed (dml_jax vs reference subset and NumPy, peers vs"
-          f" dml_jax, bit for bit)")
+    print(
+      f"all {len(checked)} checks passed (dml_jax vs reference subset and NumPy, peers vs"
+      f" dml_jax, bit for bit)"
+    )
   if args.json:
     with open(args.json, "w") as f:
-      json.dump({"header": header, "size": size, "sizes": dataclasses.asdict(sizes),
-                 "argv": sys.argv[1:], "device_kind": jax.devices()[0].device_kind,
-                 "platform": env.platform, "jax": jax.__version__,
-                 "torch": env.torch_note, "onnxruntime": env.ort_note,
-                 "ceiling_gb_per_s": ceiling, "ceiling_implementation":
-                     ceiling_row.impl if ceiling_row else None,
-                 "peak_device_memory": memory, "load_average_end": _load(),
-                 "cases": cases_json,
-                 "rows": [row_json(r, ceiling) for r in rows],
-                 "passed": not failed}, f, indent=1)
+      json.dump(
+        {
+          "header": header,
+          "size": size,
+          "sizes": dataclasses.asdict(sizes),
+          "argv": sys.argv[1:],
+          "device_kind": jax.devices()[0].device_kind,
+          "platform": env.platform,
+          "jax": jax.__version__,
+          "torch": env.torch_note,
+          "onnxruntime": env.ort_note,
+          "ceiling_gb_per_s": ceiling,
+          "ceiling_implementation": ceiling_row.impl if ceiling_row else None,
+          "peak_device_memory": memory,
+          "load_average_end": _load(),
+          "cases": cases_json,
+          "rows": [row_json(r, ceiling) for r in rows],
+          "passed": not failed,
+        },
+        f,
+        indent=1,
+      )
   return 1 if failed else 0
 
 
