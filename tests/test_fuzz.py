@@ -7,7 +7,8 @@ naming the broken field, never with another exception.
 
 CI runs a bounded budget. The long run draws 10,000 valid and 10,000 invalid
 descriptors per operator in 16 shards:
-  HYPOTHESIS_PROFILE=long python -m pytest tests/test_fuzz.py -n 16   (pytest-xdist)
+  HYPOTHESIS_PROFILE=long JAX_PLATFORMS=cpu python -m pytest tests/test_fuzz.py -n 16 -p no:benchmark
+(pytest-xdist; recorded in the README)
 """
 
 import os
