@@ -1,6 +1,6 @@
 """Tests of the tensor layer: TensorDesc, DMLCalcBufferTensorSize, DataType, FeatureLevel.
 
-Spec: /work/shared/spec/dml-semantics.md §1 (tensor layer), §1.4 (data types),
+Spec: dml-semantics.md §1 (tensor layer), §1.4 (data types),
 §1.6 (DMLCalcBufferTensorSize worked values) and §2.1 (feature-level values).
 The validation rules of the tensor layer (§4.1) are tested in test_validation.py.
 """

@@ -1,6 +1,6 @@
 """Validation of operator descriptors, as DirectML's CreateOperator would do it.
 
-One test per rule of /work/shared/spec/dml-semantics.md: the tensor layer
+One test per rule of the spec (dml-semantics.md): the tensor layer
 (§1, §4 step 1), each operator's tensor-support tables per feature level and
 its own rules (§3.1-3.4, §4 steps 2-3), the inferred rule of §5 (JOIN at FL
 3_1), and the error's contract (every violation at once, pickling, the
