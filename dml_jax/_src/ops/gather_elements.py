@@ -7,7 +7,7 @@ from typing import Any
 
 import jax
 
-from dml_jax._src import checked, indexing
+from dml_jax._src import checked, indexing, kernels
 from dml_jax._src.dtypes import ALL_DATA, INDEX_TYPES, UP_TO_32_BIT, DataType
 from dml_jax._src.errors import Checker
 from dml_jax._src.feature_level import FeatureLevel, SupportTable, support
@@ -93,7 +93,13 @@ class GatherElementsDesc(_base.OperatorDesc):
   def lower(self, input: jax.Array, indices: jax.Array) -> jax.Array:
     size = self.input_tensor.sizes[self.axis]
     checked.check_indices(self.OPERATOR, indices, size, self.axis)
-    return indexing.gather_along_axis(input, indexing.clamp_indices(indices, size), self.axis)
+
+    def gather(input, indices):
+      return indexing.gather_along_axis(input, indexing.clamp_indices(indices, size), self.axis)
+
+    if kernels.rows_kernel_applies(input.shape, indices.shape, input.dtype, self.axis):
+      return kernels.gather_last_axis(input, indices, fallback=gather)
+    return gather(input, indices)
 
   def _fields_repr(self) -> str:
     return f"input={self.input_tensor!r}, indices={self.indices_tensor!r}, axis={self.axis}"
