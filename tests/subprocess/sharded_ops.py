@@ -46,6 +46,19 @@ def main():
         reference.gather_elements(x, idx, axis=1),
       )
     )
+  # GATHER_ELEMENTS along the last axis with 128-wide index rows: the shape that takes the row
+  # kernel on CUDA GPUs (the lax path elsewhere); rows sharded, then the gathered axis.
+  wide = rng.standard_normal((2 * n, 256)).astype(np.float32)
+  wide_idx = rng.integers(-300, 300, (2 * n, 128)).astype(np.int32)
+  for shard in (0, 1):
+    cases.append(
+      (
+        f"gather_elements (row-kernel shape), sharded on axis {shard}",
+        lambda a, b: dml.gather_elements(a, b, axis=1),
+        [(wide, shard), (wide_idx, shard)],
+        reference.gather_elements(wide, wide_idx, axis=1),
+      )
+    )
   # GATHER_ND1 with one batch dimension: shard the batch and the copied trailing axis.
   tuples = rng.integers(-3, 2 * n + 3, (n, 5, 1)).astype(np.int32)
   for shard in (0, 2):
