@@ -85,7 +85,3 @@ class Checker:
     if not ok:
       self.fail(field, rule, value, hint)
     return ok
-
-  def raise_if_any(self, operator: str) -> None:
-    if self.violations:
-      raise DmlValidationError(operator, self.feature_level, self.violations)

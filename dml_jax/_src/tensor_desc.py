@@ -18,7 +18,6 @@ from dml_jax._src.errors import Checker
 MAX_ELEMENT_COUNT = 2**32 - 1
 """A buffer tensor holds at most 2**32 - 1 elements (index of one past the last)."""
 
-MINIMUM_BUFFER_TENSOR_ALIGNMENT = 16
 
 
 class TensorFlags(enum.IntFlag):
