@@ -19,7 +19,6 @@ MAX_ELEMENT_COUNT = 2**32 - 1
 """A buffer tensor holds at most 2**32 - 1 elements (index of one past the last)."""
 
 
-
 class TensorFlags(enum.IntFlag):
   """`DML_TENSOR_FLAGS`."""
 
