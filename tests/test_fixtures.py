@@ -1,13 +1,14 @@
 """Every DirectML fixture through the functional API, the descriptors and the Runner."""
 
-import jax
+import chex
 import numpy as np
 import pytest
+from absl.testing import parameterized
 
 import dml_jax as dml
 from dml_jax._src import conformance, reference
 from dml_jax._src.device import Runner
-from dml_jax._src.fixtures import load_fixtures
+from dml_jax._src.fixtures import get_fixture, load_fixtures
 
 FIXTURES = load_fixtures()
 WITH_DATA = [f for f in FIXTURES if not f.shape_only]
@@ -37,17 +38,18 @@ def test_every_seed_operator_has_fixtures():
   assert len(FIXTURES) == 14 and len(SHAPE_ONLY) == 2
 
 
-@pytest.mark.parametrize("fixture", WITH_DATA, ids=lambda f: f.id)
-def test_functional_api_reproduces_fixture(fixture):
-  assert_bits_equal(
-    FUNCTIONS[fixture.op](fixture.arrays(), dict(fixture.params)), fixture.output.data
-  )
+class FunctionalApiTest(chex.TestCase):
+  """Each fixture through the functional API, eagerly, jitted and with device-put inputs."""
 
-
-@pytest.mark.parametrize("fixture", WITH_DATA, ids=lambda f: f.id)
-def test_functional_api_under_jit_reproduces_fixture(fixture):
-  run = jax.jit(lambda arrays: FUNCTIONS[fixture.op](arrays, dict(fixture.params)))
-  assert_bits_equal(run(fixture.arrays()), fixture.output.data)
+  @chex.variants(with_jit=True, without_jit=True, with_device=True)
+  @parameterized.named_parameters((f.id.replace("/", "__"), f.id) for f in WITH_DATA)
+  def test_reproduces_fixture(self, fixture_id):
+    fixture = get_fixture(fixture_id)
+    run = self.variant(lambda arrays: FUNCTIONS[fixture.op](arrays, dict(fixture.params)))
+    out = run(fixture.arrays())
+    chex.assert_shape(out, fixture.output.sizes)
+    chex.assert_type(out, fixture.output.dtype)
+    assert_bits_equal(out, fixture.output.data)
 
 
 @pytest.mark.parametrize("fixture", WITH_DATA, ids=lambda f: f.id)
