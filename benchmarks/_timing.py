@@ -16,3 +16,15 @@ def timed(fn, *args, calls=30, repeats=7):
     out.block_until_ready()
     times.append((time.perf_counter() - start) / calls)
   return statistics.median(times)
+
+
+def copy_ceiling(rng) -> float:
+  """Bytes per second (read plus written) of a jitted 1 GiB f32 device copy; prints a header."""
+  import jax
+  import jax.numpy as jnp
+  import numpy as np
+
+  big = jnp.asarray(rng.standard_normal(2**28).astype(np.float32))
+  ceiling = 2 * big.nbytes / timed(jax.jit(jnp.copy), big)
+  print(f"# {jax.devices()[0].device_kind}, jax {jax.__version__}: copy {ceiling / 1e9:.0f} GB/s")
+  return ceiling

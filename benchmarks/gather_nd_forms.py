@@ -12,7 +12,7 @@ Usage: PYTHONPATH=. python3 benchmarks/gather_nd_forms.py
 import jax
 import jax.numpy as jnp
 import numpy as np
-from _timing import timed  # benchmarks/ is on sys.path when a script in it runs
+from _timing import copy_ceiling, timed  # benchmarks/ is on sys.path when a script in it runs
 from jax import lax
 
 IN_BOUNDS = lax.GatherScatterMode.PROMISE_IN_BOUNDS
@@ -69,11 +69,7 @@ def linear(x, idx, b):
 
 def main():
   rng = np.random.default_rng(0)
-  copy = jax.jit(jnp.copy)
-  big = jnp.asarray(rng.standard_normal(2**28).astype(np.float32))
-  ceiling = 2 * big.nbytes / timed(copy, big)
-  print(f"# {jax.devices()[0].device_kind}, jax {jax.__version__}: copy {ceiling / 1e9:.0f} GB/s")
-  del big
+  ceiling = copy_ceiling(rng)
   cases = {
     "gather_nd rows (1024,1024,256) x 65536 2-tuples": (
       rng.standard_normal((1024, 1024, 256)).astype(np.float32),
