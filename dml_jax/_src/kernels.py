@@ -42,8 +42,7 @@ def rows_kernel_applies(
     and np.dtype(dtype) in _DTYPES
     and _power_of_two(columns)
     and columns >= _MIN_COLUMNS
-    and input_shape[-1] * np.dtype(dtype).itemsize <= _MAX_ROW_BYTES
-    and input_shape[-1] <= 2**31
+    and input_shape[-1] * np.dtype(dtype).itemsize <= _MAX_ROW_BYTES  # so int32 positions
   )
 
 
