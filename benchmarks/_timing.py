@@ -28,3 +28,19 @@ def copy_ceiling(rng) -> float:
   ceiling = 2 * big.nbytes / timed(jax.jit(jnp.copy), big)
   print(f"# {jax.devices()[0].device_kind}, jax {jax.__version__}: copy {ceiling / 1e9:.0f} GB/s")
   return ceiling
+
+
+def report(name, fn, args, want, moved, ceiling, width=28):
+  """Checks `fn(*args)` against `want` bit for bit, times it, prints one row; survives failures."""
+  import numpy as np
+
+  try:
+    ok = np.array_equal(np.asarray(fn(*args)).reshape(want.shape), want)
+    seconds = timed(fn, *args)
+  except Exception as e:  # a probe: report and go on
+    print(f"  {name:<{width}} failed: {type(e).__name__}: {str(e).splitlines()[0][:150]}")
+    return
+  print(
+    f"  {name:<{width}} {seconds * 1e3:7.3f} ms  {moved / seconds / 1e9:7.0f} GB/s"
+    f"  {moved / seconds / ceiling:5.2f} of copy  {'ok' if ok else 'WRONG'}"
+  )

@@ -12,7 +12,7 @@ Usage: PYTHONPATH=. python3 benchmarks/gather_elements_forms.py
 import jax
 import jax.numpy as jnp
 import numpy as np
-from _timing import copy_ceiling, timed  # benchmarks/ is on sys.path when a script in it runs
+from _timing import copy_ceiling, report  # benchmarks/ is on sys.path when a script in it runs
 from jax import lax
 
 from dml_jax._src.indexing import gather_along_axis as batching  # dml_jax's form
@@ -57,12 +57,7 @@ def main():
   xd, idd = jnp.asarray(x), jnp.asarray(idx)
   for form in (batching, columns, linear):
     fn = jax.jit(lambda a, i, form=form: form(a, i, 1))
-    ok = np.array_equal(np.asarray(fn(xd, idd)), want)
-    s = timed(fn, xd, idd)
-    print(
-      f"  {form.__name__:<9} {s * 1e3:7.3f} ms  {moved / s / ceiling:5.2f} of copy"
-      f"  {'ok' if ok else 'WRONG'}"
-    )
+    report(form.__name__, fn, (xd, idd), want, moved, ceiling, width=9)
   del xd, idd, x, idx, want
   shape = (64, 4096, 1024)
   x = rng.standard_normal(shape).astype(np.float32)
@@ -81,12 +76,7 @@ def main():
     xd, ld = jnp.asarray(x), jnp.asarray(lengths)
     for form in (batching, columns, linear):
       fn = jax.jit(lambda a, n, form=form: form(a, reverse_source(n, a.shape, 1), 1))
-      ok = np.array_equal(np.asarray(fn(xd, ld)), want)
-      s = timed(fn, xd, ld)
-      print(
-        f"  {form.__name__:<9} {s * 1e3:7.3f} ms  {moved / s / ceiling:5.2f} of copy"
-        f"  {'ok' if ok else 'WRONG'}"
-      )
+      report(form.__name__, fn, (xd, ld), want, moved, ceiling, width=9)
     del xd, ld, want
 
 

@@ -12,7 +12,7 @@ Usage: PYTHONPATH=. python3 benchmarks/gather_nd_forms.py
 import jax
 import jax.numpy as jnp
 import numpy as np
-from _timing import copy_ceiling, timed  # benchmarks/ is on sys.path when a script in it runs
+from _timing import copy_ceiling, report  # benchmarks/ is on sys.path when a script in it runs
 from jax import lax
 
 IN_BOUNDS = lax.GatherScatterMode.PROMISE_IN_BOUNDS
@@ -92,13 +92,7 @@ def main():
     print(name)
     for form in (batching, columns, linear):
       fn = jax.jit(lambda x, i, form=form, b=b: form(x, i, b))
-      got = np.asarray(fn(x, idx)).reshape(want.shape)
-      ok = np.array_equal(got, want)
-      seconds = timed(fn, x, idx)
-      print(
-        f"  {form.__name__:<9} {seconds * 1e3:7.3f} ms  {moved / seconds / 1e9:7.0f} GB/s"
-        f"  {moved / seconds / ceiling:5.2f} of copy  {'ok' if ok else 'WRONG'}"
-      )
+      report(form.__name__, fn, (x, idx), want, moved, ceiling, width=9)
     del x, idx
 
 

@@ -11,7 +11,7 @@ Usage: PYTHONPATH=. python3 benchmarks/pallas_probe.py
 import jax
 import jax.numpy as jnp
 import numpy as np
-from _timing import copy_ceiling, timed  # benchmarks/ is on sys.path when a script in it runs
+from _timing import copy_ceiling, report  # benchmarks/ is on sys.path when a script in it runs
 from jax.experimental import pallas as pl
 from jax.experimental.pallas import triton as pltriton
 
@@ -102,14 +102,7 @@ def main():
     (f"pallas rows/program={b}", jax.jit(lambda a, r, b=b: row_gather(a, r, b)))
     for b in (8, 32, 64)
   ]:
-    try:
-      ok = np.array_equal(np.asarray(fn(xd, rd)), want)
-      s = timed(fn, xd, rd)
-      print(
-        f"  {name:<24} {s * 1e3:7.3f} ms  {moved / s / ceiling:5.2f} of copy  {'ok' if ok else 'WRONG'}"
-      )
-    except Exception as e:  # a probe: report and go on
-      print(f"  {name:<24} failed: {type(e).__name__}: {str(e).splitlines()[0][:150]}")
+    report(name, fn, (xd, rd), want, moved, ceiling)
   del xd, rd, x, want
 
   x = rng.standard_normal((8192, 8192)).astype(np.float32)
@@ -124,14 +117,7 @@ def main():
     for b, w in ((1, 4), (1, 8), (1, 16), (2, 8))
   ]
   for name, fn in variants:
-    try:
-      ok = np.array_equal(np.asarray(fn(xd, idd)), want)
-      s = timed(fn, xd, idd)
-      print(
-        f"  {name:<24} {s * 1e3:7.3f} ms  {moved / s / ceiling:5.2f} of copy  {'ok' if ok else 'WRONG'}"
-      )
-    except Exception as e:
-      print(f"  {name:<24} failed: {type(e).__name__}: {str(e).splitlines()[0][:150]}")
+    report(name, fn, (xd, idd), want, moved, ceiling)
 
   del xd, idd, x, idx, want
   x = rng.standard_normal((64, 4096, 1024)).astype(np.float32)
@@ -155,14 +141,7 @@ def main():
     for c, r, w in ((8, 256, 4), (8, 512, 8), (16, 256, 4), (32, 128, 4), (32, 256, 8))
   ]
   for name, fn in variants:
-    try:
-      ok = np.array_equal(np.asarray(fn(xd, ld)), want)
-      s = timed(fn, xd, ld)
-      print(
-        f"  {name:<28} {s * 1e3:7.3f} ms  {moved / s / ceiling:5.2f} of copy  {'ok' if ok else 'WRONG'}"
-      )
-    except Exception as e:
-      print(f"  {name:<28} failed: {type(e).__name__}: {str(e).splitlines()[0][:150]}")
+    report(name, fn, (xd, ld), want, moved, ceiling)
 
 
 if __name__ == "__main__":
