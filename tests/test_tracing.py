@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import dml_jax as dml
+from dml_jax._src import dtypes
 from dml_jax._src.ops import _base
 from dml_jax._src.ops.gather_elements import GatherElementsDesc
 from dml_jax._src.ops.gather_nd import GatherNdDesc
@@ -68,3 +69,26 @@ def test_new_shapes_trace_again(traces):
   dml.gather_elements(x, np.zeros((4, 5), np.int32), axis=0, feature_level="4_1")
   # A new level validates again (in a new trace: the level is a static argument).
   assert traces == {"lower": 3, "validate": 3}
+
+
+def test_the_eager_fast_path_agrees_with_as_operand():
+  """JAX arrays skip as_operand on an eager call: same static key, same errors, no tracers."""
+  x = jnp.zeros(3, jnp.float32)
+  dml.gather_elements(x, jnp.zeros(3, jnp.int32), axis=0)  # as_operand records ArrayImpl
+  assert type(x) in dtypes.ARRAY_TYPES
+  for data, index in [(np.float32, np.int32), (np.int8, np.uint32), (np.float16, np.uint8)]:
+    fast = _base.input_and_indices(jnp.zeros(3, data), jnp.zeros(3, index), "IndicesTensor")
+    _, general = _base.operands(
+      (np.zeros(3, data), "InputTensor", False), (np.zeros(3, index), "IndicesTensor", True)
+    )
+    assert fast[2] == general
+    assert _base.inputs([jnp.zeros(3, data)] * 2, "InputTensors")[1] == general[:1] * 2
+  with pytest.raises(TypeError, match="IndicesTensor must have an integer dtype; got float32"):
+    dml.gather_elements(x, x, axis=0)
+  with pytest.raises(TypeError, match="DirectML has no data type for dtype bool"):
+    dml.join([x, jnp.zeros(3, bool)], axis=0)
+  with pytest.raises(TypeError, match="Axis must be an integer; got bool True"):
+    dml.reverse_subsequences(x.reshape(1, 3), jnp.ones((1, 1), jnp.uint32), axis=True)
+  jax.jit(lambda x: dml.join([x, x], axis=0))(x)
+  jax.vmap(lambda x: dml.join([x, x], axis=0))(x.reshape(3, 1))
+  assert all(jax.Array in cls.__mro__ for cls in dtypes.ARRAY_TYPES)  # never a tracer class

@@ -132,6 +132,14 @@ _TO_NUMPY = {
 }
 _FROM_NUMPY = {dt: t for t, dt in _TO_NUMPY.items()}
 _INTEGER_TYPES = frozenset(t for t, dt in _TO_NUMPY.items() if dt.kind in "iu")
+_INDEX_FROM_NUMPY = {dt: t for dt, t in _FROM_NUMPY.items() if t in _INTEGER_TYPES}
+
+# The functional API's fast path (ops/_base.py) needs a cheap "is a jax.Array" test:
+# `type(x) in ARRAY_TYPES` costs a fraction of isinstance(x, jax.Array). as_operand records
+# the classes it meets that subclass jax.Array for real (ArrayImpl), whose every instance
+# passes that isinstance; tracers pass it by their aval, per instance, so they are never
+# recorded and always take as_operand's path.
+ARRAY_TYPES: set[type] = set()
 
 # Named groups used by the operators' tensor-support tables.
 FLOAT_AND_INT_16_32 = (
@@ -172,6 +180,8 @@ def as_operand(x: Any, *, role: str, is_index: bool = False) -> tuple[Any, DataT
     ValueError: for 64-bit host indices that do not fit in 32 bits with x64 off.
   """
   if isinstance(x, jax.Array):  # concrete arrays and tracers; never 64-bit with x64 off
+    if jax.Array in type(x).__mro__:
+      ARRAY_TYPES.add(type(x))
     data_type = _FROM_NUMPY.get(x.dtype)
     if data_type is not None and (not is_index or data_type in _INTEGER_TYPES):
       return x, data_type

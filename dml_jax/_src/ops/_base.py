@@ -11,7 +11,7 @@ from __future__ import annotations
 import abc
 import dataclasses
 import functools
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, ClassVar
 
 import jax
@@ -230,7 +230,7 @@ def check_same_rank(
 
 def as_attribute(value: Any, name: str) -> int:
   """A UINT attribute of a descriptor (TypeError unless an integer)."""
-  return _as_int(value, name)
+  return value if type(value) is int else _as_int(value, name)
 
 
 def as_tensor(value: Any, name: str) -> TensorDesc:
@@ -360,3 +360,34 @@ def operands(*arguments: tuple[Any, str, bool]) -> tuple[list[Any], tuple[DataTy
     arrays.append(array)
     types.append(data_type)
   return arrays, tuple(types)
+
+
+# The public functions' preludes run on every eager call, so the common case (JAX arrays
+# of dtypes DirectML has) takes a few type and dict lookups instead of `operands`, which
+# owns every rule and error message and handles everything else. The results are the same.
+_ARRAY_TYPES = dtypes.ARRAY_TYPES
+_DATA_TYPES = dtypes._FROM_NUMPY
+_INDEX_TYPES = dtypes._INDEX_FROM_NUMPY
+
+
+def input_and_indices(
+  input: Any, indices: Any, indices_role: str
+) -> tuple[Any, Any, tuple[DataType, DataType]]:
+  """`operands((input, "InputTensor", False), (indices, indices_role, True))`, flattened."""
+  if type(input) in _ARRAY_TYPES and type(indices) in _ARRAY_TYPES:
+    data_type, index_type = _DATA_TYPES.get(input.dtype), _INDEX_TYPES.get(indices.dtype)
+    if data_type is not None and index_type is not None:
+      return input, indices, (data_type, index_type)
+  (input, indices), types = operands((input, "InputTensor", False), (indices, indices_role, True))
+  return input, indices, types
+
+
+def inputs(values: Sequence[Any], field: str) -> tuple[Sequence[Any], tuple[DataType, ...]]:
+  """`operands` of the data tensors `field[0]`, `field[1]`, ... (JOIN's InputTensors)."""
+  types = []
+  for x in values:
+    data_type = _DATA_TYPES.get(x.dtype) if type(x) in _ARRAY_TYPES else None
+    if data_type is None:
+      return operands(*((x, f"{field}[{i}]", False) for i, x in enumerate(values)))
+    types.append(data_type)
+  return values, tuple(types)

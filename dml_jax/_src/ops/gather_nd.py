@@ -21,7 +21,7 @@ from jax import lax
 from dml_jax._src import checked, indexing
 from dml_jax._src.dtypes import ALL_DATA, INDEX_TYPES, UP_TO_32_BIT, DataType
 from dml_jax._src.errors import Checker
-from dml_jax._src.feature_level import FeatureLevel, SupportTable, support
+from dml_jax._src.feature_level import NEWEST, FeatureLevel, SupportTable, support
 from dml_jax._src.ops import _base
 from dml_jax._src.tensor_desc import TensorDesc
 
@@ -275,15 +275,13 @@ def gather_nd(
     Array([[2., 3.],
            [0., 1.]], dtype=float32)
   """
-  (input, indices), types = _base.operands(
-    (input, "InputTensor", False), (indices, "IndicesTensor", True)
-  )
-  as_count = lambda count, name: None if count is None else _base.as_attribute(count, name)
+  input, indices, types = _base.input_and_indices(input, indices, "IndicesTensor")
+  m, q = input_dimension_count, indices_dimension_count
   static = (
-    FeatureLevel.from_any(feature_level),
+    NEWEST if feature_level is None else FeatureLevel.from_any(feature_level),
     types,
-    as_count(input_dimension_count, "InputDimensionCount"),
-    as_count(indices_dimension_count, "IndicesDimensionCount"),
+    None if m is None else _base.as_attribute(m, "InputDimensionCount"),
+    None if q is None else _base.as_attribute(q, "IndicesDimensionCount"),
     _base.as_attribute(batch_dimension_count, "BatchDimensionCount"),
   )
   return _gather_nd(static, input, indices)

@@ -11,7 +11,7 @@ from jax import lax
 
 from dml_jax._src.dtypes import ALL_DATA, FLOAT_AND_INT_16_32, UP_TO_32_BIT
 from dml_jax._src.errors import Checker
-from dml_jax._src.feature_level import FeatureLevel, SupportTable, support
+from dml_jax._src.feature_level import NEWEST, FeatureLevel, SupportTable, support
 from dml_jax._src.ops import _base
 from dml_jax._src.tensor_desc import TensorDesc
 
@@ -166,11 +166,13 @@ def join(inputs: Sequence[Any], *, axis: int, feature_level: Any = None) -> jax.
     >>> join([np.zeros((1, 2), np.int8), np.ones((1, 1), np.int8)], axis=1)
     Array([[0, 0, 1]], dtype=int8)
   """
-  if not isinstance(inputs, Sequence) or isinstance(inputs, str):
+  if type(inputs) not in (list, tuple) and (
+    not isinstance(inputs, Sequence) or isinstance(inputs, str)
+  ):
     raise TypeError(f"inputs must be a sequence of arrays; got {type(inputs).__name__}")
-  arrays, types = _base.operands(*((x, f"InputTensors[{i}]", False) for i, x in enumerate(inputs)))
-  static = (FeatureLevel.from_any(feature_level), types, _base.as_attribute(axis, "Axis"))
-  return _join(static, *arrays)
+  arrays, types = _base.inputs(inputs, "InputTensors")
+  level = NEWEST if feature_level is None else FeatureLevel.from_any(feature_level)
+  return _join((level, types, _base.as_attribute(axis, "Axis")), *arrays)
 
 
 def _describe_join(types, shapes, axis) -> JoinDesc:

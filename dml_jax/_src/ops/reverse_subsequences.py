@@ -17,7 +17,7 @@ from jax import lax
 from dml_jax._src import indexing
 from dml_jax._src.dtypes import ALL_DATA, UP_TO_32_BIT, DataType
 from dml_jax._src.errors import Checker
-from dml_jax._src.feature_level import FeatureLevel, SupportTable, support
+from dml_jax._src.feature_level import NEWEST, FeatureLevel, SupportTable, support
 from dml_jax._src.ops import _base
 from dml_jax._src.tensor_desc import TensorDesc
 
@@ -150,11 +150,9 @@ def reverse_subsequences(
     Array([[2, 1, 0, 3],
            [7, 6, 5, 4]], dtype=int32)
   """
-  (input, lengths), types = _base.operands(
-    (input, "InputTensor", False), (sequence_lengths, "SequenceLengthsTensor", True)
-  )
-  static = (FeatureLevel.from_any(feature_level), types, _base.as_attribute(axis, "Axis"))
-  return _reverse_subsequences(static, input, lengths)
+  input, lengths, types = _base.input_and_indices(input, sequence_lengths, "SequenceLengthsTensor")
+  level = NEWEST if feature_level is None else FeatureLevel.from_any(feature_level)
+  return _reverse_subsequences((level, types, _base.as_attribute(axis, "Axis")), input, lengths)
 
 
 def _describe_reverse_subsequences(types, shapes, axis) -> ReverseSubsequencesDesc:
