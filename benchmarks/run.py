@@ -72,9 +72,11 @@ Runtime calls on the CPU are synchronous. Every case gets fresh random data, mad
 On the CPU, XLA's output buffers come from malloc, and glibc serves blocks above its mmap
 threshold (at most 32 MiB unless set) with a fresh mmap each time: such a call page-faults its
 whole output (16k faults for the 64 MiB jnp.copy, most of its time), and that is part of what a
-jax user gets. glibc's MALLOC_MMAP_THRESHOLD_, set before the process starts, removes it; the
-header shows it when set. PyTorch's CPU outputs come from malloc too; ONNX Runtime reuses an
-arena.
+jax user gets. Set before the process starts, MALLOC_MMAP_THRESHOLD_ and MALLOC_TRIM_THRESHOLD_
+(4294967296) remove it for buffers malloc'd on the main thread, and MALLOC_ARENA_MAX=1 for those
+XLA allocates on its worker threads too, whose own arenas (64 MiB heaps) cannot hold a 64 MiB
+block (benchmarks/cpu_forms.py counts the faults); the header shows these when set. PyTorch's CPU
+outputs come from malloc too; ONNX Runtime reuses an arena.
 
 Checks (any failure: exit status 1):
   - dml_jax's output on a subset of the case (a few lanes, rows or index tuples, at most ~16k

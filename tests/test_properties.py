@@ -430,13 +430,16 @@ def reverse_subsequences_cases(
   rng = np.random.default_rng(seed)
   batch, in_axes = _draw_vmap(draw, 2, vmap)
   axis_sizes = np.full(lengths_shape, shape[axis])
-  examples = [
-    (
-      _random_data(rng, dtype, shape),
-      _draw_indices(draw, length_dtype, axis_sizes, lengths=True, fit_32=fit_32),
-    )
-    for _ in range(batch)
-  ]
+  # Half the cases give every lane of a row (the dimensions after axis) the same length:
+  # on the CPU that takes the row gather, the other half its lane gather.
+  first_lane = (slice(None),) * (axis + 1) + (slice(0, 1),) * (rank - axis - 1)
+  shared = draw(st.booleans())
+
+  def lengths():
+    drawn = _draw_indices(draw, length_dtype, axis_sizes, lengths=True, fit_32=fit_32)
+    return np.broadcast_to(drawn[first_lane], lengths_shape).copy() if shared else drawn
+
+  examples = [(_random_data(rng, dtype, shape), lengths()) for _ in range(batch)]
   return Case(
     "REVERSE_SUBSEQUENCES",
     {"axis": axis},

@@ -92,3 +92,27 @@ def gather_along_axis(operand: jax.Array, indices: jax.Array, axis: int) -> jax.
     slice_sizes=(1,) * n,
     mode=lax.GatherScatterMode.PROMISE_IN_BOUNDS,
   )
+
+
+def gather_slices_along_axis(operand: jax.Array, indices: jax.Array, axis: int) -> jax.Array:
+  """out[o, i, ...] = operand[o, indices[o, i], ...] for in-range indices: whole trailing slices.
+
+  `indices` has operand's shape up to `axis` and any size on `axis`; the
+  dimensions before `axis` are batch dimensions, those after it are copied whole.
+  """
+  n = operand.ndim
+  batch = tuple(range(axis))
+  dnums = lax.GatherDimensionNumbers(
+    offset_dims=tuple(range(axis + 1, n)),
+    collapsed_slice_dims=(axis,),
+    start_index_map=(axis,),
+    operand_batching_dims=batch,
+    start_indices_batching_dims=batch,
+  )
+  return lax.gather(
+    operand,
+    indices[..., None],
+    dnums,
+    slice_sizes=(1,) * (axis + 1) + tuple(operand.shape[axis + 1 :]),
+    mode=lax.GatherScatterMode.PROMISE_IN_BOUNDS,
+  )
