@@ -329,11 +329,63 @@ def case_gather_elements(rng):
   return name, (x, idx), np.take_along_axis(x, idx, axis=1), forms, ort
 
 
+def join_padded(axis):
+  """JOIN as one elementwise loop: each input padded to the output's shape, selected by position."""
+
+  def form(*xs):
+    total = sum(x.shape[axis] for x in xs)
+    position = lax.broadcasted_iota(
+      jnp.int32, xs[0].shape[:axis] + (total,) + xs[0].shape[axis + 1 :], axis
+    )
+    out, start = None, 0
+    for x in xs:
+      config = [(0, 0, 0)] * x.ndim
+      config[axis] = (start, total - start - x.shape[axis], 0)
+      padded = lax.pad(x, np.zeros((), x.dtype), config)
+      out = padded if out is None else lax.select(position < start, out, padded)
+      start += x.shape[axis]
+    return out
+
+  return form
+
+
+def join_updates(axis):
+  """JOIN as a chain of dynamic_update_slice into an empty output."""
+
+  def form(*xs):
+    shape = list(xs[0].shape)
+    shape[axis] = sum(x.shape[axis] for x in xs)
+    out, start = jnp.zeros(shape, xs[0].dtype), 0
+    for x in xs:
+      index = [0] * x.ndim
+      index[axis] = start
+      out = lax.dynamic_update_slice(out, x, index)
+      start += x.shape[axis]
+    return out
+
+  return form
+
+
+def _case_join(rng, axis):
+  xs = tuple(rng.standard_normal((2048, 2048)).astype(np.float32) for _ in range(4))
+  forms = {
+    "dml_jax": lambda *xs: dml.join(xs, axis=axis),
+    "lax.concatenate": lambda *xs: lax.concatenate(xs, axis),
+    "pad + select, one loop": join_padded(axis),
+    "dynamic_update_slice chain": join_updates(axis),
+  }
+  ort = ("Concat", {f"x{i}": x for i, x in enumerate(xs)}, {"axis": axis})
+  name = f"JOIN f32 4 x (2048, 2048) along axis {axis}"
+  return name, xs, np.concatenate(xs, axis=axis), forms, ort
+
+
 CASES = {
   "gather_nd": case_gather_nd,
   "gather_nd1": case_gather_nd1,
   "reverse_equal": case_reverse_equal,
   "gather_elements": case_gather_elements,
+  "join_axis0": lambda rng: _case_join(rng, 0),
+  "join_axis1": lambda rng: _case_join(rng, 1),
 }
 
 # -- measuring -------------------------------------------------------------------------------
