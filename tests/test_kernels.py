@@ -68,6 +68,13 @@ def test_kernel_applies_to_wide_power_of_two_rows_on_the_last_axis():
   assert not applies((8, 256), (8, 128), np.dtype(np.float64), 1)  # 64-bit data: lax path
 
 
+def test_kernel_never_applies_without_pallas_triton(monkeypatch):
+  monkeypatch.setattr(kernels, "_pallas_triton_available", lambda: False)
+  assert not kernels.rows_kernel_applies((8, 8192), (8, 8192), np.dtype(np.float32), 1)
+  monkeypatch.undo()
+  assert kernels.rows_kernel_applies((8, 8192), (8, 8192), np.dtype(np.float32), 1)
+
+
 @pytest.mark.parametrize("data_type", [np.float32, np.int8], ids=["float32", "int8"])
 def test_public_function_on_kernel_shapes(data_type):
   rng = np.random.default_rng(2)

@@ -8,6 +8,10 @@ On an H100 this ran at 0.95 of a device copy against 0.57 for XLA's gather
 the same arithmetic as the lax path (`indexing.clamp_indices`), so both give the
 same bits; `lax.platform_dependent` picks the kernel on CUDA GPUs only, and the
 gradient is the lax path's.
+
+JAX 0.11 deprecates Pallas's Triton backend (it warns when it lowers the kernel) and will
+remove it; where `jax.experimental.pallas.triton` cannot be imported, the lax path serves
+every platform.
 """
 
 from __future__ import annotations
@@ -32,13 +36,23 @@ def _power_of_two(n: int) -> bool:
   return n > 0 and n & (n - 1) == 0
 
 
+@functools.cache
+def _pallas_triton_available() -> bool:
+  try:
+    from jax.experimental.pallas import triton  # noqa: F401
+  except ImportError:
+    return False
+  return True
+
+
 def rows_kernel_applies(
   input_shape: tuple[int, ...], indices_shape: tuple[int, ...], dtype: np.dtype, axis: int
 ) -> bool:
   """Whether GATHER_ELEMENTS of these static shapes can use the row kernel."""
   columns = indices_shape[-1]
   return (
-    axis == len(input_shape) - 1
+    _pallas_triton_available()
+    and axis == len(input_shape) - 1
     and np.dtype(dtype) in _DTYPES
     and _power_of_two(columns)
     and columns >= _MIN_COLUMNS
