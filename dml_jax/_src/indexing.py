@@ -76,22 +76,7 @@ def gather_along_axis(operand: jax.Array, indices: jax.Array, axis: int) -> jax.
   `indices` has operand's shape except on `axis`; one lax.gather whose other
   dimensions are batch dimensions.
   """
-  n = operand.ndim
-  batch = tuple(d for d in range(n) if d != axis)
-  dnums = lax.GatherDimensionNumbers(
-    offset_dims=(),
-    collapsed_slice_dims=(axis,),
-    start_index_map=(axis,),
-    operand_batching_dims=batch,
-    start_indices_batching_dims=batch,
-  )
-  return lax.gather(
-    operand,
-    indices[..., None],
-    dnums,
-    slice_sizes=(1,) * n,
-    mode=lax.GatherScatterMode.PROMISE_IN_BOUNDS,
-  )
+  return _gather_on_axis(operand, indices, axis, [d for d in range(operand.ndim) if d != axis])
 
 
 def gather_slices_along_axis(operand: jax.Array, indices: jax.Array, axis: int) -> jax.Array:
@@ -100,19 +85,26 @@ def gather_slices_along_axis(operand: jax.Array, indices: jax.Array, axis: int) 
   `indices` has operand's shape up to `axis` and any size on `axis`; the
   dimensions before `axis` are batch dimensions, those after it are copied whole.
   """
-  n = operand.ndim
-  batch = tuple(range(axis))
+  return _gather_on_axis(operand, indices, axis, list(range(axis)))
+
+
+def _gather_on_axis(
+  operand: jax.Array, indices: jax.Array, axis: int, batch: list[int]
+) -> jax.Array:
+  """One lax.gather of in-range positions on `axis`: the `batch` dimensions pair operand and
+  indices, the other dimensions (after `axis`) are copied whole."""
+  whole = [d for d in range(axis + 1, operand.ndim) if d not in batch]
   dnums = lax.GatherDimensionNumbers(
-    offset_dims=tuple(range(axis + 1, n)),
+    offset_dims=tuple(whole),
     collapsed_slice_dims=(axis,),
     start_index_map=(axis,),
-    operand_batching_dims=batch,
-    start_indices_batching_dims=batch,
+    operand_batching_dims=tuple(batch),
+    start_indices_batching_dims=tuple(batch),
   )
   return lax.gather(
     operand,
     indices[..., None],
     dnums,
-    slice_sizes=(1,) * (axis + 1) + tuple(operand.shape[axis + 1 :]),
+    slice_sizes=tuple(operand.shape[d] if d in whole else 1 for d in range(operand.ndim)),
     mode=lax.GatherScatterMode.PROMISE_IN_BOUNDS,
   )
