@@ -32,10 +32,11 @@ import os
 import re
 import resource
 
+import gather_elements_forms  # benchmarks/ is on sys.path when a script in it runs
 import jax
 import jax.numpy as jnp
 import numpy as np
-from _timing import timed  # benchmarks/ is on sys.path when a script in it runs
+from _timing import timed
 from jax import lax
 
 import dml_jax as dml
@@ -155,26 +156,6 @@ def check_int32_clamp():
       wrapped = jnp.where(v < 0, v + size, v)[:, None]
       got = along_axis(jnp.broadcast_to(jnp.arange(size), (v.shape[0], size)), wrapped, 1, CLIP)
       assert np.array_equal(got[:, 0], want), (size, got[:, 0], want)
-
-
-def columns_along_axis(x, src, axis):
-  coords = [
-    src if d == axis else lax.broadcasted_iota(jnp.int32, src.shape, d) for d in range(x.ndim)
-  ]
-  dn = lax.GatherDimensionNumbers(
-    offset_dims=(), collapsed_slice_dims=tuple(range(x.ndim)), start_index_map=tuple(range(x.ndim))
-  )
-  return lax.gather(x, jnp.stack(coords, -1), dn, (1,) * x.ndim, mode=IN_BOUNDS)
-
-
-def flat_along_axis(x, src, axis):
-  strides = np.cumprod((x.shape[1:] + (1,))[::-1])[::-1]
-  flat = jnp.zeros(src.shape, jnp.int32)
-  for d in range(x.ndim):
-    coord = src if d == axis else lax.broadcasted_iota(jnp.int32, src.shape, d)
-    flat = flat + coord * int(strides[d])
-  dn = lax.GatherDimensionNumbers(offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,))
-  return lax.gather(x.reshape(-1), flat[..., None], dn, (1,), mode=IN_BOUNDS)
 
 
 def row_loop_along_last(x, idx, block=64):
@@ -319,8 +300,8 @@ def case_gather_elements(rng):
     "batching dims, negatives wrapped, clip": lambda x, i: along_axis(
       x, jnp.where(i < 0, i + 4096, i), 1, CLIP
     ),
-    "iota columns": lambda x, i: columns_along_axis(x, i, 1),
-    "flat 1-D": lambda x, i: flat_along_axis(x, i, 1),
+    "iota columns": lambda x, i: gather_elements_forms.columns(x, i, 1),
+    "flat 1-D": lambda x, i: gather_elements_forms.linear(x, i, 1),
     "jnp.take_along_axis": lambda x, i: jnp.take_along_axis(x, i, axis=1),
     "fori_loop, 64-row blocks": row_loop_along_last,
   }
