@@ -10,7 +10,7 @@ import jax
 from dml_jax._src import checked, indexing, kernels
 from dml_jax._src.dtypes import ALL_DATA, INDEX_TYPES, UP_TO_32_BIT, DataType
 from dml_jax._src.errors import Checker
-from dml_jax._src.feature_level import NEWEST, FeatureLevel, SupportTable, support
+from dml_jax._src.feature_level import FeatureLevel, SupportTable, support
 from dml_jax._src.ops import _base
 from dml_jax._src.tensor_desc import TensorDesc
 
@@ -138,7 +138,7 @@ def gather_elements(input: Any, indices: Any, *, axis: int, feature_level: Any =
            [7., 2., 3.]], dtype=float32)
   """
   input, indices, types = _base.input_and_indices(input, indices, "IndicesTensor")
-  level = NEWEST if feature_level is None else FeatureLevel.from_any(feature_level)
+  level = _base.as_level(feature_level)
   return _gather_elements((level, types, _base.as_attribute(axis, "Axis")), input, indices)
 
 

@@ -21,7 +21,7 @@ from jax import lax
 from dml_jax._src import checked, indexing
 from dml_jax._src.dtypes import ALL_DATA, INDEX_TYPES, UP_TO_32_BIT, DataType
 from dml_jax._src.errors import Checker
-from dml_jax._src.feature_level import NEWEST, FeatureLevel, SupportTable, support
+from dml_jax._src.feature_level import FeatureLevel, SupportTable, support
 from dml_jax._src.ops import _base
 from dml_jax._src.tensor_desc import TensorDesc
 
@@ -278,7 +278,7 @@ def gather_nd(
   input, indices, types = _base.input_and_indices(input, indices, "IndicesTensor")
   m, q = input_dimension_count, indices_dimension_count
   static = (
-    NEWEST if feature_level is None else FeatureLevel.from_any(feature_level),
+    _base.as_level(feature_level),
     types,
     None if m is None else _base.as_attribute(m, "InputDimensionCount"),
     None if q is None else _base.as_attribute(q, "IndicesDimensionCount"),

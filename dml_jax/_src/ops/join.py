@@ -11,7 +11,7 @@ from jax import lax
 
 from dml_jax._src.dtypes import ALL_DATA, FLOAT_AND_INT_16_32, UP_TO_32_BIT
 from dml_jax._src.errors import Checker
-from dml_jax._src.feature_level import NEWEST, FeatureLevel, SupportTable, support
+from dml_jax._src.feature_level import FeatureLevel, SupportTable, support
 from dml_jax._src.ops import _base
 from dml_jax._src.tensor_desc import TensorDesc
 
@@ -171,7 +171,7 @@ def join(inputs: Sequence[Any], *, axis: int, feature_level: Any = None) -> jax.
   ):
     raise TypeError(f"inputs must be a sequence of arrays; got {type(inputs).__name__}")
   arrays, types = _base.inputs(inputs, "InputTensors")
-  level = NEWEST if feature_level is None else FeatureLevel.from_any(feature_level)
+  level = _base.as_level(feature_level)
   return _join((level, types, _base.as_attribute(axis, "Axis")), *arrays)
 
 

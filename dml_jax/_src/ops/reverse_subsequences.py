@@ -19,7 +19,7 @@ from jax import lax
 from dml_jax._src import indexing
 from dml_jax._src.dtypes import ALL_DATA, UP_TO_32_BIT, DataType
 from dml_jax._src.errors import Checker
-from dml_jax._src.feature_level import NEWEST, FeatureLevel, SupportTable, support
+from dml_jax._src.feature_level import FeatureLevel, SupportTable, support
 from dml_jax._src.ops import _base
 from dml_jax._src.tensor_desc import TensorDesc
 
@@ -188,7 +188,7 @@ def reverse_subsequences(
            [7, 6, 5, 4]], dtype=int32)
   """
   input, lengths, types = _base.input_and_indices(input, sequence_lengths, "SequenceLengthsTensor")
-  level = NEWEST if feature_level is None else FeatureLevel.from_any(feature_level)
+  level = _base.as_level(feature_level)
   return _reverse_subsequences((level, types, _base.as_attribute(axis, "Axis")), input, lengths)
 
 
