@@ -1,8 +1,8 @@
-"""The GPU row kernel for GATHER_ELEMENTS along the last axis.
+"""The GPU kernels: GATHER_ELEMENTS along the last axis, and GATHER_ND's row copies.
 
-Its body runs here in Pallas's interpret mode (any backend), against the reference,
-for every data type it takes and every index type and value class; the public
-function is checked on shapes that select the kernel (on a CUDA GPU it runs the
+Their bodies run here in Pallas's interpret mode (any backend), against the reference,
+for every data type they take and every index type and value class; the public
+functions are checked on shapes that select a kernel (on a CUDA GPU they run the
 kernel, elsewhere the lax path), eagerly, under jit, vmap and grad.
 """
 
@@ -100,4 +100,112 @@ def test_gradient_on_kernel_shapes_is_the_scatter_add():
   for r in range(3):
     for c in range(128):
       want[r, reference.normalize_index(int(i[r, c]), 256, signed=True)] += w[r, c]
+  np.testing.assert_array_equal(grad, want)
+
+
+# -- GATHER_ND's row copies ----------------------------------------------------------------
+
+# (input shape, indices shape, batch dimension count): rows of 256 or 512 elements.
+ROW_COPY_CASES = [
+  ((6, 5, 256), (1, 7, 2), 0),
+  ((9, 512), (12, 1), 0),
+  ((3, 4, 5, 256), (3, 6, 2), 1),
+  ((2, 3, 4, 5, 256), (2, 3, 4, 2), 2),
+]
+
+
+def _raw_nd_indices(rng, index_type, shape, sizes):
+  """Indices of every value class for GATHER_ND's tuples: in range, negative, far out."""
+  out = np.stack([_indices(rng, index_type, shape[:-1], n) for n in sizes], axis=-1)
+  return out.astype(index_type)
+
+
+@pytest.mark.parametrize("data_type", DATA_TYPES, ids=lambda t: np.dtype(t).name)
+@pytest.mark.parametrize("case", ROW_COPY_CASES, ids=str)
+def test_row_copy_body_matches_reference(data_type, case):
+  input_shape, indices_shape, b = case
+  rng = np.random.default_rng(4)
+  t = indices_shape[-1]
+  x = _data(rng, data_type, input_shape)
+  i = _raw_nd_indices(rng, np.int32, indices_shape, input_shape[b : b + t])
+  got = kernels._row_copies(jnp.asarray(x), jnp.asarray(i), batch_dims=b, interpret=True)
+  padded = i.reshape((1,) * (x.ndim - i.ndim) + i.shape)  # the reference wants equal ranks
+  want = reference.gather_nd(
+    x,
+    padded,
+    input_dimension_count=x.ndim,
+    indices_dimension_count=i.ndim,
+    batch_dimension_count=b,
+  )
+  np.testing.assert_array_equal(_bits(got).ravel(), _bits(want).ravel())
+  assert got.shape == indices_shape[:-1] + input_shape[b + t :]
+
+
+@pytest.mark.parametrize("index_type", [np.uint32, np.int64, np.uint64], ids=lambda t: t.__name__)
+def test_row_copy_body_takes_every_index_type(index_type, request):
+  if np.dtype(index_type).itemsize == 8:
+    request.getfixturevalue("x64")
+  rng = np.random.default_rng(7)
+  x = _data(rng, np.float32, (3, 4, 5, 256))
+  i = _raw_nd_indices(rng, index_type, (3, 6, 2), (4, 5))
+  if np.dtype(index_type).itemsize == 8:
+    i[0, :3] = [[2**32 + 1, 2**40], [2**63 - 1, 2**33 + 2], [2**32, 2**32 + 4]]  # never wrap
+  got = kernels._row_copies(jnp.asarray(x), jnp.asarray(i), batch_dims=1, interpret=True)
+  want = reference.gather_nd(
+    x, i[None], input_dimension_count=4, indices_dimension_count=3, batch_dimension_count=1
+  )
+  np.testing.assert_array_equal(np.asarray(got).ravel(), want.ravel())
+
+
+def test_row_copies_apply_to_wide_power_of_two_rows():
+  applies = kernels.row_copies_apply
+  f32, i8 = np.dtype(np.float32), np.dtype(np.int8)
+  assert applies((1024, 1024, 256), 0, 2, f32)  # 1 KiB rows
+  assert applies((64, 128, 128, 256), 1, 2, f32)  # GATHER_ND1
+  assert applies((8, 16, 1024), 0, 1, i8)
+  assert applies((8, 16, 4, 4096), 0, 2, np.dtype(np.float16))
+  assert not applies((8, 16, 128), 0, 2, f32)  # 512 B rows: below the measured gain
+  assert not applies((8, 16, 300), 0, 2, f32)  # not a power of two
+  assert not applies((8, 4, 4, 256), 0, 3, f32)  # a 3-tuple: blocks of (rows, 3)
+  assert not applies((8, 32768), 0, 1, f32)  # 128 KiB rows: beyond a program's registers
+  assert not applies((8, 256), 0, 1, np.dtype(np.float64))  # 64-bit data: lax path
+  assert not applies((2**16, 2**15, 256), 0, 2, f32)  # 2**31 rows: no int32 row number
+
+
+def test_row_copies_never_apply_without_pallas_triton(monkeypatch):
+  monkeypatch.setattr(kernels, "_pallas_triton_available", lambda: False)
+  assert not kernels.row_copies_apply((1024, 1024, 256), 0, 2, np.dtype(np.float32))
+  monkeypatch.undo()
+  assert kernels.row_copies_apply((1024, 1024, 256), 0, 2, np.dtype(np.float32))
+
+
+@pytest.mark.parametrize("data_type", [np.float32, np.int8], ids=["float32", "int8"])
+def test_gather_nd_on_row_copy_shapes(data_type):
+  rng = np.random.default_rng(5)
+  x = _data(rng, data_type, (4, 6, 1024))
+  i = _raw_nd_indices(rng, np.int32, (1, 8, 2), (4, 6))
+  want = reference.gather_nd(x, i)
+  np.testing.assert_array_equal(dml.gather_nd(x, i), want)
+  np.testing.assert_array_equal(jax.jit(dml.gather_nd)(x, i), want)
+  batched = jax.vmap(dml.gather_nd)(np.stack([x, x[::-1]]), np.stack([i, i[:, ::-1]]))
+  np.testing.assert_array_equal(batched[1], reference.gather_nd(x[::-1], i[:, ::-1]))
+  counts = dict(input_dimension_count=3, indices_dimension_count=3, batch_dimension_count=1)
+  j = _raw_nd_indices(rng, np.int32, (4, 8, 1), (6,))
+  np.testing.assert_array_equal(
+    jax.jit(lambda x, j: dml.gather_nd(x, j, **counts))(x, j),
+    reference.gather_nd(x, j, **counts),
+  )
+
+
+def test_gather_nd_gradient_on_row_copy_shapes_is_the_scatter_add():
+  rng = np.random.default_rng(6)
+  x = rng.standard_normal((3, 4, 256)).astype(np.float32)
+  i = _raw_nd_indices(rng, np.int32, (1, 6, 2), (3, 4))
+  w = rng.integers(-3, 4, (1, 6, 256)).astype(np.float32)
+  grad = jax.grad(lambda x: (dml.gather_nd(x, i) * w).sum())(x)
+  want = np.zeros_like(x)
+  for p in range(6):
+    r = reference.normalize_index(int(i[0, p, 0]), 3, signed=True)
+    c = reference.normalize_index(int(i[0, p, 1]), 4, signed=True)
+    want[r, c] += w[0, p]
   np.testing.assert_array_equal(grad, want)

@@ -6,7 +6,15 @@ whole rows: its random reads within a row hit that SM's L1 after the first touch
 On an H100 this ran at 0.95 of a device copy against 0.57 for XLA's gather
 (BENCHMARKS.md). The indices are normalized and clamped inside the kernel, with
 the same arithmetic as the lax path (`indexing.clamp_indices`), so both give the
-same bits; `lax.platform_dependent` picks the kernel on CUDA GPUs only, and the
+same bits.
+
+GATHER_ND whose tuples leave whole rows to copy (the trailing sizes, at least
+1 KiB): each program copies a few rows with wide loads and stores, where XLA's
+gather copies them element by element; by kernel time on an H200, 0.92 of a device
+copy against 0.88 for float32 rows, and against 0.69 (float16) and 0.39 (int8)
+(BENCHMARKS.md). The index tuples are clamped in the kernel, as for GATHER_ELEMENTS.
+
+For both, `lax.platform_dependent` picks the kernel on CUDA GPUs only, and the
 gradient is the lax path's.
 
 JAX 0.11 deprecates Pallas's Triton backend (it warns when it lowers the kernel) and will
@@ -20,6 +28,7 @@ import functools
 from collections.abc import Callable
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
@@ -27,6 +36,9 @@ from dml_jax._src import indexing
 
 _MIN_COLUMNS = 128  # narrower rows gain nothing and make tiny Triton blocks
 _MAX_ROW_BYTES = 128 * 1024  # a row beyond this no longer fits in L1 with the rest
+_MIN_ROW_COPY_BYTES = 1024  # narrower rows: XLA's gather (measured in BENCHMARKS.md)
+_MAX_ROW_COPY_BYTES = 64 * 1024  # a program's block stays in registers
+_ROW_COPY_BLOCK_BYTES = 4096  # rows a program copies; 4 KiB and 4 warps measured best
 _DTYPES = {
   np.dtype(t) for t in ("float32", "float16", "int32", "uint32", "int16", "uint16", "int8", "uint8")
 }
@@ -68,11 +80,54 @@ def gather_last_axis(
   `indices` are raw (normalized and clamped here); `fallback(input, indices)` is the lax
   path with the same semantics, used on other platforms and for the gradient.
   """
-  kernel = jax.custom_vjp(functools.partial(_rows, interpret=False))
-  kernel.defvjp(
-    lambda x, i: (_rows(x, i, interpret=False), (x, i)), functools.partial(_fallback_vjp, fallback)
+  return _on_cuda(functools.partial(_rows, interpret=False), fallback, input, indices)
+
+
+def row_copies_apply(
+  input_shape: tuple[int, ...], batch_dims: int, tuple_size: int, dtype: np.dtype
+) -> bool:
+  """Whether GATHER_ND of a logical input of this shape can copy whole rows with the kernel.
+
+  The rows are the sizes after the batch dimensions and the index tuple's; their count,
+  the product of the sizes before, must fit an int32 row number.
+  """
+  leading = batch_dims + tuple_size
+  width = int(np.prod(input_shape[leading:], dtype=np.int64))
+  return (
+    _pallas_triton_available()
+    and np.dtype(dtype) in _DTYPES
+    and _power_of_two(width)
+    and _power_of_two(tuple_size)  # the kernel loads (rows, tuple size) blocks
+    and _MIN_ROW_COPY_BYTES <= width * np.dtype(dtype).itemsize <= _MAX_ROW_COPY_BYTES
+    and int(np.prod(input_shape[:leading], dtype=np.int64)) < 2**31
   )
-  return lax.platform_dependent(input, indices, cuda=kernel, default=fallback)
+
+
+def gather_rows(
+  input: jax.Array,
+  indices: jax.Array,
+  *,
+  batch_dims: int,
+  fallback: Callable[[jax.Array, jax.Array], jax.Array],
+) -> jax.Array:
+  """GATHER_ND as whole-row copies: the row-copy kernel on CUDA, `fallback` elsewhere.
+
+  `input` has the logical input sizes; `indices` (..., t) holds raw index tuples into its
+  dimensions batch_dims .. batch_dims + t - 1 (normalized and clamped here), and its leading
+  batch_dims sizes are the input's. `fallback(input, indices)` is the lax path with the same
+  semantics, shaped indices.shape[:-1] + input.shape[batch_dims + t:].
+  """
+  kernel = functools.partial(_row_copies, batch_dims=batch_dims, interpret=False)
+  return _on_cuda(kernel, fallback, input, indices)
+
+
+def _on_cuda(kernel, fallback, input, indices):
+  """`kernel(input, indices)` on CUDA GPUs, `fallback` elsewhere; the gradient is fallback's."""
+  kernel_or_lax = jax.custom_vjp(kernel)
+  kernel_or_lax.defvjp(
+    lambda x, i: (kernel(x, i), (x, i)), functools.partial(_fallback_vjp, fallback)
+  )
+  return lax.platform_dependent(input, indices, cuda=kernel_or_lax, default=fallback)
 
 
 def _fallback_vjp(fallback, residuals, cotangent):
@@ -111,3 +166,58 @@ def _rows(input: jax.Array, indices: jax.Array, *, interpret: bool) -> jax.Array
     interpret=interpret,
   )(x, idx)
   return out.reshape(indices.shape)
+
+
+def _row_copies(
+  input: jax.Array, indices: jax.Array, *, batch_dims: int, interpret: bool
+) -> jax.Array:
+  """The kernel: `input` viewed as a table (rows, width); each program turns `block` raw index
+  tuples into row numbers and copies those rows. The indices are clamped and the row numbers
+  made in the kernel: a separate XLA fusion for either cost a launch, as long as the copy's
+  gain on an H200."""
+  from jax.experimental import pallas as pl  # imported late: only GPU programs trace it
+  from jax.experimental.pallas import triton as pltriton
+
+  t = indices.shape[-1]
+  leading = batch_dims + t
+  kept = input.shape[leading:]
+  width = int(np.prod(kept, dtype=np.int64))
+  strides = [int(s) for s in np.cumprod((input.shape[1:leading] + (1,))[::-1])[::-1]]  # rows
+  batch = indices.shape[:-1]
+  inner = [int(np.prod(batch[d + 1 :], dtype=np.int64)) for d in range(batch_dims)]
+  count = int(np.prod(batch, dtype=np.int64))
+  row_bytes = width * np.dtype(input.dtype).itemsize
+  block = _largest_power_of_two_dividing(count, max(1, _ROW_COPY_BLOCK_BYTES // row_bytes))
+
+  def kernel(indices_ref, table_ref, out_ref):
+    rows = jnp.zeros((block,), np.int32)
+    for j in range(t):  # int32: every size is below 2**31
+      coordinate = indexing.clamp_indices(indices_ref[:, j], input.shape[batch_dims + j])
+      rows += coordinate * np.int32(strides[batch_dims + j])
+    tuple_number = pl.program_id(0) * block + lax.broadcasted_iota(np.int32, (block,), 0)
+    for d in range(batch_dims):  # batch coordinates follow from the tuple's position
+      rows += (tuple_number // inner[d]) % batch[d] * np.int32(strides[d])
+    out_ref[...] = table_ref[rows, :]
+
+  out = pl.pallas_call(
+    kernel,
+    out_shape=jax.ShapeDtypeStruct((count, width), input.dtype),
+    grid=(count // block,),
+    in_specs=[
+      pl.BlockSpec((block, t), lambda i: (i, 0)),
+      pl.BlockSpec((int(np.prod(input.shape[:leading])), width), lambda i: (0, 0)),
+    ],
+    out_specs=pl.BlockSpec((block, width), lambda i: (i, 0)),
+    compiler_params=None
+    if interpret
+    else pltriton.CompilerParams(num_warps=int(min(8, max(1, block * row_bytes // 1024)))),
+    interpret=interpret,
+  )(indices.reshape(count, t), input.reshape(-1, width))
+  return out.reshape(batch + kept)
+
+
+def _largest_power_of_two_dividing(n: int, at_most: int) -> int:
+  block = 1
+  while block * 2 <= at_most and n % (block * 2) == 0:
+    block *= 2
+  return block

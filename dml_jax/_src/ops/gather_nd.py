@@ -18,7 +18,7 @@ from typing import Any
 import jax
 from jax import lax
 
-from dml_jax._src import checked, indexing
+from dml_jax._src import checked, indexing, kernels
 from dml_jax._src.dtypes import ALL_DATA, INDEX_TYPES, UP_TO_32_BIT, DataType
 from dml_jax._src.errors import Checker
 from dml_jax._src.feature_level import FeatureLevel, SupportTable, support
@@ -203,8 +203,6 @@ class GatherNdDesc(_base.OperatorDesc):
     b, t = self.batch_dimension_count, self.index_tuple_size
     first = input.ndim - len(input_sizes) + b  # the InputTensor dimension of coordinate 0
     checked.check_indices(self.OPERATOR, indices, input_sizes[b : b + t], range(first, first + t))
-    operand = input.reshape(input_sizes)
-    starts = indexing.clamp_indices(indices.reshape(indices_sizes), input_sizes[b : b + t])
     kept = input_sizes[b + t :]
     dnums = lax.GatherDimensionNumbers(
       offset_dims=tuple(range(len(indices_sizes) - 1, len(indices_sizes) - 1 + len(kept))),
@@ -213,13 +211,21 @@ class GatherNdDesc(_base.OperatorDesc):
       operand_batching_dims=tuple(range(b)),
       start_indices_batching_dims=tuple(range(b)),
     )
-    out = lax.gather(
-      operand,
-      starts,
-      dnums,
-      slice_sizes=(1,) * (b + t) + kept,
-      mode=lax.GatherScatterMode.PROMISE_IN_BOUNDS,
-    )
+
+    def gather(operand, indices):
+      return lax.gather(
+        operand,
+        indexing.clamp_indices(indices, input_sizes[b : b + t]),
+        dnums,
+        slice_sizes=(1,) * (b + t) + kept,
+        mode=lax.GatherScatterMode.PROMISE_IN_BOUNDS,
+      )
+
+    operand, indices = input.reshape(input_sizes), indices.reshape(indices_sizes)
+    if kernels.row_copies_apply(input_sizes, b, t, input.dtype):
+      out = kernels.gather_rows(operand, indices, batch_dims=b, fallback=gather)
+    else:
+      out = gather(operand, indices)
     return out.reshape(output_sizes)
 
   def _fields_repr(self) -> str:
