@@ -65,7 +65,17 @@ repeats is shown (the JSON has them all, and the calibration batches). On a GPU 
 pipelined (dispatched back to back, one wait at the end: one stream runs them in order). On the
 CPU each call is waited for: XLA:CPU can run independent dispatched executions concurrently,
 which would time throughput across overlapping calls rather than one call, and PyTorch and ONNX
-Runtime calls on the CPU are synchronous. Every case gets fresh random data, made with NumPy
+Runtime calls on the CPU are synchronous.
+
+Kernel time (GPU, where torch with CUDA imports): after the timed repeats, three more batches of
+k calls run under PyTorch's profiler, whose CUPTI tracing records every kernel and device copy in
+the process (jax's as well as torch's); the summed kernel durations over k, median of the three,
+is the "kernel ms" column, and the copy's own kernel time gives its ceiling. It is what device
+events around each kernel would measure. Pipelined timing counts the gaps between kernels too,
+and a case whose kernel is shorter than the host's dispatch of a call (tens of microseconds for
+a jitted call; the 134 MB GATHER_ND runs about 50 us on an H100) times the host there.
+
+Every case gets fresh random data, made with NumPy
 (uniform floats in [-1, 1), random int8 bytes, random in-range int32 indices, uint32 lengths in
 [0, size]) and put on the device before any timing.
 
@@ -212,6 +222,8 @@ class Env:
   ort: Any = None
   onnx: Any = None
   ort_note: str = ""
+  # On a GPU with torch's CUDA profiler: device seconds per call of a batch (see kernel_seconds).
+  kernel_timer: Callable[[Callable[[], Any], int], float | None] | None = None
 
   def torch_from_jax(self, x: jax.Array):
     """The same data as a torch tensor on torch_device (zero-copy through DLPack if it can)."""
@@ -249,6 +261,7 @@ def make_env(peers: bool) -> Env:
     env.torch_note = (
       f"torch {torch.__version__} on CUDA {torch.version.cuda} ({torch.cuda.get_device_name(0)})"
     )
+    env.kernel_timer = lambda batch, calls: kernel_seconds(torch, batch, calls)
   else:
     env.torch_note = (
       f"torch {torch.__version__} present but cannot run on jax's device"
@@ -282,11 +295,18 @@ class Impl:
   to_numpy: Callable[[Any], np.ndarray]  # an output as a NumPy array of dml_jax's shape
   pipelined: bool = False
   note: str = ""
+  kernel_timer: Callable[[Callable[[], Any], int], float | None] | None = None
 
 
 def jax_impl(env: Env, name: str, kind: str, fn, *args) -> Impl:
   return Impl(
-    name, kind, lambda: fn(*args), jax.block_until_ready, np.asarray, pipelined=env.pipelined
+    name,
+    kind,
+    lambda: fn(*args),
+    jax.block_until_ready,
+    np.asarray,
+    pipelined=env.pipelined,
+    kernel_timer=env.kernel_timer,
   )
 
 
@@ -299,6 +319,7 @@ def torch_impl(env: Env, name: str, fn, shape: tuple[int, ...], note: str = "") 
     lambda out: out.cpu().numpy().reshape(shape),
     pipelined=env.torch_device == "cuda",
     note=note,
+    kernel_timer=env.kernel_timer,
   )
 
 
@@ -309,6 +330,7 @@ class Timing:
   times_s: list[float]
   calls_per_repeat: int
   calibration: list[tuple[int, float]]  # (calls, seconds) of the untimed batches that chose it
+  kernel_s: float | None = None  # device seconds per call, kernels only (GPU with torch)
 
 
 def run_batch(impl: Impl, calls: int) -> float:
@@ -354,7 +376,32 @@ def measure(impl: Impl, repeats: int, sizes: Sizes, first_output: Callable[[Any]
     if seconds / calls > per_call / 2:
       break
   times = [run_batch(impl, calls) / calls for _ in range(repeats)]
-  return Timing(statistics.median(times), min(times), times, calls, calibration)
+  kernel_s = None
+  if impl.kernel_timer and impl.pipelined:
+    batch = lambda: run_batch(impl, calls)
+    found = [k for k in (impl.kernel_timer(batch, calls) for _ in range(3)) if k]
+    kernel_s = statistics.median(found) if found else None
+  return Timing(statistics.median(times), min(times), times, calls, calibration, kernel_s)
+
+
+def kernel_seconds(torch, batch: Callable[[], Any], calls: int) -> float | None:
+  """Device seconds per call: the summed durations of the kernels that `batch` ran, / calls.
+
+  PyTorch's profiler traces CUDA activity through CUPTI, which records the kernels (and device
+  copies) of every library in the process, jax's too. The sum leaves out the gaps between
+  kernels: the launches, and the host's dispatch where it cannot keep ahead of the GPU (a jitted
+  call costs tens of microseconds of host time, as long as a 134 MB gather runs on an H100).
+  It is what device events around each kernel would give.
+  """
+  activities = [torch.profiler.ProfilerActivity.CUDA]
+  with torch.profiler.profile(activities=activities) as prof:
+    batch()
+    torch.cuda.synchronize()
+  cuda = torch.autograd.DeviceType.CUDA
+  busy_us = sum(
+    e.time_range.end - e.time_range.start for e in prof.events() if e.device_type == cuda
+  )
+  return busy_us * 1e-6 / calls if busy_us else None
 
 
 def bit_equal(a: np.ndarray, b: np.ndarray) -> bool:
@@ -895,6 +942,10 @@ class Row:
   def gbps(self) -> float | None:
     return self.bytes_moved / self.timing.median_s / 1e9 if self.timing else None
 
+  def kernel_gbps(self) -> float | None:
+    kernel_s = self.timing and self.timing.kernel_s
+    return self.bytes_moved / kernel_s / 1e9 if kernel_s else None
+
 
 def run_impl(
   row: Row, impl: Impl, repeats: int, sizes: Sizes, check: Callable[[np.ndarray], str]
@@ -952,6 +1003,7 @@ def copy_ceiling(env: Env, sizes: Sizes, repeats: int) -> list[Row]:
       env.torch_sync,
       lambda out: out.cpu().numpy(),
       pipelined=env.torch_device == "cuda",
+      kernel_timer=env.kernel_timer,
     )
     rows.append(
       run_impl(
@@ -1140,13 +1192,15 @@ COLUMNS = (
   "spread",
   "GB/s",
   "ceiling",
+  "kernel ms",
+  "k.ceiling",
   "peer/dml",
   "check",
 )
 
 
-def table_row(row: Row, ceiling: float | None) -> tuple[str, ...]:
-  gbps = row.gbps()
+def table_row(row: Row, ceiling: float | None, kernel_ceiling: float | None) -> tuple[str, ...]:
+  gbps, kernel_gbps = row.gbps(), row.kernel_gbps()
   ratio = "" if row.ratio is None else f"{row.ratio:.2f}"
   if row.best_peer:
     ratio += f" ({row.best_peer})"
@@ -1160,6 +1214,8 @@ def table_row(row: Row, ceiling: float | None) -> tuple[str, ...]:
     f"{max(row.timing.times_s) / min(row.timing.times_s):.2f}" if row.timing else "-",
     f"{gbps:.1f}" if gbps else "-",
     f"{gbps / ceiling:.2f}" if gbps and ceiling else "-",
+    f"{row.timing.kernel_s * 1e3:.3f}" if kernel_gbps else "-",
+    f"{kernel_gbps / kernel_ceiling:.2f}" if kernel_gbps and kernel_ceiling else "-",
     ratio,
     check,
   )
@@ -1168,7 +1224,7 @@ def table_row(row: Row, ceiling: float | None) -> tuple[str, ...]:
 def format_table(rows: list[tuple[str, ...]]) -> str:
   cells = [COLUMNS, *rows]
   widths = [max(len(r[i]) for r in cells) for i in range(len(COLUMNS) - 1)]
-  right = {4, 5, 6, 7}
+  right = {4, 5, 6, 7, 8, 9}
   lines = []
   for r in cells:
     parts = [r[i].rjust(w) if i in right else r[i].ljust(w) for i, w in enumerate(widths)]
@@ -1177,8 +1233,8 @@ def format_table(rows: list[tuple[str, ...]]) -> str:
   return "\n".join(lines)
 
 
-def row_json(row: Row, ceiling: float | None) -> dict[str, Any]:
-  gbps = row.gbps()
+def row_json(row: Row, ceiling: float | None, kernel_ceiling: float | None) -> dict[str, Any]:
+  gbps, kernel_gbps = row.gbps(), row.kernel_gbps()
   return {
     "case": row.case,
     "op": row.op,
@@ -1194,6 +1250,11 @@ def row_json(row: Row, ceiling: float | None) -> dict[str, Any]:
     "calibration": row.timing.calibration if row.timing else None,
     "gb_per_s": gbps,
     "fraction_of_ceiling": gbps / ceiling if gbps and ceiling else None,
+    "kernel_ms": row.timing.kernel_s * 1e3 if kernel_gbps else None,
+    "kernel_gb_per_s": kernel_gbps,
+    "kernel_fraction_of_ceiling": kernel_gbps / kernel_ceiling
+    if kernel_gbps and kernel_ceiling
+    else None,
     "peer_over_dml": row.ratio,
     "best_peer": row.best_peer or None,
     "check": row.check,
@@ -1252,9 +1313,11 @@ def main(argv=None) -> int:
   free_memory(env)
   ceiling_row = max((r for r in rows if r.timing and not r.failed), key=Row.gbps, default=None)
   ceiling = ceiling_row.gbps() if ceiling_row else None
+  kernel_ceiling = max((r.kernel_gbps() or 0 for r in rows if not r.failed), default=0) or None
   print(
     f"# copy ceiling: {ceiling or float('nan'):.1f} GB/s"
-    f" ({ceiling_row.impl if ceiling_row else 'no copy timed'}; bytes read + written)",
+    f" ({ceiling_row.impl if ceiling_row else 'no copy timed'}; bytes read + written)"
+    + (f"; kernels only: {kernel_ceiling:.1f} GB/s" if kernel_ceiling else ""),
     flush=True,
   )
 
@@ -1281,11 +1344,13 @@ def main(argv=None) -> int:
     free_memory(env)
 
   print()
-  print(format_table([table_row(r, ceiling) for r in rows]))
+  print(format_table([table_row(r, ceiling, kernel_ceiling) for r in rows]))
   print(f"""
 spread: slowest / fastest repeat. GB/s: over the fewest bytes the operator must move (the case
-lines above); ceiling: fraction of the copy ceiling; peer/dml: peer time / dml_jax time, above
-1 when dml_jax is faster (dml_jax's row: its fastest peer that passed its check).
+lines above); ceiling: fraction of the copy ceiling; kernel ms: device time per call, the
+kernels alone, without the gaps between them (GPU, through torch's profiler; else -); k.ceiling:
+its fraction of the copy's kernel-only GB/s; peer/dml: peer time / dml_jax time (pipelined),
+above 1 when dml_jax is faster (dml_jax's row: its fastest peer that passed its check).
 lax.gather (in bounds): the jnp call with mode="promise_in_bounds", a bare lax.gather;
 (src): source positions computed in the call; torch: on {env.torch_device or "-"};
 ort: ONNX Runtime, CPU.""")
@@ -1320,10 +1385,11 @@ ort: ONNX Runtime, CPU.""")
           "onnxruntime": env.ort_note,
           "ceiling_gb_per_s": ceiling,
           "ceiling_implementation": ceiling_row.impl if ceiling_row else None,
+          "kernel_ceiling_gb_per_s": kernel_ceiling,
           "peak_device_memory": memory,
           "load_average_end": _load(),
           "cases": cases_json,
-          "rows": [row_json(r, ceiling) for r in rows],
+          "rows": [row_json(r, ceiling, kernel_ceiling) for r in rows],
           "passed": not failed,
         },
         f,
