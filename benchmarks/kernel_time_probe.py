@@ -132,6 +132,8 @@ def widths():
   print(f"# {jax.devices()[0].device_kind}, jax {jax.__version__}: row widths, kernel time")
   del big
   for dtype, width in [
+    (np.float32, 16),
+    (np.float32, 32),
     (np.float32, 64),
     (np.float32, 128),
     (np.float32, 256),
@@ -140,6 +142,8 @@ def widths():
     (np.float32, 16384),
     (np.float16, 256),
     (np.float16, 512),
+    (np.int8, 128),
+    (np.int8, 256),
     (np.int8, 512),
     (np.int8, 1024),
     (np.int8, 4096),

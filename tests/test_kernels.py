@@ -164,7 +164,8 @@ def test_row_copies_apply_to_wide_power_of_two_rows():
   assert applies((64, 128, 128, 256), 1, 2, f32)  # GATHER_ND1
   assert applies((8, 16, 1024), 0, 1, i8)
   assert applies((8, 16, 4, 4096), 0, 2, np.dtype(np.float16))
-  assert not applies((8, 16, 128), 0, 2, f32)  # 512 B rows: below the measured gain
+  assert applies((8, 16, 64), 0, 2, f32)  # 256 B rows
+  assert not applies((8, 16, 32), 0, 2, f32)  # 128 B rows: below the measured gain
   assert not applies((8, 16, 300), 0, 2, f32)  # not a power of two
   assert not applies((8, 4, 4, 256), 0, 3, f32)  # a 3-tuple: blocks of (rows, 3)
   assert not applies((8, 32768), 0, 1, f32)  # 128 KiB rows: beyond a program's registers

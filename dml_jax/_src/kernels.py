@@ -8,11 +8,13 @@ On an H100 this ran at 0.95 of a device copy against 0.57 for XLA's gather
 the same arithmetic as the lax path (`indexing.clamp_indices`), so both give the
 same bits.
 
-GATHER_ND whose tuples leave whole rows to copy (the trailing sizes, at least
-1 KiB): each program copies a few rows with wide loads and stores, where XLA's
-gather copies them element by element; by kernel time on an H200, 0.92 of a device
-copy against 0.88 for float32 rows, and against 0.69 (float16) and 0.39 (int8)
-(BENCHMARKS.md). The index tuples are clamped in the kernel, as for GATHER_ELEMENTS.
+GATHER_ND whose tuples leave whole rows to copy (the trailing sizes, 256 bytes to
+64 KiB): each program copies a few whole rows. XLA's gather loses most on narrow
+data types (per-element copies, we think: viewing float32 rows as 64-bit words made
+it faster). By kernel time the kernel reaches 0.92 of
+a device copy on an H100 and an H200, where XLA's gather reaches 0.92 / 0.88 for
+float32 rows, 0.80 / 0.69 for float16 and 0.52 / 0.39 for int8 (BENCHMARKS.md).
+The index tuples are clamped in the kernel, as for GATHER_ELEMENTS.
 
 For both, `lax.platform_dependent` picks the kernel on CUDA GPUs only, and the
 gradient is the lax path's.
@@ -36,7 +38,7 @@ from dml_jax._src import indexing
 
 _MIN_COLUMNS = 128  # narrower rows gain nothing and make tiny Triton blocks
 _MAX_ROW_BYTES = 128 * 1024  # a row beyond this no longer fits in L1 with the rest
-_MIN_ROW_COPY_BYTES = 1024  # narrower rows: XLA's gather (measured in BENCHMARKS.md)
+_MIN_ROW_COPY_BYTES = 256  # narrower rows gained nothing for float32 (BENCHMARKS.md)
 _MAX_ROW_COPY_BYTES = 64 * 1024  # a program's block stays in registers
 _ROW_COPY_BLOCK_BYTES = 4096  # rows a program copies; 4 KiB and 4 warps measured best
 _DTYPES = {
