@@ -70,6 +70,30 @@ def main():
         reference.gather_nd(x, tuples, batch_dimension_count=1),
       )
     )
+  # GATHER_ND and GATHER_ND1 copying 1 KiB rows: the shapes that take the row-copy kernel on
+  # CUDA GPUs (the lax path elsewhere); the table's rows sharded, then the copied axis.
+  table = rng.standard_normal((2 * n, 3, 256)).astype(np.float32)
+  pairs = np.stack(
+    [rng.integers(-2 * n - 2, 2 * n + 2, (1, 4 * n)), rng.integers(-5, 5, (1, 4 * n))], axis=-1
+  ).astype(np.int32)
+  for shard in (0, 2):
+    cases.append(
+      (
+        f"gather_nd (row-copy shape), sharded on axis {shard}",
+        dml.gather_nd,
+        [(table, shard), (pairs, 1)],
+        reference.gather_nd(table, pairs),
+      )
+    )
+  rows = rng.integers(-4, 4, (2 * n, 6, 1)).astype(np.int32)
+  cases.append(
+    (
+      "gather_nd1 (row-copy shape), sharded on axis 0",
+      lambda a, b: dml.gather_nd(a, b, batch_dimension_count=1),
+      [(table, 0), (rows, 0)],
+      reference.gather_nd(table, rows, batch_dimension_count=1),
+    )
+  )
   lengths = rng.integers(0, 3 * n, (n, 1, n)).astype(np.uint32)
   for shard in (0, 1):
     cases.append(
