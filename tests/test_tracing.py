@@ -72,17 +72,17 @@ def test_new_shapes_trace_again(traces):
 
 
 def test_the_eager_fast_path_agrees_with_as_operand():
-  """JAX arrays skip as_operand on an eager call: same static key, same errors, no tracers."""
+  """JAX arrays skip as_operand on an eager call and declare no types (the jitted body derives
+  them): same static key as NumPy arguments of the same dtypes, same errors, no tracers."""
   x = jnp.zeros(3, jnp.float32)
   dml.gather_elements(x, jnp.zeros(3, jnp.int32), axis=0)  # as_operand records ArrayImpl
   assert type(x) in dtypes.ARRAY_TYPES
   for data, index in [(np.float32, np.int32), (np.int8, np.uint32), (np.float16, np.uint8)]:
     fast = _base.input_and_indices(jnp.zeros(3, data), jnp.zeros(3, index), "IndicesTensor")
-    _, general = _base.operands(
-      (np.zeros(3, data), "InputTensor", False), (np.zeros(3, index), "IndicesTensor", True)
-    )
-    assert fast[2] == general
-    assert _base.inputs([jnp.zeros(3, data)] * 2, "InputTensors")[1] == general[:1] * 2
+    general = _base.input_and_indices(np.zeros(3, data), np.zeros(3, index), "IndicesTensor")
+    assert fast[2] is None and general[2] is None
+    assert _base.inputs([jnp.zeros(3, data)] * 2, "InputTensors")[1] is None
+    assert _base.inputs([np.zeros(3, data), jnp.zeros(3, data)], "InputTensors")[1] is None
   with pytest.raises(TypeError, match="IndicesTensor must have an integer dtype; got float32"):
     dml.gather_elements(x, x, axis=0)
   with pytest.raises(TypeError, match="DirectML has no data type for dtype bool"):
@@ -92,3 +92,26 @@ def test_the_eager_fast_path_agrees_with_as_operand():
   jax.jit(lambda x: dml.join([x, x], axis=0))(x)
   jax.vmap(lambda x: dml.join([x, x], axis=0))(x.reshape(3, 1))
   assert all(jax.Array in cls.__mro__ for cls in dtypes.ARRAY_TYPES)  # never a tracer class
+
+
+def test_numpy_and_jax_arguments_share_a_trace(traces):
+  x, i = np.zeros((3, 5), np.float32), np.zeros((2, 5), np.int32)
+  dml.gather_elements(x, i, axis=0)
+  dml.gather_elements(jnp.asarray(x), jnp.asarray(i), axis=0)
+  dml.join([x, jnp.asarray(x)], axis=1)
+  dml.join([jnp.asarray(x), x], axis=1)
+  assert traces == {"lower": 2, "validate": 2}
+
+
+def test_narrowed_host_indices_keep_their_declared_type(traces, no_x64):
+  """With x64 off, int64 host indices run as int32 but validate as INT64: their own key."""
+  x, i = np.zeros((3, 5), np.float32), np.zeros((2, 5), np.int64)
+  assert _base.input_and_indices(x, i, "IndicesTensor")[2] == (
+    dtypes.DataType.FLOAT32,
+    dtypes.DataType.INT64,
+  )
+  dml.gather_elements(x, i, axis=0)
+  dml.gather_elements(x, i.astype(np.int32), axis=0)
+  assert traces == {"lower": 2, "validate": 2}
+  with pytest.raises(dml.DmlValidationError, match="got INT64"):
+    dml.gather_elements(x, i, axis=0, feature_level="2_1")

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, ClassVar
 
 import jax
+import numpy as np
 
 from dml_jax._src import dtypes
 from dml_jax._src import html as _html
@@ -338,18 +339,25 @@ apply_jitted = jax.jit(_apply, static_argnums=0)
 """`desc.lower` under jit, for a descriptor validated already (the device layer's path)."""
 
 
-def operator_function(describe: Callable[..., OperatorDesc]) -> Callable[..., jax.Array]:
+def operator_function(
+  describe: Callable[..., OperatorDesc], roles: Callable[[int], Sequence[tuple[str, bool]]]
+) -> Callable[..., jax.Array]:
   """The functional API's jitted body: describe, validate and lower, at trace time.
 
   Returns `fn(static, *arrays)`, jitted with `static` = (feature level, declared
   DirectML data types, *attributes) as its one static argument; `describe(types,
-  shapes, *attributes)` builds the descriptor. A repeated eager call with the same
-  shapes is a plain jitted call, with no descriptor work; inside another
-  transformation the lowering is inlined.
+  shapes, *attributes)` builds the descriptor. Declared types of None stand for the
+  arrays' own (the eager fast path's key: see `input_and_indices`), derived here from
+  the dtypes through `operands` with the (DML field, is_index) pairs `roles(len(arrays))`,
+  so with its errors. A repeated eager call with the same shapes is a plain jitted call,
+  with no descriptor work; inside another transformation the lowering is inlined.
   """
 
   def apply(static: tuple, *arrays: jax.Array) -> jax.Array:
     level, types, *attributes = static
+    if types is None:
+      named = zip(arrays, roles(len(arrays)), strict=True)
+      _, types = operands(*((array, *role) for array, role in named))
     desc = describe(types, tuple(a.shape for a in arrays), *attributes)
     return _apply(desc.validate(level), *arrays)
 
@@ -367,32 +375,47 @@ def operands(*arguments: tuple[Any, str, bool]) -> tuple[list[Any], tuple[DataTy
   return arrays, tuple(types)
 
 
-# The public functions' preludes run on every eager call, so the common case (JAX arrays
-# of dtypes DirectML has) takes a few type and dict lookups instead of `operands`, which
-# owns every rule and error message and handles everything else. The results are the same.
+# The public functions' preludes run on every eager call, so for the common case, concrete
+# JAX arrays, they only check the arrays' classes and declare no data types (None): the
+# jitted body derives them from the dtypes at trace time, once per key, through `operands`,
+# which owns every rule and error message and handles everything else eagerly. The slow
+# path declares None too wherever the types are the arrays' own, so that a NumPy argument
+# and a JAX argument of one dtype share a trace.
 _ARRAY_TYPES = dtypes.ARRAY_TYPES
-_DATA_TYPES = dtypes._FROM_NUMPY
-_INDEX_TYPES = dtypes._INDEX_FROM_NUMPY
+
+
+def index_roles(indices_role: str) -> Callable[[int], tuple[tuple[str, bool], ...]]:
+  """The roles of an operator taking (InputTensor, an index tensor), for `operator_function`."""
+  roles = (("InputTensor", False), (indices_role, True))
+  return lambda count: roles
+
+
+def list_roles(field: str) -> Callable[[int], tuple[tuple[str, bool], ...]]:
+  """The roles of data tensors `field[0]`, `field[1]`, ... (JOIN's InputTensors)."""
+  return lambda count: tuple((f"{field}[{i}]", False) for i in range(count))
 
 
 def input_and_indices(
   input: Any, indices: Any, indices_role: str
-) -> tuple[Any, Any, tuple[DataType, DataType]]:
-  """`operands((input, "InputTensor", False), (indices, indices_role, True))`, flattened."""
+) -> tuple[Any, Any, tuple[DataType, DataType] | None]:
+  """`operands((input, "InputTensor", False), (indices, indices_role, True))`, flattened;
+  None for types that are the arrays' own."""
   if type(input) in _ARRAY_TYPES and type(indices) in _ARRAY_TYPES:
-    data_type, index_type = _DATA_TYPES.get(input.dtype), _INDEX_TYPES.get(indices.dtype)
-    if data_type is not None and index_type is not None:
-      return input, indices, (data_type, index_type)
+    return input, indices, None
   (input, indices), types = operands((input, "InputTensor", False), (indices, indices_role, True))
-  return input, indices, types
+  return input, indices, _unless_own(types, (input, indices))
 
 
-def inputs(values: Sequence[Any], field: str) -> tuple[Sequence[Any], tuple[DataType, ...]]:
-  """`operands` of the data tensors `field[0]`, `field[1]`, ... (JOIN's InputTensors)."""
-  types = []
+def inputs(values: Sequence[Any], field: str) -> tuple[Sequence[Any], tuple[DataType, ...] | None]:
+  """`operands` of the data tensors `field[0]`, `field[1]`, ...; None for the arrays' own."""
   for x in values:
-    data_type = _DATA_TYPES.get(x.dtype) if type(x) in _ARRAY_TYPES else None
-    if data_type is None:
-      return operands(*((x, f"{field}[{i}]", False) for i, x in enumerate(values)))
-    types.append(data_type)
-  return values, tuple(types)
+    if type(x) not in _ARRAY_TYPES:
+      arrays, types = operands(*((x, f"{field}[{i}]", False) for i, x in enumerate(values)))
+      return arrays, _unless_own(types, arrays)
+  return values, None
+
+
+def _unless_own(types: tuple[DataType, ...], arrays: Sequence[Any]) -> tuple[DataType, ...] | None:
+  """None if `types` are what the arrays' dtypes give (a narrowed 64-bit host index is not)."""
+  own = tuple(dtypes._FROM_NUMPY.get(np.dtype(a.dtype)) for a in arrays)
+  return None if own == types else types

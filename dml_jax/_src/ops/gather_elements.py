@@ -148,4 +148,6 @@ def _describe_gather_elements(types, shapes, axis) -> GatherElementsDesc:
   )
 
 
-_gather_elements = _base.operator_function(_describe_gather_elements)
+_gather_elements = _base.operator_function(
+  _describe_gather_elements, _base.index_roles("IndicesTensor")
+)

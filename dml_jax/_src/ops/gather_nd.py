@@ -303,4 +303,4 @@ def _describe_gather_nd(types, shapes, m, q, b) -> GatherNdDesc:
   )
 
 
-_gather_nd = _base.operator_function(_describe_gather_nd)
+_gather_nd = _base.operator_function(_describe_gather_nd, _base.index_roles("IndicesTensor"))

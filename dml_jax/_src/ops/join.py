@@ -179,4 +179,4 @@ def _describe_join(types, shapes, axis) -> JoinDesc:
   return JoinDesc(tuple(map(TensorDesc, types, shapes)), axis=axis)
 
 
-_join = _base.operator_function(_describe_join)
+_join = _base.operator_function(_describe_join, _base.list_roles("InputTensors"))

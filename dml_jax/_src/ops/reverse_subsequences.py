@@ -198,4 +198,6 @@ def _describe_reverse_subsequences(types, shapes, axis) -> ReverseSubsequencesDe
   )
 
 
-_reverse_subsequences = _base.operator_function(_describe_reverse_subsequences)
+_reverse_subsequences = _base.operator_function(
+  _describe_reverse_subsequences, _base.index_roles("SequenceLengthsTensor")
+)
