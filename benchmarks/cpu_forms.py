@@ -347,6 +347,34 @@ def join_updates(axis):
   return form
 
 
+def join_flat(axis):
+  """JOIN with each input as one contiguous run per outer index: (outer, inner) 2-D views."""
+
+  def form(*xs):
+    outer = int(np.prod(xs[0].shape[:axis], dtype=np.int64))
+    views = [x.reshape(outer, -1) for x in xs]
+    shape = list(xs[0].shape)
+    shape[axis] = sum(x.shape[axis] for x in xs)
+    return (
+      lax.concatenate(views, 1).reshape(shape)
+      if outer > 1
+      else lax.concatenate([v.reshape(-1) for v in views], 0).reshape(shape)
+    )
+
+  return form
+
+
+def join_stacked(axis):
+  """JOIN of equal inputs as jnp.stack on a new axis at `axis`, then a reshape (a bitcast)."""
+
+  def form(*xs):
+    shape = list(xs[0].shape)
+    shape[axis] = sum(x.shape[axis] for x in xs)
+    return jnp.stack(xs, axis=axis).reshape(shape)
+
+  return form
+
+
 def _case_join(rng, axis):
   xs = tuple(rng.standard_normal((2048, 2048)).astype(np.float32) for _ in range(4))
   forms = {
@@ -354,6 +382,8 @@ def _case_join(rng, axis):
     "lax.concatenate": lambda *xs: lax.concatenate(xs, axis),
     "pad + select, one loop": join_padded(axis),
     "dynamic_update_slice chain": join_updates(axis),
+    "rows as 1-D: one run per input": join_flat(axis),
+    "jnp.stack on a new axis + reshape": join_stacked(axis),
   }
   ort = ("Concat", {f"x{i}": x for i, x in enumerate(xs)}, {"axis": axis})
   name = f"JOIN f32 4 x (2048, 2048) along axis {axis}"

@@ -1,0 +1,69 @@
+"""JOIN on the CPU against ONNX Runtime's Concat, in interleaved rounds.
+
+The CPU run of `run.py` times one implementation after another; on a shared 2-core machine the
+memory bandwidth drifts by up to 2x over a minute, which can swing a close comparison either
+way. Here every round times each implementation once (5 waited calls), in a shuffled order, and
+the medians and minima over 40 rounds are compared. Forms: dml_jax (eager), `lax.concatenate`
+(jitted; the same HLO), the inputs as one contiguous run per outer index (a loop fusion where
+the outer size is 1), and ONNX Runtime's Concat with 2 threads. Every output is checked.
+
+Usage: MALLOC_ARENA_MAX=1 MALLOC_MMAP_THRESHOLD_=4294967296 MALLOC_TRIM_THRESHOLD_=4294967296 \\
+  PYTHONPATH=.:benchmarks python benchmarks/join_cpu.py
+"""
+
+import random
+import statistics
+import time
+
+import cpu_forms  # benchmarks/ is on sys.path when a script in it runs
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+import dml_jax as dml
+
+ROUNDS, CALLS = 40, 5
+
+
+def compare(axis, rng, order):
+  name, xs, want, _, (op, feeds, attributes) = cpu_forms._case_join(rng, axis)
+  arrays = [jnp.asarray(x) for x in xs]
+  concatenate = jax.jit(lambda *xs: lax.concatenate(xs, axis))
+  flat = jax.jit(cpu_forms.join_flat(axis))
+  ort = cpu_forms._ort(op, feeds, attributes, want.shape, want.dtype)
+  forms = {
+    "dml_jax": lambda: dml.join(arrays, axis=axis),
+    "lax.concatenate": lambda: concatenate(*arrays),
+    "one run per outer index": lambda: flat(*arrays),
+    "ONNX Runtime Concat": lambda: ort().array,
+  }
+  for form in forms.values():
+    assert np.array_equal(np.asarray(form()), want)
+  times = {k: [] for k in forms}
+  keys = list(forms)
+  for _ in range(ROUNDS):
+    order.shuffle(keys)
+    for k in keys:
+      start = time.perf_counter()
+      for _ in range(CALLS):
+        jax.block_until_ready(forms[k]())
+      times[k].append((time.perf_counter() - start) / CALLS)
+  ort_median = statistics.median(times["ONNX Runtime Concat"])
+  print(f"{name}: {ROUNDS} shuffled rounds of {CALLS} calls; ms per call")
+  for k, ts in times.items():
+    median = statistics.median(ts)
+    print(
+      f"  {k:<26} median {median * 1e3:6.2f}  min {min(ts) * 1e3:6.2f}"
+      f"  ORT/this {ort_median / median:5.2f}"
+    )
+
+
+def main():
+  rng, order = np.random.default_rng(0), random.Random(0)
+  for axis in (0, 1):
+    compare(axis, rng, order)
+
+
+if __name__ == "__main__":
+  main()
