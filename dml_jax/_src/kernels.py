@@ -9,12 +9,11 @@ the same arithmetic as the lax path (`indexing.clamp_indices`), so both give the
 same bits.
 
 GATHER_ND whose tuples leave whole rows to copy (the trailing sizes, 256 bytes to
-64 KiB): each program copies a few whole rows. XLA's gather loses most on narrow
-data types (per-element copies, we think: viewing float32 rows as 64-bit words made
-it faster). By kernel time the kernel reaches 0.92 of
-a device copy on an H100 and an H200, where XLA's gather reaches 0.92 / 0.88 for
-float32 rows, 0.80 / 0.69 for float16 and 0.52 / 0.39 for int8 (BENCHMARKS.md).
-The index tuples are clamped in the kernel, as for GATHER_ELEMENTS.
+64 KiB): each program copies a few whole rows. By kernel time it reaches 0.92 of a
+device copy on an H100 and an H200, where XLA's gather reaches 0.92 / 0.88 for
+float32 rows, 0.80 / 0.69 for float16 and 0.52 / 0.39 for int8 (BENCHMARKS.md;
+per-element copies, we think: viewing float32 rows as 64-bit words made XLA's
+faster). The index tuples are clamped in the kernel, as for GATHER_ELEMENTS.
 
 For both, `lax.platform_dependent` picks the kernel on CUDA GPUs only, and the
 gradient is the lax path's.
