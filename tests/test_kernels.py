@@ -210,3 +210,86 @@ def test_gather_nd_gradient_on_row_copy_shapes_is_the_scatter_add():
     c = reference.normalize_index(int(i[0, p, 1]), 4, signed=True)
     want[r, c] += w[0, p]
   np.testing.assert_array_equal(grad, want)
+
+
+# -- GATHER_ELEMENTS along an outer axis: the strip kernel ---------------------------------
+
+# (input shape, indices shape, axis): strips of 32 inner columns, 8 or more rows a block.
+STRIP_CASES = [
+  ((40, 64), (16, 64), 0),
+  ((3, 20, 2, 32), (3, 8, 2, 32), 1),
+  ((2, 50, 96), (2, 24, 96), 1),
+]
+
+
+@pytest.mark.parametrize("data_type", DATA_TYPES, ids=lambda t: np.dtype(t).name)
+@pytest.mark.parametrize("case", STRIP_CASES, ids=str)
+def test_strip_body_matches_reference(data_type, case):
+  input_shape, indices_shape, axis = case
+  rng = np.random.default_rng(8)
+  x = _data(rng, data_type, input_shape)
+  i = _indices(rng, np.int32, indices_shape, input_shape[axis])
+  got = kernels._strips(jnp.asarray(x), jnp.asarray(i), axis=axis, interpret=True)
+  want = reference.gather_elements(x, i, axis=axis)
+  np.testing.assert_array_equal(_bits(got), _bits(want))
+
+
+@pytest.mark.parametrize("index_type", [np.uint32, np.int64, np.uint64], ids=lambda t: t.__name__)
+def test_strip_body_takes_every_index_type(index_type, request):
+  if np.dtype(index_type).itemsize == 8:
+    request.getfixturevalue("x64")
+  rng = np.random.default_rng(9)
+  x = _data(rng, np.float32, (20, 64))
+  i = _indices(rng, index_type, (8, 64), 20)
+  if np.dtype(index_type).itemsize == 8:
+    i[0, 4:8] = [2**32 + 1, 2**40, 2**63 - 1, 2**33 + 2]  # never wrap
+  got = kernels._strips(jnp.asarray(x), jnp.asarray(i), axis=0, interpret=True)
+  np.testing.assert_array_equal(got, reference.gather_elements(x, i, axis=0))
+
+
+def test_strips_apply_before_the_last_axis_to_whole_strips():
+  applies = kernels.strips_kernel_applies
+  f32 = np.dtype(np.float32)
+  assert applies((8192, 8192), (8192, 8192), f32, 0)
+  assert applies((4, 2048, 1024), (4, 2048, 1024), np.dtype(np.int8), 1)
+  assert applies((40, 2, 16), (8, 2, 16), f32, 0)  # inner size 32 over two dimensions
+  assert not applies((64, 64), (64, 64), f32, 1)  # the last axis: the row kernel's
+  assert not applies((64, 48), (64, 48), f32, 0)  # 48 columns: no whole strips
+  assert not applies((64, 64), (12, 64), f32, 0)  # 12 rows: blocks of 4
+  assert not applies((64, 64), (64, 64), np.dtype(np.float64), 0)  # 64-bit data
+  assert not applies((2**16, 2**15), (8, 2**15), f32, 0)  # 2**31 elements: int32 offsets
+
+
+def test_strips_never_apply_without_pallas_triton(monkeypatch):
+  monkeypatch.setattr(kernels, "_pallas_triton_available", lambda: False)
+  assert not kernels.strips_kernel_applies((64, 64), (64, 64), np.dtype(np.float32), 0)
+  monkeypatch.undo()
+  assert kernels.strips_kernel_applies((64, 64), (64, 64), np.dtype(np.float32), 0)
+
+
+@pytest.mark.parametrize("data_type", [np.float32, np.int8], ids=["float32", "int8"])
+def test_gather_elements_on_strip_shapes(data_type):
+  rng = np.random.default_rng(10)
+  x = _data(rng, data_type, (24, 64))
+  i = _indices(rng, np.int32, (16, 64), 24)
+  want = reference.gather_elements(x, i, axis=0)
+  np.testing.assert_array_equal(dml.gather_elements(x, i, axis=0), want)
+  jitted = jax.jit(lambda x, i: dml.gather_elements(x, i, axis=0))
+  np.testing.assert_array_equal(jitted(x, i), want)
+  batched = jax.vmap(lambda x, i: dml.gather_elements(x, i, axis=0))(
+    np.stack([x, x]), np.stack([i, i[::-1]])
+  )
+  np.testing.assert_array_equal(batched[1], reference.gather_elements(x, i[::-1], axis=0))
+
+
+def test_gradient_on_strip_shapes_is_the_scatter_add():
+  rng = np.random.default_rng(11)
+  x = rng.standard_normal((12, 32)).astype(np.float32)
+  i = _indices(rng, np.int32, (8, 32), 12)
+  w = rng.integers(-3, 4, (8, 32)).astype(np.float32)
+  grad = jax.grad(lambda x: (dml.gather_elements(x, i, axis=0) * w).sum())(x)
+  want = np.zeros_like(x)
+  for r in range(8):
+    for c in range(32):
+      want[reference.normalize_index(int(i[r, c]), 12, signed=True), c] += w[r, c]
+  np.testing.assert_array_equal(grad, want)

@@ -40,6 +40,9 @@ _MAX_ROW_BYTES = 128 * 1024  # a row beyond this no longer fits in L1 with the r
 _MIN_ROW_COPY_BYTES = 256  # narrower rows gained nothing for float32 (BENCHMARKS.md)
 _MAX_ROW_COPY_BYTES = 64 * 1024  # a program's block stays in registers
 _ROW_COPY_BLOCK_BYTES = 4096  # rows a program copies; 4 KiB and 4 warps measured best
+_STRIP_WIDTH = 32  # columns of a strip: one 128-byte line of int32 indices
+_STRIP_MIN_ROWS = 8
+_STRIP_ROWS = 32  # rows a program gathers; one strip's programs run side by side
 _DTYPES = {
   np.dtype(t) for t in ("float32", "float16", "int32", "uint32", "int16", "uint16", "int8", "uint8")
 }
@@ -71,6 +74,32 @@ def rows_kernel_applies(
     and columns >= _MIN_COLUMNS
     and input_shape[-1] * np.dtype(dtype).itemsize <= _MAX_ROW_BYTES  # so int32 positions
   )
+
+
+def strips_kernel_applies(
+  input_shape: tuple[int, ...], indices_shape: tuple[int, ...], dtype: np.dtype, axis: int
+) -> bool:
+  """Whether GATHER_ELEMENTS along an axis before the last can use the strip kernel."""
+  inner = int(np.prod(input_shape[axis + 1 :], dtype=np.int64))
+  return (
+    _pallas_triton_available()
+    and axis < len(input_shape) - 1
+    and np.dtype(dtype) in _DTYPES
+    and inner % _STRIP_WIDTH == 0
+    and indices_shape[axis] % _STRIP_MIN_ROWS == 0
+    and int(np.prod(input_shape, dtype=np.int64)) < 2**31  # int32 element offsets
+  )
+
+
+def gather_outer_axis(
+  input: jax.Array,
+  indices: jax.Array,
+  axis: int,
+  fallback: Callable[[jax.Array, jax.Array], jax.Array],
+) -> jax.Array:
+  """GATHER_ELEMENTS along an axis before the last: the strip kernel on CUDA, `fallback`
+  elsewhere (raw indices, as for `gather_last_axis`)."""
+  return _on_cuda(functools.partial(_strips, axis=axis, interpret=False), fallback, input, indices)
 
 
 def gather_last_axis(
@@ -222,3 +251,41 @@ def _largest_power_of_two_dividing(n: int, at_most: int) -> int:
   while block * 2 <= at_most and n % (block * 2) == 0:
     block *= 2
   return block
+
+
+def _strips(input: jax.Array, indices: jax.Array, *, axis: int, interpret: bool) -> jax.Array:
+  """The kernel: the input as (outer, size, inner), cut into strips of _STRIP_WIDTH inner
+  columns; each program gathers a block of rows of one strip. The grid runs a strip's blocks
+  first, so the programs in flight read a few strips of the input, which L2 holds, instead of
+  random rows of all of it."""
+  from jax.experimental import pallas as pl  # imported late: only GPU programs trace it
+  from jax.experimental.pallas import triton as pltriton
+
+  outer = int(np.prod(input.shape[:axis], dtype=np.int64))
+  size, inner = input.shape[axis], int(np.prod(input.shape[axis + 1 :], dtype=np.int64))
+  count = indices.shape[axis]
+  rows = _largest_power_of_two_dividing(count, _STRIP_ROWS)
+  x = input.reshape(outer, size, inner)
+  idx = indices.reshape(outer, count, inner)
+
+  def kernel(x_ref, idx_ref, out_ref):
+    o = pl.program_id(2)
+    columns = pl.program_id(1) * _STRIP_WIDTH + lax.broadcasted_iota(
+      np.int32, (rows, _STRIP_WIDTH), 1
+    )
+    positions = indexing.clamp_indices(idx_ref[0], size)  # (rows, width), in range
+    out_ref[0] = x_ref[o, positions, columns]
+
+  out = pl.pallas_call(
+    kernel,
+    out_shape=jax.ShapeDtypeStruct((outer, count, inner), input.dtype),
+    grid=(count // rows, inner // _STRIP_WIDTH, outer),
+    in_specs=[
+      pl.BlockSpec((outer, size, inner), lambda r, s, o: (0, 0, 0)),
+      pl.BlockSpec((1, rows, _STRIP_WIDTH), lambda r, s, o: (o, r, s)),
+    ],
+    out_specs=pl.BlockSpec((1, rows, _STRIP_WIDTH), lambda r, s, o: (o, r, s)),
+    compiler_params=None if interpret else pltriton.CompilerParams(num_warps=4),
+    interpret=interpret,
+  )(x, idx)
+  return out.reshape(indices.shape)

@@ -99,6 +99,8 @@ class GatherElementsDesc(_base.OperatorDesc):
 
     if kernels.rows_kernel_applies(input.shape, indices.shape, input.dtype, self.axis):
       return kernels.gather_last_axis(input, indices, fallback=gather)
+    if kernels.strips_kernel_applies(input.shape, indices.shape, input.dtype, self.axis):
+      return kernels.gather_outer_axis(input, indices, self.axis, fallback=gather)
     return gather(input, indices)
 
   def _fields_repr(self) -> str:
