@@ -8,6 +8,13 @@ On an H100 this ran at 0.95 of a device copy against 0.57 for XLA's gather
 the same arithmetic as the lax path (`indexing.clamp_indices`), so both give the
 same bits.
 
+GATHER_ELEMENTS along an earlier axis, in strips of 32 columns: XLA's gather walks
+the output row by row, so the reads in flight land on random rows of the whole input,
+a DRAM sector per element (0.12 of a copy on an H100). Here each program gathers a
+block of rows of one strip, and a strip's programs run side by side, so the rows
+they read stay in L2: 0.41 of a copy on an H100, 0.29 on an H200, 3.3x / 2.6x
+faster (BENCHMARKS.md).
+
 GATHER_ND whose tuples leave whole rows to copy (the trailing sizes, 256 bytes to
 64 KiB): each program copies a few whole rows. By kernel time it reaches 0.92 of a
 device copy on an H100 and an H200, where XLA's gather reaches 0.92 / 0.88 for
@@ -15,7 +22,7 @@ float32 rows, 0.80 / 0.69 for float16 and 0.52 / 0.39 for int8 (BENCHMARKS.md;
 per-element copies, we think: viewing float32 rows as 64-bit words made XLA's
 faster). The index tuples are clamped in the kernel, as for GATHER_ELEMENTS.
 
-For both, `lax.platform_dependent` picks the kernel on CUDA GPUs only, and the
+For each, `lax.platform_dependent` picks the kernel on CUDA GPUs only, and the
 gradient is the lax path's.
 
 JAX 0.11 deprecates Pallas's Triton backend (it warns when it lowers the kernel) and will

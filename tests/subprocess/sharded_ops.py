@@ -59,6 +59,19 @@ def main():
         reference.gather_elements(wide, wide_idx, axis=1),
       )
     )
+  # GATHER_ELEMENTS along axis 0 with 64 inner columns: the shape that takes the strip kernel
+  # on CUDA GPUs (the lax path elsewhere); the gathered axis sharded, then the columns.
+  tall = rng.standard_normal((2 * n, 64)).astype(np.float32)
+  tall_idx = rng.integers(-2 * n - 2, 2 * n + 2, (8 * n, 64)).astype(np.int32)
+  for shard in (0, 1):
+    cases.append(
+      (
+        f"gather_elements (strip-kernel shape), sharded on axis {shard}",
+        lambda a, b: dml.gather_elements(a, b, axis=0),
+        [(tall, shard), (tall_idx, shard)],
+        reference.gather_elements(tall, tall_idx, axis=0),
+      )
+    )
   # GATHER_ND1 with one batch dimension: shard the batch and the copied trailing axis.
   tuples = rng.integers(-3, 2 * n + 3, (n, 5, 1)).astype(np.int32)
   for shard in (0, 2):
