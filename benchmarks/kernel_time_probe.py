@@ -72,26 +72,7 @@ def kernel_seconds(fn, *args):
 def row_forms():
   """(name, fn, args, moved, want) for row gathers of 65536 random rows of 256 f32."""
   from jax import lax
-  from jax.experimental import pallas as pl
-  from jax.experimental.pallas import triton as pltriton
-
-  def row_gather(x2, rows, block_rows, num_warps):
-    n, width = rows.shape[0], x2.shape[1]
-
-    def kernel(rows_ref, x_ref, o_ref):
-      o_ref[...] = x_ref[rows_ref[...], :]
-
-    return pl.pallas_call(
-      kernel,
-      out_shape=jax.ShapeDtypeStruct((n, width), x2.dtype),
-      grid=(n // block_rows,),
-      in_specs=[
-        pl.BlockSpec((block_rows,), lambda i: (i,)),
-        pl.BlockSpec(x2.shape, lambda i: (0, 0)),
-      ],
-      out_specs=pl.BlockSpec((block_rows, width), lambda i: (i, 0)),
-      compiler_params=pltriton.CompilerParams(num_warps=num_warps),
-    )(rows, x2)
+  from pallas_probe import row_gather
 
   rng = np.random.default_rng(1)
   host = rng.standard_normal((1024 * 1024, 256), dtype=np.float32)

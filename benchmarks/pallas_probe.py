@@ -18,7 +18,7 @@ from jax.experimental.pallas import triton as pltriton
 import dml_jax as dml
 
 
-def row_gather(x2, rows, block_rows=32):
+def row_gather(x2, rows, block_rows=32, num_warps=None):
   n, width = rows.shape[0], x2.shape[1]
 
   def kernel(rows_ref, x_ref, o_ref):
@@ -33,6 +33,7 @@ def row_gather(x2, rows, block_rows=32):
       pl.BlockSpec(x2.shape, lambda i: (0, 0)),
     ],
     out_specs=pl.BlockSpec((block_rows, width), lambda i: (i, 0)),
+    compiler_params=None if num_warps is None else pltriton.CompilerParams(num_warps=num_warps),
   )(rows, x2)
 
 

@@ -75,31 +75,44 @@ def test_kernel_never_applies_without_pallas_triton(monkeypatch):
   assert kernels.rows_kernel_applies((8, 8192), (8, 8192), np.dtype(np.float32), 1)
 
 
+# (input shape, indices shape, axis) that select a GATHER_ELEMENTS kernel on CUDA GPUs: the row
+# kernel (the last axis) and the strip kernel (an earlier one).
+KERNEL_SHAPES = {
+  "rows": [((5, 512), (5, 256), 1), ((3, 256), (3, 128), 1)],
+  "strips": [((24, 64), (16, 64), 0), ((12, 32), (8, 32), 0)],
+}
+
+
 @pytest.mark.parametrize("data_type", [np.float32, np.int8], ids=["float32", "int8"])
-def test_public_function_on_kernel_shapes(data_type):
+@pytest.mark.parametrize("kernel", list(KERNEL_SHAPES))
+def test_public_function_on_kernel_shapes(data_type, kernel):
+  input_shape, indices_shape, axis = KERNEL_SHAPES[kernel][0]
   rng = np.random.default_rng(2)
-  x = _data(rng, data_type, (5, 512))
-  i = _indices(rng, np.int32, (5, 256), 512)
-  want = reference.gather_elements(x, i, axis=1)
-  np.testing.assert_array_equal(dml.gather_elements(x, i, axis=1), want)
-  jitted = jax.jit(lambda x, i: dml.gather_elements(x, i, axis=1))
+  x = _data(rng, data_type, input_shape)
+  i = _indices(rng, np.int32, indices_shape, input_shape[axis])
+  want = reference.gather_elements(x, i, axis=axis)
+  np.testing.assert_array_equal(dml.gather_elements(x, i, axis=axis), want)
+  jitted = jax.jit(lambda x, i: dml.gather_elements(x, i, axis=axis))
   np.testing.assert_array_equal(jitted(x, i), want)
-  batched = jax.vmap(lambda x, i: dml.gather_elements(x, i, axis=1))(
+  batched = jax.vmap(lambda x, i: dml.gather_elements(x, i, axis=axis))(
     np.stack([x, x]), np.stack([i, i[::-1]])
   )
-  np.testing.assert_array_equal(batched[1], reference.gather_elements(x, i[::-1], axis=1))
+  np.testing.assert_array_equal(batched[1], reference.gather_elements(x, i[::-1], axis=axis))
 
 
-def test_gradient_on_kernel_shapes_is_the_scatter_add():
+@pytest.mark.parametrize("kernel", list(KERNEL_SHAPES))
+def test_gradient_on_kernel_shapes_is_the_scatter_add(kernel):
+  input_shape, indices_shape, axis = KERNEL_SHAPES[kernel][1]
   rng = np.random.default_rng(3)
-  x = rng.standard_normal((3, 256)).astype(np.float32)
-  i = _indices(rng, np.int32, (3, 128), 256)
-  w = rng.integers(-3, 4, (3, 128)).astype(np.float32)
-  grad = jax.grad(lambda x: (dml.gather_elements(x, i, axis=1) * w).sum())(x)
+  x = rng.standard_normal(input_shape).astype(np.float32)
+  i = _indices(rng, np.int32, indices_shape, input_shape[axis])
+  w = rng.integers(-3, 4, indices_shape).astype(np.float32)
+  grad = jax.grad(lambda x: (dml.gather_elements(x, i, axis=axis) * w).sum())(x)
   want = np.zeros_like(x)
-  for r in range(3):
-    for c in range(128):
-      want[r, reference.normalize_index(int(i[r, c]), 256, signed=True)] += w[r, c]
+  for position in np.ndindex(*indices_shape):
+    source = list(position)
+    source[axis] = reference.normalize_index(int(i[position]), input_shape[axis], signed=True)
+    want[tuple(source)] += w[position]
   np.testing.assert_array_equal(grad, want)
 
 
@@ -265,31 +278,3 @@ def test_strips_never_apply_without_pallas_triton(monkeypatch):
   assert not kernels.strips_kernel_applies((64, 64), (64, 64), np.dtype(np.float32), 0)
   monkeypatch.undo()
   assert kernels.strips_kernel_applies((64, 64), (64, 64), np.dtype(np.float32), 0)
-
-
-@pytest.mark.parametrize("data_type", [np.float32, np.int8], ids=["float32", "int8"])
-def test_gather_elements_on_strip_shapes(data_type):
-  rng = np.random.default_rng(10)
-  x = _data(rng, data_type, (24, 64))
-  i = _indices(rng, np.int32, (16, 64), 24)
-  want = reference.gather_elements(x, i, axis=0)
-  np.testing.assert_array_equal(dml.gather_elements(x, i, axis=0), want)
-  jitted = jax.jit(lambda x, i: dml.gather_elements(x, i, axis=0))
-  np.testing.assert_array_equal(jitted(x, i), want)
-  batched = jax.vmap(lambda x, i: dml.gather_elements(x, i, axis=0))(
-    np.stack([x, x]), np.stack([i, i[::-1]])
-  )
-  np.testing.assert_array_equal(batched[1], reference.gather_elements(x, i[::-1], axis=0))
-
-
-def test_gradient_on_strip_shapes_is_the_scatter_add():
-  rng = np.random.default_rng(11)
-  x = rng.standard_normal((12, 32)).astype(np.float32)
-  i = _indices(rng, np.int32, (8, 32), 12)
-  w = rng.integers(-3, 4, (8, 32)).astype(np.float32)
-  grad = jax.grad(lambda x: (dml.gather_elements(x, i, axis=0) * w).sum())(x)
-  want = np.zeros_like(x)
-  for r in range(8):
-    for c in range(32):
-      want[reference.normalize_index(int(i[r, c]), 12, signed=True), c] += w[r, c]
-  np.testing.assert_array_equal(grad, want)
