@@ -13,6 +13,7 @@ import pytest
 from jax.extend import core as jex_core
 
 import dml_jax as dml
+from dml_jax._src import strip_kernel
 
 DATA_MOVEMENT = {
   "gather",
@@ -38,15 +39,18 @@ DATA_MOVEMENT = {
 ROWS_OR_LANES = {"platform_index", "cond", "eq", "reduce_and", "slice"}
 
 
-def _eqns(jaxpr):
+def _eqns(jaxpr, *, opaque=frozenset()):
+  """Every equation, into nested jaxprs except those of the primitives named in `opaque`."""
   for eqn in jaxpr.eqns:
     yield eqn
+    if eqn.primitive.name in opaque:
+      continue
     for param in eqn.params.values():
       for sub in param if isinstance(param, tuple | list) else [param]:
         if isinstance(sub, jex_core.ClosedJaxpr):
-          yield from _eqns(sub.jaxpr)
+          yield from _eqns(sub.jaxpr, opaque=opaque)
         elif isinstance(sub, jex_core.Jaxpr):
-          yield from _eqns(sub)
+          yield from _eqns(sub, opaque=opaque)
 
 
 def _cases(index_dtype):
@@ -75,6 +79,21 @@ def test_jaxpr_holds_only_data_movement(name):
   jaxpr = jax.make_jaxpr(fn)(*args)
   primitives = {eqn.primitive.name for eqn in _eqns(jaxpr.jaxpr)}
   allowed = DATA_MOVEMENT | (ROWS_OR_LANES if name == "reverse_subsequences" else set())
+  assert primitives <= allowed, primitives - allowed
+
+
+def test_jaxpr_with_the_strip_kernel_holds_only_data_movement(monkeypatch):
+  """Where REVERSE_SUBSEQUENCES picks the Mosaic GPU strip kernel, the program around the
+  kernel is the same data movement plus the run-time choice and the kernel's wrappers."""
+  monkeypatch.setattr(strip_kernel, "_gpus_have_tma", lambda: True)
+  fn = lambda x, n: dml.reverse_subsequences(x, n, axis=1)
+  jaxpr = jax.make_jaxpr(fn)(np.zeros((2, 256, 64), np.float32), np.ones((2, 1, 64), np.uint32))
+  kernel = {"mpmd_map", "pallas_call"}  # the kernel launch (its name differs across versions)
+  primitives = {eqn.primitive.name for eqn in _eqns(jaxpr.jaxpr, opaque=kernel)}
+  assert primitives & kernel
+  # lax's gradient, the kernel's batching, and its data viewed as unsigned words
+  wrappers = {"custom_vjp_call", "custom_vmap_call", "bitcast_convert_type"}
+  allowed = DATA_MOVEMENT | ROWS_OR_LANES | kernel | wrappers
   assert primitives <= allowed, primitives - allowed
 
 

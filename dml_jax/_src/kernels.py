@@ -106,7 +106,7 @@ def gather_outer_axis(
 ) -> jax.Array:
   """GATHER_ELEMENTS along an axis before the last: the strip kernel on CUDA, `fallback`
   elsewhere (raw indices, as for `gather_last_axis`)."""
-  return _on_cuda(functools.partial(_strips, axis=axis, interpret=False), fallback, input, indices)
+  return on_cuda(functools.partial(_strips, axis=axis, interpret=False), fallback, input, indices)
 
 
 def gather_last_axis(
@@ -117,7 +117,7 @@ def gather_last_axis(
   `indices` are raw (normalized and clamped here); `fallback(input, indices)` is the lax
   path with the same semantics, used on other platforms and for the gradient.
   """
-  return _on_cuda(functools.partial(_rows, interpret=False), fallback, input, indices)
+  return on_cuda(functools.partial(_rows, interpret=False), fallback, input, indices)
 
 
 def row_copies_apply(
@@ -155,11 +155,14 @@ def gather_rows(
   semantics, shaped indices.shape[:-1] + input.shape[batch_dims + t:].
   """
   kernel = functools.partial(_row_copies, batch_dims=batch_dims, interpret=False)
-  return _on_cuda(kernel, fallback, input, indices)
+  return on_cuda(kernel, fallback, input, indices)
 
 
-def _on_cuda(kernel, fallback, input, indices):
-  """`kernel(input, indices)` on CUDA GPUs, `fallback` elsewhere; the gradient is fallback's."""
+def on_cuda(kernel, fallback, input, indices):
+  """`kernel(input, indices)` on CUDA GPUs, `fallback` elsewhere; the gradient is fallback's.
+
+  Shared with `strip_kernel`'s REVERSE_SUBSEQUENCES, whose lengths take the indices' place.
+  """
   kernel_or_lax = jax.custom_vjp(kernel)
   kernel_or_lax.defvjp(
     lambda x, i: (kernel(x, i), (x, i)), functools.partial(_fallback_vjp, fallback)

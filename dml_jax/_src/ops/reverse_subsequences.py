@@ -16,7 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from dml_jax._src import indexing
+from dml_jax._src import indexing, kernels, strip_kernel
 from dml_jax._src.dtypes import ALL_DATA, UP_TO_32_BIT, DataType
 from dml_jax._src.errors import Checker
 from dml_jax._src.feature_level import FeatureLevel, SupportTable, support
@@ -112,6 +112,9 @@ class ReverseSubsequencesDesc(_base.OperatorDesc):
     if math.prod(input.shape[self.axis + 1 :]) <= 1:  # lanes are single elements: no rows
       return lanes(input, lengths)
     cpu = functools.partial(_reverse_lanes_or_rows, axis=self.axis)
+    if strip_kernel.applies(input.shape, input.dtype, self.axis):
+      gpu = functools.partial(_reverse_lanes_or_strips, axis=self.axis)
+      lanes = functools.partial(kernels.on_cuda, gpu, lanes)
     return lax.platform_dependent(input, lengths, cpu=cpu, default=lanes)
 
   def _fields_repr(self) -> str:
@@ -144,15 +147,31 @@ def _reverse_lanes_or_rows(input: jax.Array, lengths: jax.Array, axis: int) -> j
   """The CPU's lowering: XLA:CPU copies whole rows several times faster than it gathers
   elements (BENCHMARKS.md), so rows whose lanes share one length, checked at run time (the
   common per-batch case), take the row gather; the result is the same either way."""
-  lanes = lengths.reshape(input.shape[:axis] + (-1,))
-  shared = jnp.all(lanes == lanes[..., :1])
   return lax.cond(
-    shared,
+    _lanes_share_lengths(input, lengths, axis),
     functools.partial(_reverse_rows, axis=axis),
     functools.partial(_reverse_lanes, axis=axis),
     input,
     lengths,
   )
+
+
+def _reverse_lanes_or_strips(input: jax.Array, lengths: jax.Array, axis: int) -> jax.Array:
+  """The lowering on CUDA GPUs with TMA: where the lanes of every row share one length (checked
+  at run time, as on the CPU), XLA's gather reads whole rows at copy speed; otherwise the
+  strip kernel, which stages each lane's whole axis in shared memory (`strip_kernel`)."""
+  return lax.cond(
+    _lanes_share_lengths(input, lengths, axis),
+    functools.partial(_reverse_lanes, axis=axis),
+    functools.partial(strip_kernel.reverse_lanes, axis=axis),
+    input,
+    lengths,
+  )
+
+
+def _lanes_share_lengths(input: jax.Array, lengths: jax.Array, axis: int) -> jax.Array:
+  lanes = lengths.reshape(input.shape[:axis] + (-1,))
+  return jnp.all(lanes == lanes[..., :1])
 
 
 def reverse_subsequences(

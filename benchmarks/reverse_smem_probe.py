@@ -1,0 +1,170 @@
+"""Probe: REVERSE_SUBSEQUENCES with per-lane lengths staged in shared memory (Mosaic GPU).
+
+Not part of the library; it records how `dml_jax/_src/strip_kernel.py` came about.
+
+Prediction: the Triton kernels stall at 0.44 of a copy because the lanes of one 32-byte
+sector read it at different times, so it comes from L2 once per lane. If a thread block owns a
+strip of W lanes over the whole axis, copies it into shared memory, and gathers each lane's
+mirrored rows from there, DRAM sees each byte once each way, and a strip small enough for
+three blocks per SM (W = 4 float32 lanes, 64 KiB) should run at 0.75 or better.
+
+What it found (an H100, BENCHMARKS.md): narrow strips are bounded by the width of a strip's
+rows, not by the exchange. A TMA round trip with no gather ran at 0.12 (16-byte rows, batch
+fastest), 0.22 (16 bytes, strips fastest) and 0.81 (32 bytes); 128-byte rows reached 0.90.
+Plain row loads through L1 did worse (0.21 and 0.39). So the kernel takes 32-byte rows (one
+sector) with one block per SM, and gathers at the same speed as the bare round trip.
+
+Usage: PYTHONPATH=.:benchmarks python3 benchmarks/reverse_smem_probe.py [--lower]
+  --lower: only lower every variant for CUDA (no GPU needed), to check the code builds.
+"""
+
+import functools
+import sys
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from _timing import copy_ceiling, report
+from jax._src.lib.mlir import ir
+from jax._src.lib.mlir.dialects import arith, gpu, memref, vector
+from jax.experimental import pallas as pl
+from jax.experimental.pallas import mosaic_gpu as plgpu
+
+from dml_jax._src import strip_kernel
+
+_BOX = 256  # a TMA copy spans at most 256 elements along each dimension
+
+
+def _index(value):
+  return arith.constant(ir.IndexType.get(), value)
+
+
+def _grid(n_size, strips, strips_fastest):
+  """Mosaic GPU numbers blocks with the last grid axis fastest."""
+  if strips_fastest:
+    return dict(grid=(n_size, strips), grid_names=("n", "c"))
+  return dict(grid=(strips, n_size), grid_names=("c", "n"))
+
+
+def reverse_by_loads(x, lengths, *, lanes, strips_fastest=True, threads=128):
+  """(N, T, C) f32 along axis 1, int32 lengths (N, C) in [0, T]: the strip loaded into shared
+  memory with a vector load per row, then each thread writes whole output rows of W lanes."""
+  n_size, t_size, c_size = x.shape
+
+  @plgpu.inline_mgpu(arg_types=(plgpu.RefType(),) * 4)
+  def strip(launch_ctx, x_strip, len_strip, o_strip, smem):
+    del launch_ctx
+    index = ir.IndexType.get()
+    row = ir.VectorType.get([lanes], ir.MemRefType(smem.type).element_type)
+    tid = gpu.thread_id(gpu.Dimension.x)
+    rows = [arith.addi(tid, _index(k * threads)) for k in range(t_size // threads)]
+    for t in rows:
+      vector.store(vector.load(row, x_strip, [t, _index(0)]), smem, [t, _index(0)])
+    gpu.barrier()
+    n = [arith.index_cast(index, memref.load(len_strip, [_index(c)])) for c in range(lanes)]
+    for t in rows:
+      out = None
+      for c in range(lanes):
+        inside = arith.cmpi(arith.CmpIPredicate.ult, t, n[c])
+        source = arith.select(inside, arith.subi(arith.subi(n[c], _index(1)), t), t)
+        value = memref.load(smem, [source, _index(c)])
+        if out is None:
+          out = vector.broadcast(row, value)
+        else:
+          out = vector.insert(value, out, static_position=[c], dynamic_position=[])
+      vector.store(out, o_strip, [t, _index(0)])
+
+  def body(x_ref, len_ref, o_ref, smem_ref):
+    col = jax.lax.axis_index("c") * lanes
+    n = jax.lax.axis_index("n")
+    strip(
+      x_ref.at[n, :, pl.ds(col, lanes)],
+      len_ref.at[n, pl.ds(col, lanes)],
+      o_ref.at[n, :, pl.ds(col, lanes)],
+      smem_ref,
+    )
+
+  return plgpu.kernel(
+    body,
+    out_type=jax.ShapeDtypeStruct(x.shape, x.dtype),
+    scratch_types=[plgpu.SMEM((t_size, lanes), x.dtype)],
+    **_grid(n_size, c_size // lanes, strips_fastest),
+  )(x, lengths)
+
+
+def tma_round_trip(x, lengths, *, lanes, strips_fastest=True):
+  """The strip copied in and out by TMA in 256-row boxes, with no exchange: the speed of the
+  memory traffic alone for strips of W lanes."""
+  del lengths
+  n_size, t_size, c_size = x.shape
+  boxes = t_size // _BOX
+
+  def body(x_ref, o_ref, smem_ref, barriers):
+    col = jax.lax.axis_index("c") * lanes
+    n = jax.lax.axis_index("n")
+    rows = lambda k: pl.ds(k * _BOX, _BOX)
+    for k in range(boxes):
+      plgpu.copy_gmem_to_smem(
+        x_ref.at[n, rows(k), pl.ds(col, lanes)], smem_ref.at[rows(k)], barriers.at[k]
+      )
+    for k in range(boxes):
+      plgpu.barrier_wait(barriers.at[k])
+      plgpu.copy_smem_to_gmem(smem_ref.at[rows(k)], o_ref.at[n, rows(k), pl.ds(col, lanes)])
+    plgpu.wait_smem_to_gmem(0)
+
+  return plgpu.kernel(
+    body,
+    out_type=jax.ShapeDtypeStruct(x.shape, x.dtype),
+    scratch_types=[
+      plgpu.SMEM((t_size, lanes), x.dtype),
+      plgpu.Barrier(num_arrivals=1, num_barriers=boxes),
+    ],
+    **_grid(n_size, c_size // lanes, strips_fastest),
+  )(x)
+
+
+def library_kernel(x, lengths):
+  return strip_kernel.reverse_lanes(x, lengths[:, None, :], axis=1)
+
+
+SHAPE = (64, 4096, 1024)
+SHORT = (256, 1024, 1024)  # the same bytes, for 128-byte strips that fit shared memory
+VARIANTS = [  # (label, function, shape, the result is the reversal)
+  ("loads, 4 lanes, batch fastest", functools.partial(reverse_by_loads, lanes=4, strips_fastest=False), SHAPE, True),
+  ("loads, 4 lanes", functools.partial(reverse_by_loads, lanes=4), SHAPE, True),
+  ("loads, 8 lanes", functools.partial(reverse_by_loads, lanes=8), SHAPE, True),
+  ("tma trip, 4 lanes, batch fastest", functools.partial(tma_round_trip, lanes=4, strips_fastest=False), SHAPE, False),
+  ("tma trip, 4 lanes", functools.partial(tma_round_trip, lanes=4), SHAPE, False),
+  ("tma trip, 8 lanes", functools.partial(tma_round_trip, lanes=8), SHAPE, False),
+  ("tma trip, 32 lanes, T=1024", functools.partial(tma_round_trip, lanes=32), SHORT, False),
+  ("strip_kernel (8 lanes, exchange)", library_kernel, SHAPE, True),
+]  # fmt: skip
+
+
+def main():
+  rng = np.random.default_rng(0)
+  if "--lower" in sys.argv:
+    for label, fn, shape, _ in VARIANTS:
+      args = (
+        jax.ShapeDtypeStruct(shape, jnp.float32),
+        jax.ShapeDtypeStruct((shape[0], shape[2]), jnp.int32),
+      )
+      jax.jit(fn).trace(*args).lower(lowering_platforms=("cuda",))
+      print(f"  {label}: lowered")
+    return
+  ceiling = copy_ceiling(rng)
+  cases = {}
+  for shape in (SHAPE, SHORT):
+    x = rng.standard_normal(shape).astype(np.float32)
+    n = rng.integers(0, shape[1] + 1, size=(shape[0], shape[2])).astype(np.int32)
+    t = np.arange(shape[1])[None, :, None]
+    source = np.where(t < n[:, None, :], n[:, None, :] - 1 - t, t)
+    cases[shape] = (x, n, np.take_along_axis(x, source, axis=1))
+  for label, fn, shape, reverses in VARIANTS:
+    x, n, reversed_ = cases[shape]
+    want = reversed_ if reverses else x
+    report(label, jax.jit(fn), (jnp.asarray(x), jnp.asarray(n)), want, 2 * x.nbytes, ceiling, 34)
+
+
+if __name__ == "__main__":
+  main()

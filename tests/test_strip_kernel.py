@@ -1,0 +1,146 @@
+"""REVERSE_SUBSEQUENCES's strip kernel (Mosaic GPU) and the choice of it.
+
+The kernel runs only on CUDA GPUs with TMA. Here, on any backend: which static shapes select
+it, that those programs lower for CUDA with the kernel in them (Mosaic GPU builds and
+verifies its code at lowering, with no GPU needed) and that others do not, and what the
+public function gives on kernel shapes, eagerly, under jit, vmap and grad (on an H100 this
+runs the kernel, elsewhere the lax path), for per-lane and shared lengths.
+"""
+
+import jax
+import numpy as np
+import pytest
+
+import dml_jax as dml
+from dml_jax._src import reference, strip_kernel
+
+
+@pytest.fixture
+def tma(monkeypatch):
+  """As on a GPU with TMA, wherever these tests run."""
+  monkeypatch.setattr(strip_kernel, "_gpus_have_tma", lambda: True)
+
+
+# (input shape, axis, dtype): a strip is 32 bytes of lanes; the axis is whole 256-row TMA boxes.
+KERNEL_CASES = [
+  ((2, 256, 64), 1, np.float32),
+  ((3, 1024, 8), 1, np.float32),
+  ((512, 2, 16), 0, np.float16),
+  ((2, 3, 512, 4, 8), 2, np.int8),
+  ((1, 2048, 16), 1, np.uint16),
+]
+
+
+def _lowered_for_cuda(shape, dtype, axis, *, batch=()):
+  fn = lambda x, n: dml.reverse_subsequences(x, n, axis=axis)
+  for _ in batch:
+    fn = jax.vmap(fn)
+  lengths_shape = shape[:axis] + (1,) + shape[axis + 1 :]
+  args = (
+    jax.ShapeDtypeStruct(batch + shape, dtype),
+    jax.ShapeDtypeStruct(batch + lengths_shape, np.uint32),
+  )
+  return jax.jit(fn).trace(*args).lower(lowering_platforms=("cuda",)).as_text()
+
+
+@pytest.mark.parametrize("shape, axis, dtype", KERNEL_CASES)
+def test_kernel_applies_to_whole_strips_and_boxes(shape, axis, dtype, tma):
+  assert strip_kernel.applies(shape, np.dtype(dtype), axis)
+
+
+@pytest.mark.parametrize(
+  "shape, axis, dtype, why",
+  [
+    ((2, 256, 60), 1, np.float32, "lanes not whole 32-byte strips"),
+    ((2, 300, 64), 1, np.float32, "axis not whole 256-row boxes"),
+    ((2, 8192, 64), 1, np.float32, "a 256 KiB strip: more than shared memory holds"),
+    ((2, 2048, 64), 1, np.int8, "64 KiB strip, but 128 values a thread: beyond registers"),
+  ],
+)
+def test_kernel_does_not_apply(shape, axis, dtype, why, tma):
+  assert not strip_kernel.applies(shape, np.dtype(dtype), axis), why
+
+
+def test_kernel_never_applies_without_tma(monkeypatch):
+  monkeypatch.setattr(strip_kernel, "_gpus_have_tma", lambda: False)
+  assert not strip_kernel.applies((2, 256, 64), np.dtype(np.float32), 1)
+
+
+def test_tma_check_is_false_without_cuda_gpus():
+  has_cuda = any(d.platform == "gpu" and "NVIDIA" in d.device_kind for d in jax.devices())
+  strip_kernel._gpus_have_tma.cache_clear()
+  if not has_cuda:
+    assert not strip_kernel._gpus_have_tma()
+
+
+@pytest.mark.parametrize("shape, axis, dtype", KERNEL_CASES[:3])
+def test_kernel_shapes_lower_for_cuda_with_the_kernel(shape, axis, dtype, tma):
+  assert "mosaic_gpu" in _lowered_for_cuda(shape, dtype, axis)
+  assert "mosaic_gpu" in _lowered_for_cuda(shape, dtype, axis, batch=(2,))
+
+
+def test_other_shapes_lower_for_cuda_without_it(tma):
+  assert "mosaic_gpu" not in _lowered_for_cuda((2, 300, 64), np.float32, 1)
+
+
+def _lengths(rng, shape, axis, *, shared):
+  lengths_shape = shape[:axis] + (1,) + shape[axis + 1 :]
+  steps = shape[axis]
+  if shared:  # one length per row of lanes (by value; the tensor is still per lane)
+    per_row = rng.integers(0, steps + 3, shape[:axis] + (1,) * (len(shape) - axis))
+    return np.broadcast_to(per_row, lengths_shape).astype(np.uint32)
+  out = rng.integers(0, steps + 3, lengths_shape).astype(np.uint32)
+  out.flat[:4] = [0, 1, steps, 2**32 - 1]  # identity, identity, the whole lane, clamped
+  return out
+
+
+def _data(rng, dtype, shape):
+  if np.issubdtype(dtype, np.floating):
+    return rng.standard_normal(shape).astype(dtype)
+  info = np.iinfo(dtype)
+  return rng.integers(info.min, info.max, shape, dtype=dtype, endpoint=True)
+
+
+@pytest.mark.parametrize("shared", [False, True], ids=["per-lane", "shared"])
+@pytest.mark.parametrize("shape, axis, dtype", KERNEL_CASES)
+def test_public_function_on_kernel_shapes(shape, axis, dtype, shared):
+  rng = np.random.default_rng(7)
+  x = _data(rng, dtype, shape)
+  n = _lengths(rng, shape, axis, shared=shared)
+  want = reference.reverse_subsequences(x, n, axis=axis)
+  np.testing.assert_array_equal(dml.reverse_subsequences(x, n, axis=axis), want)
+  jitted = jax.jit(lambda x, n: dml.reverse_subsequences(x, n, axis=axis))
+  np.testing.assert_array_equal(jitted(x, n), want)
+  other = _lengths(rng, shape, axis, shared=shared)
+  batched = jax.vmap(lambda x, n: dml.reverse_subsequences(x, n, axis=axis))(
+    np.stack([x, x[::-1]]), np.stack([n, other])
+  )
+  np.testing.assert_array_equal(batched[0], want)
+  np.testing.assert_array_equal(
+    batched[1], reference.reverse_subsequences(x[::-1], other, axis=axis)
+  )
+
+
+def test_gradient_on_kernel_shapes_is_the_same_reversal():
+  """Each lane's reversal is its own inverse, so the gradient of sum(w * f(x)) is f(w)."""
+  shape, axis = (2, 256, 64), 1
+  rng = np.random.default_rng(8)
+  x = rng.standard_normal(shape).astype(np.float32)
+  n = _lengths(rng, shape, axis, shared=False)
+  w = rng.integers(-3, 4, shape).astype(np.float32)
+  grad = jax.grad(lambda x: (dml.reverse_subsequences(x, n, axis=axis) * w).sum())(x)
+  np.testing.assert_array_equal(grad, reference.reverse_subsequences(w, n, axis=axis))
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.float64])
+def test_public_function_on_64_bit_kernel_shapes(dtype, x64):
+  """Eight-byte data makes four-lane strips."""
+  shape, axis = (2, 512, 8), 1
+  assert strip_kernel.applies(shape, np.dtype(dtype), axis) == strip_kernel._gpus_have_tma()
+  rng = np.random.default_rng(9)
+  x = _data(rng, dtype, shape)
+  n = _lengths(rng, shape, axis, shared=False)
+  want = reference.reverse_subsequences(x, n, axis=axis)
+  got = jax.jit(lambda x, n: dml.reverse_subsequences(x, n, axis=axis))(x, n)
+  assert got.dtype == dtype
+  np.testing.assert_array_equal(got, want)
