@@ -92,9 +92,10 @@ def reverse_by_loads(x, lengths, *, lanes, strips_fastest=True, threads=128):
   )(x, lengths)
 
 
-def tma_round_trip(x, lengths, *, lanes, strips_fastest=True):
+def tma_round_trip(x, lengths, *, lanes, strips_fastest=True, read_only=True):
   """The strip copied in and out by TMA in 256-row boxes, with no exchange: the speed of the
-  memory traffic alone for strips of W lanes."""
+  memory traffic alone for strips of W lanes. With read_only, a block ends once TMA has read
+  its shared memory, not when the writes land."""
   del lengths
   n_size, t_size, c_size = x.shape
   boxes = t_size // _BOX
@@ -110,7 +111,7 @@ def tma_round_trip(x, lengths, *, lanes, strips_fastest=True):
     for k in range(boxes):
       plgpu.barrier_wait(barriers.at[k])
       plgpu.copy_smem_to_gmem(smem_ref.at[rows(k)], o_ref.at[n, rows(k), pl.ds(col, lanes)])
-    plgpu.wait_smem_to_gmem(0)
+    plgpu.wait_smem_to_gmem(0, wait_read_only=read_only)
 
   return plgpu.kernel(
     body,
@@ -135,6 +136,7 @@ VARIANTS = [  # (label, function, shape, the result is the reversal)
   ("loads, 8 lanes", functools.partial(reverse_by_loads, lanes=8), SHAPE, True),
   ("tma trip, 4 lanes, batch fastest", functools.partial(tma_round_trip, lanes=4, strips_fastest=False), SHAPE, False),
   ("tma trip, 4 lanes", functools.partial(tma_round_trip, lanes=4), SHAPE, False),
+  ("tma trip, 8 lanes, wait for writes", functools.partial(tma_round_trip, lanes=8, read_only=False), SHAPE, False),
   ("tma trip, 8 lanes", functools.partial(tma_round_trip, lanes=8), SHAPE, False),
   ("tma trip, 32 lanes, T=1024", functools.partial(tma_round_trip, lanes=32), SHORT, False),
   ("strip_kernel (8 lanes, exchange)", library_kernel, SHAPE, True),

@@ -23,7 +23,8 @@ per-element copies, we think: viewing float32 rows as 64-bit words made XLA's
 faster). The index tuples are clamped in the kernel, as for GATHER_ELEMENTS.
 
 For each, `lax.platform_dependent` picks the kernel on CUDA GPUs only, and the
-gradient is the lax path's.
+gradient is the lax path's (`on_cuda`). REVERSE_SUBSEQUENCES's kernel, on Pallas's
+Mosaic GPU backend, is in `strip_kernel`.
 
 JAX 0.11 deprecates Pallas's Triton backend (it warns when it lowers the kernel) and will
 remove it; where `jax.experimental.pallas.triton` cannot be imported, the lax path serves

@@ -10,10 +10,12 @@ lanes) over the whole reversed axis:
    mirrored row, into registers; a block barrier; it writes them back in place;
 3. TMA copies the strip out.
 
-DRAM sees each byte read once and written once, in whole sectors: 0.81 of a copy on an
-H100. A strip's rows must be whole sectors: 16-byte strips ran at 0.22. Blocks are numbered
-with the strips fastest, so neighbouring strips run side by side (with the batch fastest,
-16-byte strips ran at 0.12).
+DRAM sees each byte read once and written once, in whole sectors: 0.79 of a device copy on
+an H100 and 0.69 on an H200 by kernel time, 2.1x to 2.2x XLA's gather (BENCHMARKS.md). A bare
+TMA round trip of the same strips runs at 0.81 / 0.75: the rows' width bounds it. Narrower
+rows are slower (16 bytes: 0.22, and 0.12 with the batch fastest rather than the strips, as
+blocks are numbered here so that neighbouring strips run side by side); 128-byte rows reach
+0.90 / 0.97 but would need 512 KiB of shared memory for a 4096-long axis.
 
 It needs TMA (compute capability 9.0 or newer), and the strip must fit in shared memory and
 a thread's share in registers: `applies` checks these on static shapes. The lengths come in
