@@ -117,6 +117,18 @@ def main():
         reference.reverse_subsequences(x, lengths, axis=1),
       )
     )
+  # 8 float32 lanes a strip and 256 steps: the shape that takes the strip kernel on an H100
+  steps = rng.standard_normal((n, 256, 16)).astype(np.float32)
+  per_lane = rng.integers(0, 300, (n, 1, 16)).astype(np.uint32)
+  for shard in (0, 2):
+    cases.append(
+      (
+        f"reverse_subsequences (strip-kernel shape), sharded on axis {shard}",
+        lambda a, b: dml.reverse_subsequences(a, b, axis=1),
+        [(steps, shard), (per_lane, shard)],
+        reference.reverse_subsequences(steps, per_lane, axis=1),
+      )
+    )
   for shard in (0, 1):
     cases.append(
       (
