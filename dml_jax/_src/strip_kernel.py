@@ -52,7 +52,7 @@ def _gpus_have_tma() -> bool:
   """Whether every local CUDA GPU is a Hopper or newer (the kernel's TMA copies)."""
   try:
     gpus = jax.devices("cuda")
-  except RuntimeError:  # no CUDA backend: the kernel is never lowered
+  except (RuntimeError, ValueError):  # no CUDA backend: the kernel is never lowered
     return False
   return all(float(getattr(d, "compute_capability", 0)) >= 9.0 for d in gpus)
 
