@@ -13,6 +13,7 @@ import pytest
 
 import dml_jax as dml
 from dml_jax._src import reference, strip_kernel
+from tests.test_kernels import _data  # the GPU kernels' test data: normal floats, full-range ints
 
 
 @pytest.fixture
@@ -93,13 +94,6 @@ def _lengths(rng, shape, axis, *, shared):
   out = rng.integers(0, steps + 3, lengths_shape).astype(np.uint32)
   out.flat[:4] = [0, 1, steps, 2**32 - 1]  # identity, identity, the whole lane, clamped
   return out
-
-
-def _data(rng, dtype, shape):
-  if np.issubdtype(dtype, np.floating):
-    return rng.standard_normal(shape).astype(dtype)
-  info = np.iinfo(dtype)
-  return rng.integers(info.min, info.max, shape, dtype=dtype, endpoint=True)
 
 
 @pytest.mark.parametrize("shared", [False, True], ids=["per-lane", "shared"])
