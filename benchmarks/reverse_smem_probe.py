@@ -14,8 +14,9 @@ fastest), 0.22 (16 bytes, strips fastest) and 0.81 (32 bytes); 128-byte rows rea
 Plain row loads through L1 did worse (0.21 and 0.39). So the kernel takes 32-byte rows (one
 sector) with one block per SM, and gathers at the same speed as the bare round trip.
 
-Usage: PYTHONPATH=.:benchmarks python3 benchmarks/reverse_smem_probe.py [--lower]
+Usage: PYTHONPATH=.:benchmarks python3 benchmarks/reverse_smem_probe.py [--lower] [--only TEXT]
   --lower: only lower every variant for CUDA (no GPU needed), to check the code builds.
+  --only TEXT: only the variants whose label contains TEXT (or one of A|B|...).
 """
 
 import functools
@@ -124,31 +125,71 @@ def tma_round_trip(x, lengths, *, lanes, strips_fastest=True, read_only=True):
   )(x)
 
 
-def library_kernel(x, lengths):
-  return strip_kernel.reverse_lanes(x, lengths[:, None, :], axis=1)
+def library_kernel(x, lengths, plan=None):
+  plan = plan or strip_kernel.Plan(32, 1)
+  return strip_kernel.reverse_lanes(x, lengths[:, None, :], axis=1, plan=plan)
 
 
+def _plan(
+  strip_bytes, cluster, direct_stores=False, prefetch_bytes=0, prefetch_all=False, vector=True
+):
+  plan = strip_kernel.Plan(
+    strip_bytes, cluster, direct_stores, vector, prefetch_bytes, prefetch_all
+  )
+  label = f"strip_kernel, {strip_bytes}-byte rows, cluster {cluster}"
+  label += ", direct stores" * direct_stores + ", scalar" * (direct_stores and not vector)
+  if prefetch_bytes:
+    label += f", L2 prefetch {prefetch_bytes} B by {'all' if prefetch_all else 'one'}"
+  return label, functools.partial(library_kernel, plan=plan)
+
+
+F32, F16, I8 = np.dtype(np.float32), np.dtype(np.float16), np.dtype(np.int8)
 SHAPE = (64, 4096, 1024)
 SHORT = (256, 1024, 1024)  # the same bytes, for 128-byte strips that fit shared memory
-VARIANTS = [  # (label, function, shape, the result is the reversal)
-  ("loads, 4 lanes, batch fastest", functools.partial(reverse_by_loads, lanes=4, strips_fastest=False), SHAPE, True),
-  ("loads, 4 lanes", functools.partial(reverse_by_loads, lanes=4), SHAPE, True),
-  ("loads, 8 lanes", functools.partial(reverse_by_loads, lanes=8), SHAPE, True),
-  ("tma trip, 4 lanes, batch fastest", functools.partial(tma_round_trip, lanes=4, strips_fastest=False), SHAPE, False),
-  ("tma trip, 4 lanes", functools.partial(tma_round_trip, lanes=4), SHAPE, False),
-  ("tma trip, 8 lanes, wait for writes", functools.partial(tma_round_trip, lanes=8, read_only=False), SHAPE, False),
-  ("tma trip, 8 lanes", functools.partial(tma_round_trip, lanes=8), SHAPE, False),
-  ("tma trip, 32 lanes, T=1024", functools.partial(tma_round_trip, lanes=32), SHORT, False),
-  ("strip_kernel (8 lanes, exchange)", library_kernel, SHAPE, True),
+VARIANTS = [  # (label, function, shape, dtype, the result is the reversal)
+  ("loads, 4 lanes, batch fastest", functools.partial(reverse_by_loads, lanes=4, strips_fastest=False), SHAPE, F32, True),
+  ("loads, 4 lanes", functools.partial(reverse_by_loads, lanes=4), SHAPE, F32, True),
+  ("loads, 8 lanes", functools.partial(reverse_by_loads, lanes=8), SHAPE, F32, True),
+  ("tma trip, 4 lanes, batch fastest", functools.partial(tma_round_trip, lanes=4, strips_fastest=False), SHAPE, F32, False),
+  ("tma trip, 4 lanes", functools.partial(tma_round_trip, lanes=4), SHAPE, F32, False),
+  ("tma trip, 8 lanes, wait for writes", functools.partial(tma_round_trip, lanes=8, read_only=False), SHAPE, F32, False),
+  ("tma trip, 8 lanes", functools.partial(tma_round_trip, lanes=8), SHAPE, F32, False),
+  ("tma trip, 32 lanes, T=1024", functools.partial(tma_round_trip, lanes=32), SHORT, F32, False),
+  ("strip_kernel (8 lanes, exchange)", library_kernel, SHAPE, F32, True),
+  # Thread-block clusters: a strip's rows split over the blocks of a cluster, each reading its
+  # mirrored values from whichever block holds them (distributed shared memory).
+  *[(*_plan(s, c), SHAPE, F32, True) for s, c in ((32, 2), (64, 2), (64, 4), (128, 4), (128, 8))],
+  *[(*_plan(s, c), SHAPE, I8, True) for s, c in ((32, 4), (64, 8))],
+  # TMA copies the strip in; each thread stores its output straight to global memory.
+  (*_plan(32, 1, True), SHAPE, F32, True),
+  (*_plan(32, 1, True), SHAPE, F16, True),
+  (*_plan(32, 1, True), SHAPE, I8, True),
+  *[(*_plan(32, 1, True, vector=False), SHAPE, t, True) for t in (F32, F16, I8)],
+  # The neighbouring strips' sectors fetched into L2 together, as wide rows.
+  *[(*_plan(32, 1, False, p, a), SHAPE, F32, True) for p, a in ((128, False), (128, True), (256, False))],
+  (*_plan(32, 1, True, 128), SHAPE, I8, True),
 ]  # fmt: skip
 
 
+def _case(rng, shape, dtype):
+  x = rng.standard_normal(shape).astype(dtype)
+  if dtype == I8:
+    x = rng.integers(-128, 128, size=shape).astype(dtype)
+  n = rng.integers(0, shape[1] + 1, size=(shape[0], shape[2])).astype(np.int32)
+  t = np.arange(shape[1])[None, :, None]
+  source = np.where(t < n[:, None, :], n[:, None, :] - 1 - t, t)
+  return x, n, np.take_along_axis(x, source, axis=1)
+
+
 def main():
+  """Options: see the module docstring."""
   rng = np.random.default_rng(0)
+  only = sys.argv[sys.argv.index("--only") + 1] if "--only" in sys.argv else ""
+  variants = [v for v in VARIANTS if any(part in v[0] for part in only.split("|"))]
   if "--lower" in sys.argv:
-    for label, fn, shape, _ in VARIANTS:
+    for label, fn, shape, dtype, _ in variants:
       args = (
-        jax.ShapeDtypeStruct(shape, jnp.float32),
+        jax.ShapeDtypeStruct(shape, dtype),
         jax.ShapeDtypeStruct((shape[0], shape[2]), jnp.int32),
       )
       jax.jit(fn).trace(*args).lower(lowering_platforms=("cuda",))
@@ -156,16 +197,13 @@ def main():
     return
   ceiling = copy_ceiling(rng)
   cases = {}
-  for shape in (SHAPE, SHORT):
-    x = rng.standard_normal(shape).astype(np.float32)
-    n = rng.integers(0, shape[1] + 1, size=(shape[0], shape[2])).astype(np.int32)
-    t = np.arange(shape[1])[None, :, None]
-    source = np.where(t < n[:, None, :], n[:, None, :] - 1 - t, t)
-    cases[shape] = (x, n, np.take_along_axis(x, source, axis=1))
-  for label, fn, shape, reverses in VARIANTS:
-    x, n, reversed_ = cases[shape]
+  for label, fn, shape, dtype, reverses in variants:
+    if (shape, dtype) not in cases:
+      cases[shape, dtype] = _case(rng, shape, dtype)
+    x, n, reversed_ = cases[shape, dtype]
     want = reversed_ if reverses else x
-    report(label, jax.jit(fn), (jnp.asarray(x), jnp.asarray(n)), want, 2 * x.nbytes, ceiling, 34)
+    name = f"{label} [{dtype.name}]"
+    report(name, jax.jit(fn), (jnp.asarray(x), jnp.asarray(n)), want, 2 * x.nbytes, ceiling, 60)
 
 
 if __name__ == "__main__":
