@@ -29,6 +29,7 @@ KERNEL_CASES = [
   ((512, 2, 16), 0, np.float16),
   ((2, 3, 512, 4, 8), 2, np.int8),
   ((1, 2048, 16), 1, np.uint16),
+  ((2, 2048, 64), 1, np.int8),  # 128 values a thread: stored as they are read
 ]
 
 
@@ -44,7 +45,10 @@ def _lowered_for_cuda(shape, dtype, axis, *, batch=()):
   return jax.jit(fn).trace(*args).lower(lowering_platforms=("cuda",)).as_text()
 
 
-@pytest.mark.parametrize("shape, axis, dtype", KERNEL_CASES)
+@pytest.mark.parametrize(
+  "shape, axis, dtype",
+  KERNEL_CASES + [((2, 6144, 8), 1, np.float32)],  # a 192 KiB strip
+)
 def test_kernel_applies_to_whole_strips_and_boxes(shape, axis, dtype, tma):
   assert strip_kernel.applies(shape, np.dtype(dtype), axis)
 
@@ -55,7 +59,8 @@ def test_kernel_applies_to_whole_strips_and_boxes(shape, axis, dtype, tma):
     ((2, 256, 60), 1, np.float32, "lanes not whole 32-byte strips"),
     ((2, 300, 64), 1, np.float32, "axis not whole 256-row boxes"),
     ((2, 8192, 64), 1, np.float32, "a 256 KiB strip: more than shared memory holds"),
-    ((2, 2048, 64), 1, np.int8, "64 KiB strip, but 128 values a thread: beyond registers"),
+    ((2, 6400, 8), 1, np.float32, "a 200 KiB strip: more than the kernel's share of it"),
+    ((2**26, 256, 256), 1, np.float32, "2^31 strips: more blocks than the grid takes"),
   ],
 )
 def test_kernel_does_not_apply(shape, axis, dtype, why, tma):
