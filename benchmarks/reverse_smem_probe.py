@@ -133,13 +133,19 @@ def tma_round_trip(x, lengths, *, lanes, strips_fastest=True, read_only=True):
   )(x)
 
 
-def library_kernel(x, lengths, strip_bytes=32):
-  """The library's kernel; with strip_bytes, its strips that wide (the traced code only)."""
-  saved, strip_kernel._SECTOR_BYTES = strip_kernel._SECTOR_BYTES, strip_bytes
+def library_kernel(x, lengths, strip_bytes=32, cluster=1, pairs=False):
+  """The library's kernel; with strip_bytes, its strips that wide; with cluster, that many
+  neighbouring strips launched as one thread-block cluster; with pairs, two blocks sharing a
+  two-sector strip (the traced code only)."""
+  names = ("_SECTOR_BYTES", "_CLUSTER", "_PAIRS")
+  saved = [getattr(strip_kernel, name) for name in names]
+  for name, value in zip(names, (strip_bytes, cluster, pairs), strict=True):
+    setattr(strip_kernel, name, value)
   try:
     return strip_kernel.reverse_lanes(x, lengths[:, None, :], axis=1)
   finally:
-    strip_kernel._SECTOR_BYTES = saved
+    for name, value in zip(names, saved, strict=True):
+      setattr(strip_kernel, name, value)
 
 
 F32, F16, I8 = np.dtype(np.float32), np.dtype(np.float16), np.dtype(np.int8)
@@ -161,6 +167,8 @@ VARIANTS = [  # (label, function, shape, dtype, the result is the reversal)
   ("strip_kernel, 64-byte rows, T=2048", functools.partial(library_kernel, strip_bytes=64), HALF, F32, True),
   ("strip_kernel, 128-byte rows, T=1024", functools.partial(library_kernel, strip_bytes=128), SHORT, F32, True),
   *[("strip_kernel", library_kernel, SHAPE, t, True) for t in (F32, F16, I8)],
+  *[(f"strip_kernel, clusters of {c}", functools.partial(library_kernel, cluster=c), SHAPE, t, True) for c in (2, 4, 8) for t in (F32, I8)],
+  *[("strip_kernel, pairs", functools.partial(library_kernel, pairs=True), SHAPE, t, True) for t in (F32, F16, I8)],
 ]  # fmt: skip
 
 
