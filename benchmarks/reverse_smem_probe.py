@@ -133,13 +133,13 @@ def tma_round_trip(x, lengths, *, lanes, strips_fastest=True, read_only=True):
   )(x)
 
 
-def library_kernel(x, lengths, strip_bytes=32, cluster=1, pairs=False):
+def library_kernel(x, lengths, strip_bytes=32, cluster=None):
   """The library's kernel; with strip_bytes, its strips that wide; with cluster, that many
-  neighbouring strips launched as one thread-block cluster; with pairs, two blocks sharing a
-  two-sector strip (the traced code only)."""
-  names = ("_SECTOR_BYTES", "_CLUSTER", "_PAIRS")
+  neighbouring strips launched as one thread-block cluster (the traced code only)."""
+  cluster = cluster or strip_kernel._CLUSTER
+  names = ("_SECTOR_BYTES", "_CLUSTER")
   saved = [getattr(strip_kernel, name) for name in names]
-  for name, value in zip(names, (strip_bytes, cluster, pairs), strict=True):
+  for name, value in zip(names, (strip_bytes, cluster), strict=True):
     setattr(strip_kernel, name, value)
   try:
     return strip_kernel.reverse_lanes(x, lengths[:, None, :], axis=1)
@@ -167,8 +167,7 @@ VARIANTS = [  # (label, function, shape, dtype, the result is the reversal)
   ("strip_kernel, 64-byte rows, T=2048", functools.partial(library_kernel, strip_bytes=64), HALF, F32, True),
   ("strip_kernel, 128-byte rows, T=1024", functools.partial(library_kernel, strip_bytes=128), SHORT, F32, True),
   *[("strip_kernel", library_kernel, SHAPE, t, True) for t in (F32, F16, I8)],
-  *[(f"strip_kernel, clusters of {c}", functools.partial(library_kernel, cluster=c), SHAPE, t, True) for c in (2, 4, 8) for t in (F32, I8)],
-  *[("strip_kernel, pairs", functools.partial(library_kernel, pairs=True), SHAPE, t, True) for t in (F32, F16, I8)],
+  *[(f"strip_kernel, clusters of {c}", functools.partial(library_kernel, cluster=c), SHAPE, t, True) for c in (1, 4, 8) for t in (F32, I8)],
 ]  # fmt: skip
 
 

@@ -34,8 +34,7 @@ _BOX_ROWS = 256  # a TMA copy spans at most 256 elements along a dimension
 _WARPGROUPS = 4  # 512 threads
 _THREADS = 128 * _WARPGROUPS
 _MAX_STRIP_BYTES = 192 * 1024  # shared memory is 227 KiB on an H100
-_CLUSTER = 1  # neighbouring strips launched together, as one thread-block cluster
-_PAIRS = False  # two blocks load a two-sector strip, half the rows each, and swap halves
+_CLUSTER = 2  # neighbouring strips launched together, as one thread-block cluster
 
 
 @functools.cache
@@ -87,109 +86,49 @@ def reverse_lanes(input: jax.Array, lengths: jax.Array, *, axis: int) -> jax.Arr
   steps = input.shape[axis]
   outer = int(np.prod(input.shape[:axis], dtype=np.int64))
   inner = int(np.prod(input.shape[axis + 1 :], dtype=np.int64))
-  halves = 2 if _PAIRS else 1  # blocks sharing one loaded strip
-  lanes = _SECTOR_BYTES // input.dtype.itemsize  # a block's lanes
-  wide = lanes * halves  # the lanes of a loaded row
-  strips = inner // wide
-  part = steps // halves  # the rows a block loads
-  boxes = part // _BOX_ROWS
+  lanes = _SECTOR_BYTES // input.dtype.itemsize
+  strips = inner // lanes
+  boxes = steps // _BOX_ROWS
   bits = np.dtype(f"uint{8 * input.dtype.itemsize}")  # TMA takes no float64: move bits
   x = lax.bitcast_convert_type(input, bits).reshape(outer, steps, inner)
   n = lengths.reshape(outer, inner)
-  gather = _gather_strip(plgpu, steps, lanes, part)
-  cluster = _CLUSTER if halves == 1 else 1
+  gather = _gather_strip(plgpu, steps, lanes)
+  cluster = _CLUSTER if outer * strips % _CLUSTER == 0 else 1
 
   def body(x_ref, n_ref, o_ref, strip_ref, barriers):
     block = lax.axis_index("block")
     if cluster > 1:
-      block = block * cluster + lax.axis_index("peer")
-    b, col = block // strips, block % strips * wide
-    half = lax.axis_index("half") if halves > 1 else 0
+      block = block * cluster + lax.axis_index("neighbour")
+    b, col = block // strips, block % strips * lanes
     rows = lambda k: pl.ds(k * _BOX_ROWS, _BOX_ROWS)
 
     @pl.when(lax.axis_index("warpgroup") == 0)
     def _():
       for k in range(boxes):
-        source = x_ref.at[b, pl.ds(half * part + k * _BOX_ROWS, _BOX_ROWS), pl.ds(col, wide)]
+        source = x_ref.at[b, rows(k), pl.ds(col, lanes)]
         plgpu.copy_gmem_to_smem(source, strip_ref.at[rows(k)], barriers.at[k])
 
     for k in range(boxes):
       plgpu.barrier_wait(barriers.at[k])
-    if halves > 1:
-      _swap_halves(plgpu, part, lanes)(strip_ref)
-    own = pl.ds(col + half * lanes, lanes)
-    gather(n_ref.at[b, own], strip_ref, o_ref.at[b, :, own])
+    gather(n_ref.at[b, pl.ds(col, lanes)], strip_ref, o_ref.at[b, :, pl.ds(col, lanes)])
 
-  if halves > 1:
-    launch = dict(cluster=(2,), cluster_names=("half",))
-  elif cluster > 1:
-    launch = dict(cluster=(cluster,), cluster_names=("peer",))
-  else:
-    launch = {}
   out = plgpu.kernel(
     body,
     out_type=jax.ShapeDtypeStruct(x.shape, x.dtype),
     scratch_types=[
-      plgpu.SMEM((part, wide), x.dtype),
+      plgpu.SMEM((steps, lanes), x.dtype),
       plgpu.Barrier(num_arrivals=1, num_barriers=boxes),
     ],
     grid=(outer * strips // cluster,),
     grid_names=("block",),
     num_threads=_WARPGROUPS,
     thread_name="warpgroup",
-    **launch,
+    **(dict(cluster=(cluster,), cluster_names=("neighbour",)) if cluster > 1 else {}),
   )(x, n)
   return lax.bitcast_convert_type(out, input.dtype).reshape(input.shape)
 
 
-def _swap_halves(plgpu, part: int, lanes: int):
-  """Between the two blocks of a cluster, each holding `part` rows of `2 * lanes` lanes: block
-  h takes the peer's lanes [h * lanes, (h + 1) * lanes) into its own lanes of the other half,
-  so that afterwards it holds its lanes over all rows (row s at (s % part, s // part * lanes +
-  lane)). Moved as 16-byte vectors through distributed shared memory."""
-  from jax._src.lib.mlir import ir
-  from jax._src.lib.mlir.dialects import arith, gpu, llvm, nvvm
-  from jax.experimental.mosaic.gpu import utils as mgpu_utils
-
-  @plgpu.inline_mgpu(arg_types=(plgpu.RefType(),))
-  def swap(launch_ctx, strip):
-    del launch_ctx
-    index, i32 = ir.IndexType.get(), ir.IntegerType.get_signless(32)
-    element = ir.MemRefType(strip.type).element_type
-    per_vector = 16 // (mgpu_utils.bitwidth(element) // 8)
-    vectors = lanes // per_vector  # in a row's half
-    chunk = ir.VectorType.get([per_vector], element)
-    constant = lambda v: arith.constant(index, v)
-    thread = gpu.thread_id(gpu.Dimension.x)
-    half = gpu.cluster_block_id(gpu.Dimension.x)
-    peer = arith.index_cast(i32, arith.subi(constant(1), half))
-    read_col = arith.muli(half, constant(lanes))
-    write_col = arith.muli(arith.subi(constant(1), half), constant(lanes))
-    base = mgpu_utils.memref_ptr(strip)
-    at = lambda offset: mgpu_utils.getelementptr(base, [arith.index_cast(i32, offset)], element)
-    nvvm.cluster_arrive(aligned=True)  # both blocks' rows have landed
-    nvvm.cluster_wait(aligned=True)
-    moves = []
-    for k in range(part * vectors // _THREADS):
-      slot = arith.addi(thread, constant(k * _THREADS))
-      row = arith.muli(arith.divui(slot, constant(vectors)), constant(2 * lanes))
-      lane = arith.muli(arith.remui(slot, constant(vectors)), constant(per_vector))
-      remote = nvvm.mapa(
-        llvm.PointerType.get(7), at(arith.addi(row, arith.addi(read_col, lane))), peer
-      )
-      moves.append(
-        (llvm.load(chunk, remote, alignment=16), arith.addi(row, arith.addi(write_col, lane)))
-      )
-    nvvm.cluster_arrive(aligned=True)  # every read is done before either block writes
-    nvvm.cluster_wait(aligned=True)
-    for value, offset in moves:
-      llvm.store(value, at(offset), alignment=16)
-    gpu.barrier()
-
-  return swap
-
-
-def _gather_strip(plgpu, steps: int, lanes: int, part: int):
+def _gather_strip(plgpu, steps: int, lanes: int):
   """The exchange, as Mosaic GPU code: thread `i` owns lane `i % lanes` of rows
   `i // lanes + k * (threads / lanes)`; for each it reads the row's mirrored source from the
   strip in shared memory (the row itself past the lane's length) and stores it to the output.
@@ -211,10 +150,6 @@ def _gather_strip(plgpu, steps: int, lanes: int, part: int):
       row = arith.addi(first_row, constant(k * (_THREADS // lanes)))
       inside = arith.cmpi(arith.CmpIPredicate.ult, row, length)
       source = arith.select(inside, arith.subi(last, row), row)
-      column = lane
-      if part < steps:  # a pair's strip: rows past `part` sit beside the first ones
-        column = arith.addi(arith.muli(arith.divui(source, constant(part)), constant(lanes)), lane)
-        source = arith.remui(source, constant(part))
-      memref.store(memref.load(strip, [source, column]), out, [row, lane])
+      memref.store(memref.load(strip, [source, lane]), out, [row, lane])
 
   return gather
