@@ -9,12 +9,14 @@ lanes, 32 int8 lanes) over the whole reversed axis:
 2. every thread reads its share of the output from shared memory, each lane from its own
    mirrored row, and stores it straight to the output: a warp writes whole sectors.
 
-DRAM sees each byte read once and written once, in whole sectors: 0.80 of a device copy on
-an H100 for float32 and 0.71 for int8 (BENCHMARKS.md). A bare TMA round trip of the same
-strips runs at 0.84 / 0.75 (H100 / H200): the rows' width bounds it. Narrower rows are slower
-(16 bytes: 0.22); 128-byte rows reach 0.90 / 0.97 but would need 512 KiB of shared memory for
-a 4096-long float32 axis, and splitting a strip over a cluster of blocks that read each other's
-shared memory ran at 0.14 to 0.40 on an H200: those reads go one element at a time.
+Neighbouring strips are launched in pairs, as a thread-block cluster, so that their TMA copies
+reach DRAM side by side. DRAM sees each byte read once and written once, in whole sectors; by
+kernel time, 0.81 of a device copy on an H100 and 0.71 on an H200 for float32, 0.71 and 0.55
+for int8 (BENCHMARKS.md). A bare TMA round trip of the same strips runs at 0.84 / 0.75: the
+rows' width bounds it. 64- and 128-byte rows reach 0.91 to 0.93 on an H200 with this kernel,
+but a 4096-long float32 axis then needs 256 or 512 KiB of shared memory; spreading a strip
+over two or more blocks that read each other's shared memory (distributed shared memory) ran
+at 0.14 to 0.54 there, as those reads are slow.
 
 It needs TMA (compute capability 9.0 or newer), and the strip must fit in shared memory:
 `applies` checks these on static shapes. The lengths come in clamped to [0, T] as int32, as the
