@@ -4,14 +4,21 @@ The CPU run of `run.py` times one implementation after another; on a shared 2-co
 memory bandwidth drifts by up to 2x over a minute, which can swing a close comparison either
 way. Here every round times each implementation once (5 waited calls), in a shuffled order, and
 the medians and minima over 40 rounds are compared. Forms: dml_jax (eager), `lax.concatenate`
-(jitted; the same HLO), the inputs as one contiguous run per outer index (a loop fusion where
-the outer size is 1), and ONNX Runtime's Concat with 2 threads. Every output is checked.
+(jitted), the inputs as one contiguous run per outer index (a loop fusion where the outer size is
+1), and ONNX Runtime's Concat with 2 threads. Every output is checked.
+
+XLA:CPU runs an unfused concatenate on one thread where no dimension before the joined one is
+above 1 (axis 0 here, and the N=1 channel join), so dml_jax's CPU lowering joins 1-D views there,
+which fuse and run on both threads (`dml_jax._src.ops.join._join_cpu`); along axis 1 it keeps
+`lax.concatenate`, which XLA:CPU already splits by rows. `--hlo` prints what each form compiles to.
 
 Usage: MALLOC_ARENA_MAX=1 MALLOC_MMAP_THRESHOLD_=4294967296 MALLOC_TRIM_THRESHOLD_=4294967296 \\
   PYTHONPATH=.:benchmarks python benchmarks/join_cpu.py
 """
 
+import argparse
 import random
+import re
 import statistics
 import time
 
@@ -26,8 +33,21 @@ import dml_jax as dml
 ROUNDS, CALLS = 40, 5
 
 
-def compare(axis, rng, order):
-  name, xs, want, _, (op, feeds, attributes) = cpu_forms._case_join(rng, axis)
+def _nchw_case(rng):
+  """A channel join of one NCHW image: 4 x (1, 64, 256, 256) f32 along axis 1."""
+  xs = tuple(rng.standard_normal((1, 64, 256, 256)).astype(np.float32) for _ in range(4))
+  ort = ("Concat", {f"x{i}": x for i, x in enumerate(xs)}, {"axis": 1})
+  name = "JOIN f32 4 x (1, 64, 256, 256) along axis 1"
+  return name, xs, np.concatenate(xs, axis=1), None, ort
+
+
+def _kinds(fn, args) -> str:
+  text = fn.lower(*args).compile().as_text()
+  return ", ".join(re.findall(r"= \S+ (\w+)\(", text[text.index("\nENTRY ") :]))
+
+
+def compare(case, axis, order, hlo=False):
+  name, xs, want, _, (op, feeds, attributes) = case
   arrays = [jnp.asarray(x) for x in xs]
   concatenate = jax.jit(lambda *xs: lax.concatenate(xs, axis))
   flat = jax.jit(cpu_forms.join_flat(axis))
@@ -40,6 +60,14 @@ def compare(axis, rng, order):
   }
   for form in forms.values():
     assert np.array_equal(np.asarray(form()), want)
+  if hlo:
+    jitted = {
+      "dml_jax": jax.jit(lambda *xs: dml.join(xs, axis=axis)),
+      "lax.concatenate": concatenate,
+      "one run per outer index": flat,
+    }
+    for k, fn in jitted.items():
+      print(f"  {k}: {_kinds(fn, arrays)}")
   times = {k: [] for k in forms}
   keys = list(forms)
   for _ in range(ROUNDS):
@@ -60,9 +88,13 @@ def compare(axis, rng, order):
 
 
 def main():
+  parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+  parser.add_argument("--hlo", action="store_true", help="print the compiled instructions")
+  args = parser.parse_args()
   rng, order = np.random.default_rng(0), random.Random(0)
   for axis in (0, 1):
-    compare(axis, rng, order)
+    compare(cpu_forms._case_join(rng, axis), axis, order, args.hlo)
+  compare(_nchw_case(rng), 1, order, args.hlo)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,113 @@
+"""JOIN's CPU lowering: views joined where XLA:CPU would copy on one thread, bit for bit."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jax import lax
+
+import dml_jax as dml
+from dml_jax._src.ops import join as join_module
+
+CASES = [  # (shape off the axis sizes, axis): flat, squeezed and plain forms
+  ((5,), 0),
+  ((3, 4), 0),
+  ((3, 4), 1),
+  ((1, 3, 4), 1),
+  ((1, 2, 3, 4), 2),
+  ((1, 1, 3, 4), 2),
+  ((2, 1, 3, 4), 2),
+  ((1, 2, 3, 4), 3),
+]
+DTYPES = [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.float16, np.float32]
+
+
+def _inputs(shape, axis, count, dtype, rng):
+  xs = []
+  for i in range(count):
+    sizes = list(shape)
+    sizes[axis] = 1 + (sizes[axis] + i) % 3
+    bits = rng.integers(0, 256, size=int(np.prod(sizes)) * np.dtype(dtype).itemsize, dtype=np.uint8)
+    xs.append(bits.view(dtype).reshape(sizes))  # every bit pattern, NaN payloads included
+  return xs
+
+
+def _same_bits(got, want):
+  got = np.asarray(got)
+  return got.dtype == want.dtype and got.shape == want.shape and got.tobytes() == want.tobytes()
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("shape, axis", CASES)
+@pytest.mark.parametrize("count", [1, 2, 3, 5])
+def test_cpu_join_is_bit_exact(shape, axis, count, dtype):
+  xs = _inputs(shape, axis, count, dtype, np.random.default_rng(count))
+  want = np.concatenate(xs, axis)
+  assert _same_bits(dml.join(xs, axis=axis), want)
+  assert _same_bits(jax.jit(lambda *a: dml.join(a, axis=axis))(*xs), want)
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.uint64, np.float64], ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("shape, axis", CASES[:5])
+def test_cpu_join_is_bit_exact_for_64_bit_types(shape, axis, dtype, x64):
+  xs = _inputs(shape, axis, 3, dtype, np.random.default_rng(0))
+  assert _same_bits(dml.join(xs, axis=axis), np.concatenate(xs, axis))
+
+
+@pytest.mark.parametrize("dtype", [np.bool_, jnp.bfloat16, np.float32], ids=str)
+@pytest.mark.parametrize(
+  "shapes, axis",
+  [
+    (((0, 3), (2, 3), (0, 3)), 0),
+    (((1, 0, 3), (1, 2, 3)), 1),
+    (((1, 2, 0), (1, 2, 0)), 1),
+    (((0,), (4,), (1,)), 0),
+    (((1, 2, 3),), 1),
+  ],
+)
+def test_cpu_form_handles_empty_and_other_types(shapes, axis, dtype):
+  # DirectML has no empty tensors, bool or bfloat16: the lowering itself must still be exact.
+  rng = np.random.default_rng(1)
+  xs = [(rng.standard_normal(s) * 40).astype(dtype) for s in shapes]
+  got = jax.jit(lambda *a: join_module._join_cpu(*a, axis=axis))(*xs)
+  assert _same_bits(got, np.concatenate(xs, axis))
+
+
+@pytest.mark.parametrize(
+  "shape, axis, form",
+  [
+    ((2048,), 0, "flat"),
+    ((64, 64), 0, "flat"),
+    ((1, 64, 64), 1, "flat"),
+    ((1, 4, 64, 64), 2, "squeezed"),
+    ((64, 64), 1, None),
+    ((2, 4, 64, 64), 1, None),
+  ],
+)
+def test_cpu_form_choice(shape, axis, form):
+  assert join_module._cpu_form(shape, 4, axis) == form
+  assert join_module._cpu_form(shape, 1, axis) is None
+
+
+def test_flat_form_compiles_to_one_fusion_without_a_branch():
+  xs = [jnp.zeros((64, 64), jnp.float32)] * 4
+  text = jax.jit(lambda *a: dml.join(a, axis=0)).lower(*xs).compile().as_text()
+  entry = text[text.index("\nENTRY ") :]
+  assert " fusion(" in entry and " concatenate(" not in entry
+  assert "conditional" not in text
+
+
+def test_cpu_form_under_vmap_and_grad():
+  rng = np.random.default_rng(2)
+  xs = [rng.standard_normal((3, 1, k, 4)).astype(np.float32) for k in (1, 2, 3)]
+  got = jax.vmap(lambda *a: dml.join(a, axis=1))(*xs)
+  assert _same_bits(got, np.concatenate(xs, axis=2))
+  weights = rng.standard_normal((1, 6, 4)).astype(np.float32)
+  loss = lambda *a: jnp.sum(dml.join(a, axis=1) * weights)
+  reference = lambda *a: jnp.sum(lax.concatenate(a, 1) * weights)
+  for g, r in zip(
+    jax.grad(loss, argnums=(0, 1, 2))(*(x[0] for x in xs)),
+    jax.grad(reference, argnums=(0, 1, 2))(*(x[0] for x in xs)),
+    strict=True,
+  ):
+    assert _same_bits(g, np.asarray(r))
