@@ -133,13 +133,14 @@ def tma_round_trip(x, lengths, *, lanes, strips_fastest=True, read_only=True):
   )(x)
 
 
-def library_kernel(x, lengths, strip_bytes=32, cluster=None):
+def library_kernel(x, lengths, strip_bytes=None, cluster=None):
   """The library's kernel; with strip_bytes, its strips that wide; with cluster, that many
   neighbouring strips launched as one thread-block cluster (the traced code only)."""
+  widths = (strip_bytes,) if strip_bytes else strip_kernel._STRIP_BYTES
   cluster = cluster or strip_kernel._CLUSTER
-  names = ("_SECTOR_BYTES", "_CLUSTER")
+  names = ("_STRIP_BYTES", "_CLUSTER")
   saved = [getattr(strip_kernel, name) for name in names]
-  for name, value in zip(names, (strip_bytes, cluster), strict=True):
+  for name, value in zip(names, (widths, cluster), strict=True):
     setattr(strip_kernel, name, value)
   try:
     return strip_kernel.reverse_lanes(x, lengths[:, None, :], axis=1)
@@ -163,9 +164,11 @@ VARIANTS = [  # (label, function, shape, dtype, the result is the reversal)
   ("tma trip, 32 lanes, T=1024", functools.partial(tma_round_trip, lanes=32), SHORT, F32, False),
   ("tma trip, 8 lanes, T=2048", functools.partial(tma_round_trip, lanes=8), HALF, F32, False),
   ("tma trip, 16 lanes, T=2048", functools.partial(tma_round_trip, lanes=16), HALF, F32, False),
-  ("strip_kernel, 32-byte rows, T=2048", library_kernel, HALF, F32, True),
+  ("strip_kernel, 32-byte rows, T=2048", functools.partial(library_kernel, strip_bytes=32), HALF, F32, True),
   ("strip_kernel, 64-byte rows, T=2048", functools.partial(library_kernel, strip_bytes=64), HALF, F32, True),
   ("strip_kernel, 128-byte rows, T=1024", functools.partial(library_kernel, strip_bytes=128), SHORT, F32, True),
+  *[("strip_kernel, widest rows, T=2048", library_kernel, HALF, t, True) for t in (F32, F16, I8)],
+  *[("strip_kernel, widest rows, T=1024", library_kernel, SHORT, t, True) for t in (F32, F16, I8)],
   *[("strip_kernel", library_kernel, SHAPE, t, True) for t in (F32, F16, I8)],
   *[(f"strip_kernel, clusters of {c}", functools.partial(library_kernel, cluster=c), SHAPE, t, True) for c in (1, 4, 8) for t in (F32, I8)],
 ]  # fmt: skip

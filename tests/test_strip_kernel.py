@@ -54,13 +54,29 @@ def test_kernel_applies_to_whole_strips_and_boxes(shape, axis, dtype, tma):
 
 
 @pytest.mark.parametrize(
+  "shape, axis, dtype, width",
+  [
+    ((2, 1024, 1024), 1, np.float32, 128),
+    ((2, 2048, 1024), 1, np.float32, 64),
+    ((2, 4096, 1024), 1, np.float32, 32),
+    ((2, 1024, 16), 1, np.float32, 64),  # 16 lanes: too few for 128-byte rows
+    ((2, 4096, 1024), 1, np.int8, 32),
+    ((2, 1536, 1024), 1, np.int8, 128),
+    ((2, 6144, 8), 1, np.float32, 32),
+  ],
+)
+def test_strips_are_as_wide_as_fit(shape, axis, dtype, width):
+  assert strip_kernel._strip_bytes(shape, np.dtype(dtype).itemsize, axis) == width
+
+
+@pytest.mark.parametrize(
   "shape, axis, dtype, why",
   [
     ((2, 256, 60), 1, np.float32, "lanes not whole 32-byte strips"),
     ((2, 300, 64), 1, np.float32, "axis not whole 256-row boxes"),
     ((2, 8192, 64), 1, np.float32, "a 256 KiB strip: more than shared memory holds"),
     ((2, 6400, 8), 1, np.float32, "a 200 KiB strip: more than the kernel's share of it"),
-    ((2**26, 256, 256), 1, np.float32, "2^31 strips: more blocks than the grid takes"),
+    ((2**31, 256, 32), 1, np.float32, "2^31 strips: more blocks than the grid takes"),
   ],
 )
 def test_kernel_does_not_apply(shape, axis, dtype, why, tma):

@@ -31,12 +31,13 @@ import jax
 import numpy as np
 from jax import lax
 
-_SECTOR_BYTES = 32  # a strip's row: one DRAM sector
+_SECTOR_BYTES = 32  # DRAM's unit of access
+_STRIP_BYTES = (128, 64, _SECTOR_BYTES)  # a strip's row, widest first: wider reach DRAM faster
 _BOX_ROWS = 256  # a TMA copy spans at most 256 elements along a dimension
 _WARPGROUPS = 4  # 512 threads
 _THREADS = 128 * _WARPGROUPS
 _MAX_STRIP_BYTES = 192 * 1024  # shared memory is 227 KiB on an H100
-_CLUSTER = 2  # neighbouring strips launched together, as one thread-block cluster
+_CLUSTER = 2  # neighbouring narrow strips launched together, as one thread-block cluster
 
 
 @functools.cache
@@ -58,22 +59,29 @@ def _gpus_have_tma() -> bool:
   return all(float(getattr(d, "compute_capability", 0)) >= 9.0 for d in gpus)
 
 
-def applies(shape: tuple[int, ...], dtype: np.dtype, axis: int) -> bool:
-  """Whether REVERSE_SUBSEQUENCES of this static shape along `axis` can use the kernel."""
-  itemsize = np.dtype(dtype).itemsize
-  if itemsize not in (1, 2, 4, 8):
-    return False
-  lanes = _SECTOR_BYTES // itemsize
+def _strip_bytes(shape: tuple[int, ...], itemsize: int, axis: int) -> int | None:
+  """The widest strip row whose lanes tile the inner axes and whose strip fits shared memory."""
   steps = shape[axis]
   outer = int(np.prod(shape[:axis], dtype=np.int64))
   inner = int(np.prod(shape[axis + 1 :], dtype=np.int64))
+  for width in _STRIP_BYTES:
+    lanes = width // itemsize
+    if (
+      inner % lanes == 0 and steps * width <= _MAX_STRIP_BYTES and outer * (inner // lanes) < 2**31
+    ):
+      return width
+  return None
+
+
+def applies(shape: tuple[int, ...], dtype: np.dtype, axis: int) -> bool:
+  """Whether REVERSE_SUBSEQUENCES of this static shape along `axis` can use the kernel."""
+  itemsize = np.dtype(dtype).itemsize
   return (
-    _mosaic_gpu_available()
+    itemsize in (1, 2, 4, 8)
+    and shape[axis] % _BOX_ROWS == 0
+    and _strip_bytes(shape, itemsize, axis) is not None
+    and _mosaic_gpu_available()
     and _gpus_have_tma()
-    and inner % lanes == 0
-    and steps % _BOX_ROWS == 0
-    and steps * _SECTOR_BYTES <= _MAX_STRIP_BYTES
-    and outer * (inner // lanes) < 2**31
   )
 
 
@@ -88,14 +96,15 @@ def reverse_lanes(input: jax.Array, lengths: jax.Array, *, axis: int) -> jax.Arr
   steps = input.shape[axis]
   outer = int(np.prod(input.shape[:axis], dtype=np.int64))
   inner = int(np.prod(input.shape[axis + 1 :], dtype=np.int64))
-  lanes = _SECTOR_BYTES // input.dtype.itemsize
+  width = _strip_bytes(input.shape, input.dtype.itemsize, axis)
+  lanes = width // input.dtype.itemsize
   strips = inner // lanes
   boxes = steps // _BOX_ROWS
   bits = np.dtype(f"uint{8 * input.dtype.itemsize}")  # TMA takes no float64: move bits
   x = lax.bitcast_convert_type(input, bits).reshape(outer, steps, inner)
   n = lengths.reshape(outer, inner)
   gather = _gather_strip(plgpu, steps, lanes)
-  cluster = _CLUSTER if outer * strips % _CLUSTER == 0 else 1
+  cluster = _CLUSTER if width == _SECTOR_BYTES and outer * strips % _CLUSTER == 0 else 1
 
   def body(x_ref, n_ref, o_ref, strip_ref, barriers):
     block = lax.axis_index("block")
