@@ -2,10 +2,12 @@
 
 The CPU run of `run.py` times one implementation after another; on a shared 2-core machine the
 memory bandwidth drifts by up to 2x over a minute, which can swing a close comparison either
-way. Here every round times each implementation once (5 waited calls), in a shuffled order, and
-the medians and minima over 40 rounds are compared. Forms: dml_jax (eager), `lax.concatenate`
-(jitted), the inputs as one contiguous run per outer index (a loop fusion where the outer size is
-1), and ONNX Runtime's Concat with 2 threads. Every output is checked.
+way. Here every round times each implementation once (5 waited calls), in a shuffled order,
+over 40 rounds; each form's median and minimum are printed and, as "within rounds", the median
+over rounds of ONNX Runtime's time over the form's in the same round, which the drift between
+rounds does not move. Forms: dml_jax (eager), `lax.concatenate` (jitted), the inputs as one
+contiguous run per outer index (a loop fusion where the outer size is 1), and ONNX Runtime's
+Concat with 2 threads. Every output is checked.
 
 XLA:CPU runs an unfused concatenate on one thread where no dimension before the joined one is
 above 1 (axis 0 here, and the N=1 channel join), so dml_jax's CPU lowering joins 1-D views there,
@@ -77,13 +79,14 @@ def compare(case, axis, order, hlo=False):
       for _ in range(CALLS):
         jax.block_until_ready(forms[k]())
       times[k].append((time.perf_counter() - start) / CALLS)
-  ort_median = statistics.median(times["ONNX Runtime Concat"])
+  ort = times["ONNX Runtime Concat"]
   print(f"{name}: {ROUNDS} shuffled rounds of {CALLS} calls; ms per call")
   for k, ts in times.items():
     median = statistics.median(ts)
+    paired = statistics.median(o / t for o, t in zip(ort, ts, strict=True))
     print(
       f"  {k:<26} median {median * 1e3:6.2f}  min {min(ts) * 1e3:6.2f}"
-      f"  ORT/this {ort_median / median:5.2f}"
+      f"  ORT/this {statistics.median(ort) / median:5.2f}  within rounds {paired:5.2f}"
     )
 
 
