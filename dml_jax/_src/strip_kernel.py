@@ -32,7 +32,7 @@ import numpy as np
 from jax import lax
 
 _SECTOR_BYTES = 32  # DRAM's unit of access
-_STRIP_BYTES = (128, 64, _SECTOR_BYTES)  # a strip's row, widest first: wider reach DRAM faster
+_STRIP_BYTES = (128, 64, _SECTOR_BYTES)  # a strip's row, widest first: wider rows are faster
 _BOX_ROWS = 256  # a TMA copy spans at most 256 elements along a dimension
 _WARPGROUPS = 4  # 512 threads
 _THREADS = 128 * _WARPGROUPS
