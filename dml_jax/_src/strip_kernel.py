@@ -38,7 +38,6 @@ _WARPGROUPS = 4  # 512 threads
 _THREADS = 128 * _WARPGROUPS
 _MAX_STRIP_BYTES = 192 * 1024  # shared memory is 227 KiB on an H100
 _CLUSTER = 2  # neighbouring narrow strips launched together, as one thread-block cluster
-_PHASES = 1  # the strip's rows staged in this many parts, one after another
 
 
 @functools.cache
@@ -100,12 +99,11 @@ def reverse_lanes(input: jax.Array, lengths: jax.Array, *, axis: int) -> jax.Arr
   width = _strip_bytes(input.shape, input.dtype.itemsize, axis)
   lanes = width // input.dtype.itemsize
   strips = inner // lanes
-  phases = _PHASES
-  part = steps // phases  # the rows in shared memory at once
-  boxes = part // _BOX_ROWS
+  boxes = steps // _BOX_ROWS
   bits = np.dtype(f"uint{8 * input.dtype.itemsize}")  # TMA takes no float64: move bits
   x = lax.bitcast_convert_type(input, bits).reshape(outer, steps, inner)
   n = lengths.reshape(outer, inner)
+  gather = _gather_strip(plgpu, steps, lanes)
   cluster = _CLUSTER if width == _SECTOR_BYTES and outer * strips % _CLUSTER == 0 else 1
 
   def body(x_ref, n_ref, o_ref, strip_ref, barriers):
@@ -115,28 +113,22 @@ def reverse_lanes(input: jax.Array, lengths: jax.Array, *, axis: int) -> jax.Arr
     b, col = block // strips, block % strips * lanes
     rows = lambda k: pl.ds(k * _BOX_ROWS, _BOX_ROWS)
 
-    def load(phase):
-      @pl.when(lax.axis_index("warpgroup") == 0)
-      def _():
-        for k in range(boxes):
-          source = x_ref.at[b, pl.ds(phase * part + k * _BOX_ROWS, _BOX_ROWS), pl.ds(col, lanes)]
-          plgpu.copy_gmem_to_smem(source, strip_ref.at[rows(k)], barriers.at[phase * boxes + k])
-
-    for phase in range(phases):
-      if phase:
-        _block_barrier(plgpu)()  # every read of the last part is done
-      load(phase)
+    @pl.when(lax.axis_index("warpgroup") == 0)
+    def _():
       for k in range(boxes):
-        plgpu.barrier_wait(barriers.at[phase * boxes + k])
-      gather = _gather_strip(plgpu, steps, lanes, part, phase)
-      gather(n_ref.at[b, pl.ds(col, lanes)], strip_ref, o_ref.at[b, :, pl.ds(col, lanes)])
+        source = x_ref.at[b, rows(k), pl.ds(col, lanes)]
+        plgpu.copy_gmem_to_smem(source, strip_ref.at[rows(k)], barriers.at[k])
+
+    for k in range(boxes):
+      plgpu.barrier_wait(barriers.at[k])
+    gather(n_ref.at[b, pl.ds(col, lanes)], strip_ref, o_ref.at[b, :, pl.ds(col, lanes)])
 
   out = plgpu.kernel(
     body,
     out_type=jax.ShapeDtypeStruct(x.shape, x.dtype),
     scratch_types=[
-      plgpu.SMEM((part, lanes), x.dtype),
-      plgpu.Barrier(num_arrivals=1, num_barriers=phases * boxes),
+      plgpu.SMEM((steps, lanes), x.dtype),
+      plgpu.Barrier(num_arrivals=1, num_barriers=boxes),
     ],
     grid=(outer * strips // cluster,),
     grid_names=("block",),
@@ -147,14 +139,13 @@ def reverse_lanes(input: jax.Array, lengths: jax.Array, *, axis: int) -> jax.Arr
   return lax.bitcast_convert_type(out, input.dtype).reshape(input.shape)
 
 
-def _gather_strip(plgpu, steps: int, lanes: int, part: int, phase: int):
+def _gather_strip(plgpu, steps: int, lanes: int):
   """The exchange, as Mosaic GPU code: thread `i` owns lane `i % lanes` of rows
   `i // lanes + k * (threads / lanes)`; for each it reads the row's mirrored source from the
   strip in shared memory (the row itself past the lane's length) and stores it to the output.
   A warp's stores cover whole rows of the strip, so they reach memory as whole sectors."""
   from jax._src.lib.mlir import ir
   from jax._src.lib.mlir.dialects import arith, gpu, memref
-  from jax.experimental.mosaic.gpu import utils as mgpu_utils
 
   @plgpu.inline_mgpu(arg_types=(plgpu.RefType(),) * 3)
   def gather(launch_ctx, lengths, strip, out):
@@ -170,23 +161,6 @@ def _gather_strip(plgpu, steps: int, lanes: int, part: int, phase: int):
       row = arith.addi(first_row, constant(k * (_THREADS // lanes)))
       inside = arith.cmpi(arith.CmpIPredicate.ult, row, length)
       source = arith.select(inside, arith.subi(last, row), row)
-      if part == steps:
-        memref.store(memref.load(strip, [source, lane]), out, [row, lane])
-        continue
-      local = arith.subi(source, constant(phase * part))  # wraps below the part
-      with mgpu_utils.when(arith.cmpi(arith.CmpIPredicate.ult, local, constant(part))):
-        memref.store(memref.load(strip, [local, lane]), out, [row, lane])
+      memref.store(memref.load(strip, [source, lane]), out, [row, lane])
 
   return gather
-
-
-def _block_barrier(plgpu):
-  """A barrier across the thread block (Pallas's own barriers span a warpgroup)."""
-  from jax._src.lib.mlir.dialects import gpu
-
-  @plgpu.inline_mgpu()
-  def barrier(launch_ctx):
-    del launch_ctx
-    gpu.barrier()
-
-  return barrier
