@@ -13,11 +13,11 @@ float32 lanes), since wider rows reach DRAM faster:
 One-sector strips are launched in neighbouring pairs, as a thread-block cluster, so that their
 TMA copies reach DRAM side by side. DRAM sees each byte read once and written once, in whole
 sectors. By kernel time, with a 4096-long axis (one-sector strips): 0.81 of a device copy on an
-H100 and 0.71 on an H200 for float32, 0.71 and 0.55 for int8; with 1024 to 2048 steps
-(128- and 64-byte strips), 0.94 to 0.98 and 0.91 to 0.93 for float32 (BENCHMARKS.md). A bare
-TMA round trip of one-sector strips runs at 0.84 / 0.75: the rows' width bounds it. Spreading a
-wider strip over blocks that read each other's shared memory (distributed shared memory), or
-staging it in parts, ran at 0.11 to 0.54 on an H200.
+H100 and 0.71 on an H200 for float32, 0.71 and 0.55 for int8; by wall time, with 1024 to 2048
+steps (128- and 64-byte strips), 0.94 to 0.98 and 0.91 to 0.93 for float32 (BENCHMARKS.md).
+A bare TMA round trip of one-sector strips runs at 0.84 / 0.75: the rows' width bounds it.
+Spreading a wider strip over blocks that read each other's shared memory (distributed shared
+memory), or staging it in parts, ran at 0.11 to 0.54 on an H200.
 
 It needs TMA (compute capability 9.0 or newer), and the strip must fit in shared memory:
 `applies` checks these on static shapes. The lengths come in clamped to [0, T] as int32, as the
