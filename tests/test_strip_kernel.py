@@ -29,7 +29,7 @@ KERNEL_CASES = [
   ((512, 2, 16), 0, np.float16),
   ((2, 3, 512, 4, 8), 2, np.int8),
   ((1, 2048, 16), 1, np.uint16),
-  ((2, 2048, 64), 1, np.int8),  # 128 values a thread: stored as they are read
+  ((2, 2048, 64), 1, np.int8),  # 64-byte strips, 256 values a thread, each stored as read
 ]
 
 
