@@ -8,6 +8,7 @@ from jax import lax
 
 import dml_jax as dml
 from dml_jax._src.ops import join as join_module
+from tests.test_fixtures import assert_bits_equal
 
 CASES = [  # (shape off the axis sizes, axis): flat, squeezed and plain forms
   ((5,), 0),
@@ -32,26 +33,21 @@ def _inputs(shape, axis, count, dtype, rng):
   return xs
 
 
-def _same_bits(got, want):
-  got = np.asarray(got)
-  return got.dtype == want.dtype and got.shape == want.shape and got.tobytes() == want.tobytes()
-
-
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
 @pytest.mark.parametrize("shape, axis", CASES)
 @pytest.mark.parametrize("count", [1, 2, 3, 5])
 def test_cpu_join_is_bit_exact(shape, axis, count, dtype):
   xs = _inputs(shape, axis, count, dtype, np.random.default_rng(count))
   want = np.concatenate(xs, axis)
-  assert _same_bits(dml.join(xs, axis=axis), want)
-  assert _same_bits(jax.jit(lambda *a: dml.join(a, axis=axis))(*xs), want)
+  assert_bits_equal(dml.join(xs, axis=axis), want)
+  assert_bits_equal(jax.jit(lambda *a: dml.join(a, axis=axis))(*xs), want)
 
 
 @pytest.mark.parametrize("dtype", [np.int64, np.uint64, np.float64], ids=lambda d: np.dtype(d).name)
 @pytest.mark.parametrize("shape, axis", CASES[:5])
 def test_cpu_join_is_bit_exact_for_64_bit_types(shape, axis, dtype, x64):
   xs = _inputs(shape, axis, 3, dtype, np.random.default_rng(0))
-  assert _same_bits(dml.join(xs, axis=axis), np.concatenate(xs, axis))
+  assert_bits_equal(dml.join(xs, axis=axis), np.concatenate(xs, axis))
 
 
 @pytest.mark.parametrize("dtype", [np.bool_, jnp.bfloat16, np.float32], ids=str)
@@ -70,7 +66,7 @@ def test_cpu_form_handles_empty_and_other_types(shapes, axis, dtype):
   rng = np.random.default_rng(1)
   xs = [(rng.standard_normal(s) * 40).astype(dtype) for s in shapes]
   got = jax.jit(lambda *a: join_module._join_cpu(*a, axis=axis))(*xs)
-  assert _same_bits(got, np.concatenate(xs, axis))
+  assert_bits_equal(got, np.concatenate(xs, axis))
 
 
 @pytest.mark.parametrize(
@@ -101,7 +97,7 @@ def test_cpu_form_under_vmap_and_grad():
   rng = np.random.default_rng(2)
   xs = [rng.standard_normal((3, 1, k, 4)).astype(np.float32) for k in (1, 2, 3)]
   got = jax.vmap(lambda *a: dml.join(a, axis=1))(*xs)
-  assert _same_bits(got, np.concatenate(xs, axis=2))
+  assert_bits_equal(got, np.concatenate(xs, axis=2))
   weights = rng.standard_normal((1, 6, 4)).astype(np.float32)
   loss = lambda *a: jnp.sum(dml.join(a, axis=1) * weights)
   reference = lambda *a: jnp.sum(lax.concatenate(a, 1) * weights)
@@ -110,4 +106,4 @@ def test_cpu_form_under_vmap_and_grad():
     jax.grad(reference, argnums=(0, 1, 2))(*(x[0] for x in xs)),
     strict=True,
   ):
-    assert _same_bits(g, np.asarray(r))
+    assert_bits_equal(g, np.asarray(r))
