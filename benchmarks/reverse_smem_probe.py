@@ -137,19 +137,23 @@ def tma_round_trip(x, lengths, *, lanes, strips_fastest=True, read_only=True):
   )(x)
 
 
-def library_kernel(x, lengths, strip_bytes=None, cluster=None):
+def library_kernel(x, lengths, strip_bytes=None, cluster=None, late=None, held_kib=None):
   """The library's kernel; with strip_bytes, its strips that wide; with cluster, that many
-  neighbouring strips launched as one thread-block cluster (the traced code only)."""
-  widths = (strip_bytes,) if strip_bytes else strip_kernel._STRIP_BYTES
-  cluster = cluster or strip_kernel._CLUSTER
-  names = ("_STRIP_BYTES", "_CLUSTER")
-  saved = [getattr(strip_kernel, name) for name in names]
-  for name, value in zip(names, (widths, cluster), strict=True):
+  neighbouring strips launched as one thread-block cluster; with late False, strips held whole
+  only; with held_kib, strips held all but their last rows hold that much (the traced code)."""
+  patch = {
+    "_STRIP_BYTES": (strip_bytes,) if strip_bytes else strip_kernel._STRIP_BYTES,
+    "_CLUSTER": cluster or strip_kernel._CLUSTER,
+    "_LATE": strip_kernel._LATE if late is None else late,
+    "_MAX_STRIP_BYTES": held_kib * 1024 if held_kib else strip_kernel._MAX_STRIP_BYTES,
+  }
+  saved = {name: getattr(strip_kernel, name) for name in patch}
+  for name, value in patch.items():
     setattr(strip_kernel, name, value)
   try:
     return strip_kernel.reverse_lanes(x, lengths[:, None, :], axis=1)
   finally:
-    for name, value in zip(names, saved, strict=True):
+    for name, value in saved.items():
       setattr(strip_kernel, name, value)
 
 
@@ -157,6 +161,7 @@ F32, F16, I8 = np.dtype(np.float32), np.dtype(np.float16), np.dtype(np.int8)
 SHAPE = (64, 4096, 1024)
 SHORT = (256, 1024, 1024)  # the same bytes, for 128-byte strips that fit shared memory
 HALF = (128, 2048, 1024)  # the same bytes, for 64-byte strips
+LONG = (32, 8192, 1024)  # the same bytes, too long for any whole strip
 VARIANTS = [  # (label, function, shape, dtype, the result is the reversal)
   ("loads, 4 lanes, batch fastest", functools.partial(reverse_by_loads, lanes=4, strips_fastest=False), SHAPE, F32, True),
   ("loads, 4 lanes", functools.partial(reverse_by_loads, lanes=4), SHAPE, F32, True),
@@ -174,6 +179,10 @@ VARIANTS = [  # (label, function, shape, dtype, the result is the reversal)
   *[("strip_kernel, widest rows, T=2048", library_kernel, HALF, t, True) for t in (F32, F16, I8)],
   *[("strip_kernel, widest rows, T=1024", library_kernel, SHORT, t, True) for t in (F32, F16, I8)],
   *[("strip_kernel", library_kernel, SHAPE, t, True) for t in (F32, F16, I8)],
+  *[("strip_kernel, whole strips", functools.partial(library_kernel, late=False), SHAPE, t, True) for t in (F32, F16, I8)],
+  *[(f"strip_kernel, late rows, {w}-byte rows, {h} KiB held", functools.partial(library_kernel, strip_bytes=w, late=True, held_kib=h), SHAPE, t, True) for w, h, t in ((64, 192, F32), (64, 208, F32), (64, 224, F32), (64, 224, F16))],
+  *[(f"strip_kernel, late rows, {w}-byte rows, {h} KiB held, T=2048", functools.partial(library_kernel, strip_bytes=w, late=True, held_kib=h), HALF, F32, True) for w, h in ((128, 192), (128, 224))],
+  *[(f"strip_kernel, late rows, {w}-byte rows, {h} KiB held, T=8192", functools.partial(library_kernel, strip_bytes=w, late=True, held_kib=h), LONG, t, True) for w, h, t in ((32, 192, F32), (32, 224, F32), (32, 224, F16))],
   *[(f"strip_kernel, clusters of {c}", functools.partial(library_kernel, cluster=c), SHAPE, t, True) for c in (1, 4, 8) for t in (F32, I8)],
 ]  # fmt: skip
 

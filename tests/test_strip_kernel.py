@@ -30,6 +30,8 @@ KERNEL_CASES = [
   ((2, 3, 512, 4, 8), 2, np.int8),
   ((1, 2048, 16), 1, np.uint16),
   ((2, 2048, 64), 1, np.int8),  # 64-byte strips, 256 values a thread, each stored as read
+  ((2, 4096, 64), 1, np.float32),  # 64-byte strips held all but their last 512 rows
+  ((1, 8192, 16), 1, np.float16),  # 32-byte strips held all but their last 1024 rows
 ]
 
 
@@ -47,26 +49,30 @@ def _lowered_for_cuda(shape, dtype, axis, *, batch=()):
 
 @pytest.mark.parametrize(
   "shape, axis, dtype",
-  KERNEL_CASES + [((2, 6144, 8), 1, np.float32)],  # a 192 KiB strip
+  KERNEL_CASES + [((2, 7168, 8), 1, np.float32)],  # a 224 KiB strip
 )
 def test_kernel_applies_to_whole_strips_and_boxes(shape, axis, dtype, tma):
   assert strip_kernel.applies(shape, np.dtype(dtype), axis)
 
 
 @pytest.mark.parametrize(
-  "shape, axis, dtype, width",
+  "shape, axis, dtype, width, late",
   [
-    ((2, 1024, 1024), 1, np.float32, 128),
-    ((2, 2048, 1024), 1, np.float32, 64),
-    ((2, 4096, 1024), 1, np.float32, 32),
-    ((2, 1024, 16), 1, np.float32, 64),  # 16 lanes: too few for 128-byte rows
-    ((2, 4096, 1024), 1, np.int8, 32),
-    ((2, 1536, 1024), 1, np.int8, 128),
-    ((2, 6144, 8), 1, np.float32, 32),
+    ((2, 1024, 1024), 1, np.float32, 128, 0),
+    ((2, 1792, 1024), 1, np.float32, 128, 0),  # 224 KiB
+    ((2, 2048, 1024), 1, np.float32, 128, 256),  # the last 256 rows after the first pass
+    ((2, 4096, 1024), 1, np.float32, 64, 512),  # 128-byte rows: 2304 late rows, too many
+    ((2, 1024, 16), 1, np.float32, 64, 0),  # 16 lanes: too few for 128-byte rows
+    ((2, 4096, 1024), 1, np.float16, 64, 512),
+    ((2, 4096, 1024), 1, np.int8, 32, 0),  # 64-byte rows: 64 staged values a thread, too many
+    ((2, 1536, 1024), 1, np.int8, 128, 0),
+    ((2, 6144, 8), 1, np.float32, 32, 0),
+    ((2, 8192, 8), 1, np.float32, 32, 1024),
+    ((2, 4608, 8), 1, np.float64, 64, 1024),  # 16 staged values a thread, two registers each
   ],
 )
-def test_strips_are_as_wide_as_fit(shape, axis, dtype, width):
-  assert strip_kernel._strip_bytes(shape, np.dtype(dtype).itemsize, axis) == width
+def test_strips_are_as_wide_as_fit(shape, axis, dtype, width, late):
+  assert strip_kernel._plan(shape, np.dtype(dtype).itemsize, axis) == (width, late)
 
 
 @pytest.mark.parametrize(
@@ -74,8 +80,8 @@ def test_strips_are_as_wide_as_fit(shape, axis, dtype, width):
   [
     ((2, 256, 60), 1, np.float32, "lanes not whole 32-byte strips"),
     ((2, 300, 64), 1, np.float32, "axis not whole 256-row boxes"),
-    ((2, 8192, 64), 1, np.float32, "a 256 KiB strip: more than shared memory holds"),
-    ((2, 6400, 8), 1, np.float32, "a 200 KiB strip: more than the kernel's share of it"),
+    ((2, 12288, 8), 1, np.float32, "5120 late rows: more than half the 7168 held"),
+    ((2, 8192, 32), 1, np.int8, "1024 late rows of 32 lanes: 64 staged values a thread"),
     ((2**31, 256, 32), 1, np.float32, "2^31 strips: more blocks than the grid takes"),
   ],
 )
@@ -96,7 +102,7 @@ def test_tma_check_follows_the_local_gpus():
   assert strip_kernel._gpus_have_tma() == want
 
 
-@pytest.mark.parametrize("shape, axis, dtype", KERNEL_CASES[:3])
+@pytest.mark.parametrize("shape, axis, dtype", KERNEL_CASES[:3] + KERNEL_CASES[-2:])
 def test_kernel_shapes_lower_for_cuda_with_the_kernel(shape, axis, dtype, tma):
   assert "mosaic_gpu" in _lowered_for_cuda(shape, dtype, axis)
   assert "mosaic_gpu" in _lowered_for_cuda(shape, dtype, axis, batch=(2,))
@@ -150,8 +156,13 @@ def test_gradient_on_kernel_shapes_is_the_same_reversal():
 
 @pytest.mark.parametrize("dtype", [np.int64, np.float64])
 def test_public_function_on_64_bit_kernel_shapes(dtype, x64):
-  """Eight-byte data makes four-lane strips."""
-  shape, axis = (2, 512, 8), 1
+  """Eight-byte data makes four-lane strips, here held whole and held all but 1024 rows."""
+  for shape in [(2, 512, 8), (2, 4608, 8)]:
+    _check_64_bit(shape, dtype)
+
+
+def _check_64_bit(shape, dtype):
+  axis = 1
   assert strip_kernel.applies(shape, np.dtype(dtype), axis) == strip_kernel._gpus_have_tma()
   rng = np.random.default_rng(9)
   x = _data(rng, dtype, shape)

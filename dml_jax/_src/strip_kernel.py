@@ -27,6 +27,7 @@ lax path takes them.
 from __future__ import annotations
 
 import functools
+from typing import NamedTuple
 
 import jax
 import numpy as np
@@ -37,8 +38,10 @@ _STRIP_BYTES = (128, 64, _SECTOR_BYTES)  # a strip's row, widest first: wider ro
 _BOX_ROWS = 256  # a TMA copy spans at most 256 elements along a dimension
 _WARPGROUPS = 4  # 512 threads
 _THREADS = 128 * _WARPGROUPS
-_MAX_STRIP_BYTES = 192 * 1024  # shared memory is 227 KiB on an H100
+_MAX_STRIP_BYTES = 224 * 1024  # of a strip held in shared memory (227 KiB on an H100)
 _CLUSTER = 2  # neighbouring narrow strips launched together, as one thread-block cluster
+_LATE = True  # strips too long to hold whole may be held all but their last rows
+_MAX_STAGED_REGISTERS = 32  # values of such a strip's first rows of output a thread keeps
 
 
 @functools.cache
@@ -60,17 +63,30 @@ def _gpus_have_tma() -> bool:
   return all(float(getattr(d, "compute_capability", 0)) >= 9.0 for d in gpus)
 
 
-def _strip_bytes(shape: tuple[int, ...], itemsize: int, axis: int) -> int | None:
-  """The widest strip row whose lanes tile the inner axes and whose strip fits shared memory."""
+class _Plan(NamedTuple):
+  """How the kernel holds a strip: `width` bytes of lanes a row, and `late` rows (0: none) at
+  the end of the axis that shared memory takes only after a first pass over the others."""
+
+  width: int
+  late: int
+
+
+def _plan(shape: tuple[int, ...], itemsize: int, axis: int) -> _Plan | None:
+  """The widest strip whose lanes tile the inner axes and which fits shared memory whole or,
+  held all but its last rows, with the rest of the kernel's constraints (see `_late_pass`)."""
   steps = shape[axis]
   outer = int(np.prod(shape[:axis], dtype=np.int64))
   inner = int(np.prod(shape[axis + 1 :], dtype=np.int64))
   for width in _STRIP_BYTES:
     lanes = width // itemsize
-    if (
-      inner % lanes == 0 and steps * width <= _MAX_STRIP_BYTES and outer * (inner // lanes) < 2**31
-    ):
-      return width
+    if inner % lanes or outer * (inner // lanes) >= 2**31:
+      continue
+    if steps * width <= _MAX_STRIP_BYTES:
+      return _Plan(width, late=0)
+    late = steps - _MAX_STRIP_BYTES // width // _BOX_ROWS * _BOX_ROWS
+    registers = late * lanes // _THREADS * max(1, itemsize // 4)  # a thread's staged values
+    if _LATE and 2 * late <= steps - late and registers <= _MAX_STAGED_REGISTERS:
+      return _Plan(width, late)
   return None
 
 
@@ -80,7 +96,7 @@ def applies(shape: tuple[int, ...], dtype: np.dtype, axis: int) -> bool:
   return (
     itemsize in (1, 2, 4, 8)
     and shape[axis] % _BOX_ROWS == 0
-    and _strip_bytes(shape, itemsize, axis) is not None
+    and _plan(shape, itemsize, axis) is not None
     and _mosaic_gpu_available()
     and _gpus_have_tma()
   )
@@ -97,15 +113,20 @@ def reverse_lanes(input: jax.Array, lengths: jax.Array, *, axis: int) -> jax.Arr
   steps = input.shape[axis]
   outer = int(np.prod(input.shape[:axis], dtype=np.int64))
   inner = int(np.prod(input.shape[axis + 1 :], dtype=np.int64))
-  width = _strip_bytes(input.shape, input.dtype.itemsize, axis)
-  lanes = width // input.dtype.itemsize
+  plan = _plan(input.shape, input.dtype.itemsize, axis)
+  lanes = plan.width // input.dtype.itemsize
   strips = inner // lanes
   boxes = steps // _BOX_ROWS
   bits = np.dtype(f"uint{8 * input.dtype.itemsize}")  # TMA takes no float64: move bits
   x = lax.bitcast_convert_type(input, bits).reshape(outer, steps, inner)
   n = lengths.reshape(outer, inner)
-  gather = _gather_strip(plgpu, steps, lanes)
-  cluster = _CLUSTER if width == _SECTOR_BYTES and outer * strips % _CLUSTER == 0 else 1
+  cluster = _CLUSTER if plan.width == _SECTOR_BYTES and outer * strips % _CLUSTER == 0 else 1
+  late_boxes = plan.late // _BOX_ROWS
+  held_boxes = boxes - late_boxes
+  if plan.late:
+    first, second = _late_pass(plgpu, steps, plan.late, lanes, bits)
+  else:
+    gather = _gather_strip(plgpu, steps, lanes)
 
   def body(x_ref, n_ref, o_ref, strip_ref, barriers):
     block = lax.axis_index("block")
@@ -113,22 +134,31 @@ def reverse_lanes(input: jax.Array, lengths: jax.Array, *, axis: int) -> jax.Arr
       block = block * cluster + lax.axis_index("neighbour")
     b, col = block // strips, block % strips * lanes
     rows = lambda k: pl.ds(k * _BOX_ROWS, _BOX_ROWS)
+    lengths, out = n_ref.at[b, pl.ds(col, lanes)], o_ref.at[b, :, pl.ds(col, lanes)]
 
-    @pl.when(lax.axis_index("warpgroup") == 0)
-    def _():
-      for k in range(boxes):
-        source = x_ref.at[b, rows(k), pl.ds(col, lanes)]
-        plgpu.copy_gmem_to_smem(source, strip_ref.at[rows(k)], barriers.at[k])
+    def load(boxes_, slot):  # TMA copies of input boxes into the strip's boxes, then wait
+      @pl.when(lax.axis_index("warpgroup") == 0)
+      def _():
+        for k, j in zip(boxes_, slot, strict=True):
+          source = x_ref.at[b, rows(k), pl.ds(col, lanes)]
+          plgpu.copy_gmem_to_smem(source, strip_ref.at[rows(j)], barriers.at[k])
 
-    for k in range(boxes):
-      plgpu.barrier_wait(barriers.at[k])
-    gather(n_ref.at[b, pl.ds(col, lanes)], strip_ref, o_ref.at[b, :, pl.ds(col, lanes)])
+      for k in boxes_:
+        plgpu.barrier_wait(barriers.at[k])
+
+    load(range(held_boxes), range(held_boxes))
+    if not plan.late:
+      gather(lengths, strip_ref, out)
+      return
+    staged = first(lengths, strip_ref, out)
+    load(range(held_boxes, boxes), range(late_boxes, 2 * late_boxes))
+    second(lengths, strip_ref, out, staged)
 
   out = plgpu.kernel(
     body,
     out_type=jax.ShapeDtypeStruct(x.shape, x.dtype),
     scratch_types=[
-      plgpu.SMEM((steps, lanes), x.dtype),
+      plgpu.SMEM((held_boxes * _BOX_ROWS, lanes), x.dtype),
       plgpu.Barrier(num_arrivals=1, num_barriers=boxes),
     ],
     grid=(outer * strips // cluster,),
@@ -140,28 +170,112 @@ def reverse_lanes(input: jax.Array, lengths: jax.Array, *, axis: int) -> jax.Arr
   return lax.bitcast_convert_type(out, input.dtype).reshape(input.shape)
 
 
+def _source_row(lanes: int):
+  """Mosaic GPU code shared by the exchanges: the thread's lane, its first row, and a function
+  from an output row to the row it reads (mirrored below the lane's length, else itself)."""
+  from jax._src.lib.mlir import ir
+  from jax._src.lib.mlir.dialects import arith, gpu, memref
+
+  def start(lengths):
+    index = ir.IndexType.get()
+    thread = gpu.thread_id(gpu.Dimension.x)
+    lane = arith.remui(thread, _index(lanes))
+    first_row = arith.divui(thread, _index(lanes))
+    length = arith.index_cast(index, memref.load(lengths, [lane]))
+    last = arith.subi(length, _index(1))
+
+    def source(row):
+      inside = arith.cmpi(arith.CmpIPredicate.ult, row, length)
+      return arith.select(inside, arith.subi(last, row), row)
+
+    return lane, first_row, source
+
+  return start
+
+
+def _index(value: int):
+  from jax._src.lib.mlir import ir
+  from jax._src.lib.mlir.dialects import arith
+
+  return arith.constant(ir.IndexType.get(), value)
+
+
 def _gather_strip(plgpu, steps: int, lanes: int):
   """The exchange, as Mosaic GPU code: thread `i` owns lane `i % lanes` of rows
   `i // lanes + k * (threads / lanes)`; for each it reads the row's mirrored source from the
   strip in shared memory (the row itself past the lane's length) and stores it to the output.
   A warp's stores cover whole rows of the strip, so they reach memory as whole sectors."""
-  from jax._src.lib.mlir import ir
-  from jax._src.lib.mlir.dialects import arith, gpu, memref
+  from jax._src.lib.mlir.dialects import arith, memref
+
+  start = _source_row(lanes)
 
   @plgpu.inline_mgpu(arg_types=(plgpu.RefType(),) * 3)
   def gather(launch_ctx, lengths, strip, out):
     del launch_ctx
-    index = ir.IndexType.get()
-    constant = lambda v: arith.constant(index, v)
-    thread = gpu.thread_id(gpu.Dimension.x)
-    lane = arith.remui(thread, constant(lanes))
-    first_row = arith.divui(thread, constant(lanes))
-    length = arith.index_cast(index, memref.load(lengths, [lane]))
-    last = arith.subi(length, constant(1))
+    lane, first_row, source = start(lengths)
     for k in range(steps * lanes // _THREADS):
-      row = arith.addi(first_row, constant(k * (_THREADS // lanes)))
-      inside = arith.cmpi(arith.CmpIPredicate.ult, row, length)
-      source = arith.select(inside, arith.subi(last, row), row)
-      memref.store(memref.load(strip, [source, lane]), out, [row, lane])
+      row = arith.addi(first_row, _index(k * (_THREADS // lanes)))
+      memref.store(memref.load(strip, [source(row), lane]), out, [row, lane])
 
   return gather
+
+
+def _late_pass(plgpu, steps: int, late: int, lanes: int, bits: np.dtype):
+  """The exchange of a strip held all but its last `late` rows, as two pieces of Mosaic GPU code.
+
+  Output row t reads input row t or, mirrored, a row below `steps - t`. So with rows
+  [0, held) in shared memory (held = steps - late >= 2 late), `first` stores output rows
+  [late, held) and keeps in registers each value of output rows [0, late) whose source is held.
+  Rows [late, held) are then no longer read: the late rows replace rows [late, 2 late), and
+  `second` stores output rows [held, steps) (whose sources are late rows or rows below `late`)
+  and rows [0, late), reading the values whose source is late. Every output row leaves whole,
+  once.
+  """
+  from jax._src.lib.mlir import ir
+  from jax._src.lib.mlir.dialects import arith, gpu, memref, vector
+  from jax.experimental.mosaic import gpu as mgpu
+
+  held = steps - late
+  step = _THREADS // lanes  # rows between a thread's rows
+  staged_shape = (late // step * 128,)  # a warpgroup's staged values, one register each
+  staged_layout = plgpu.Layout.WG_STRIDED(staged_shape, vec_size=1)
+  staged_type = plgpu.ShapeDtypeStruct(staged_shape, bits, layout=staged_layout)
+  start = _source_row(lanes)
+
+  def rows(first_row, begin, end):  # the thread's rows in [begin, end)
+    return [arith.addi(first_row, _index(row)) for row in range(begin, end, step)]
+
+  def slot(source):  # whether the source is a late row, and where it is held
+    is_late = arith.cmpi(arith.CmpIPredicate.uge, source, _index(held))
+    return is_late, arith.select(is_late, arith.subi(source, _index(held - late)), source)
+
+  @plgpu.inline_mgpu(arg_types=(plgpu.RefType(),) * 3, return_type=staged_type)
+  def first(launch_ctx, lengths, strip, out):
+    del launch_ctx
+    lane, first_row, source = start(lengths)
+    for row in rows(first_row, late, held):
+      memref.store(memref.load(strip, [source(row), lane]), out, [row, lane])
+    element = ir.VectorType.get([1], ir.MemRefType(strip.type).element_type)
+    staged = []
+    for row in rows(first_row, 0, late):
+      is_late, _ = slot(source(row))
+      value = memref.load(strip, [arith.select(is_late, _index(0), source(row)), lane])
+      staged.append(vector.broadcast(element, value))
+    gpu.barrier()  # no thread reads rows [late, held) any more
+    return mgpu.FragmentedArray(
+      _registers=np.array(staged), _layout=staged_layout.to_mgpu(), _is_signed=False
+    )
+
+  @plgpu.inline_mgpu(arg_types=(plgpu.RefType(),) * 3 + (staged_layout,))
+  def second(launch_ctx, lengths, strip, out, staged):
+    del launch_ctx
+    lane, first_row, source = start(lengths)
+    for row in rows(first_row, held, steps):
+      memref.store(memref.load(strip, [slot(source(row))[1], lane]), out, [row, lane])
+    for row, register in zip(rows(first_row, 0, late), staged.registers, strict=True):
+      is_late, held_at = slot(source(row))
+      value = memref.load(strip, [arith.select(is_late, held_at, _index(0)), lane])
+      kept = vector.extract(register, static_position=[0], dynamic_position=[])
+      memref.store(arith.select(is_late, value, kept), out, [row, lane])
+
+  return first, second
