@@ -25,6 +25,8 @@ neighbouring 32-byte strips as clusters of two lifted float32 to 0.82 / 0.72, an
 as shared memory allows reach 0.94 to 0.98 / 0.87 to 0.93 where the axis is at most 3072 long.
 Pairs of blocks swapping halves of 64-byte rows (9a493de) and the strip staged in parts with
 each output stored once its source is in (62c1cc6) were slower (0.54; 0.11 to 0.22 on an H200).
+Strips held all but their last rows, which replace rows a first pass has done with, let a
+4096-long float32 axis take 64-byte rows: 0.90 / 0.83 (the "late rows" variants).
 
 Usage: PYTHONPATH=.:benchmarks python3 benchmarks/reverse_smem_probe.py [--lower] [--only TEXT]
   --lower: only lower every variant for CUDA (no GPU needed), to check the code builds.

@@ -3,21 +3,27 @@
 With a length per lane, the lanes of one output row read different input rows: XLA's gather
 fetches each 32-byte sector from L2 once per lane that needs it, 0.45 of a device copy on an
 H100 (BENCHMARKS.md). Here one thread block owns a strip of lanes over the whole reversed
-axis, as wide as fits in shared memory: 128, 64 or 32 bytes of lanes (one DRAM sector, e.g. 8
-float32 lanes), since wider rows reach DRAM faster:
+axis, 128, 64 or 32 bytes of lanes (one DRAM sector, e.g. 8 float32 lanes) a row, the widest
+that fits, since wider rows reach DRAM faster:
 
 1. TMA copies the strip into shared memory, 256 rows per copy;
 2. every thread reads its share of the output from shared memory, each lane from its own
    mirrored row, and stores it straight to the output: a warp writes whole sectors.
 
+A strip too long for shared memory may still fit all but its last rows: output row t reads
+row t or, mirrored, a row below T - t, so a first pass over the held rows stores most of the
+output and keeps the rest of its first rows in registers; then the last rows replace rows no
+longer read, and a second pass stores what is left (`_late_pass`). So a 4096-long float32 axis
+takes 64-byte rows instead of 32-byte ones, and an 8192-long one fits at all.
+
 One-sector strips are launched in neighbouring pairs, as a thread-block cluster, so that their
 TMA copies reach DRAM side by side. DRAM sees each byte read once and written once, in whole
-sectors. By kernel time, with a 4096-long axis (one-sector strips): 0.81 of a device copy on an
-H100 and 0.71 on an H200 for float32, 0.71 and 0.55 for int8; by wall time, with 1024 to 2048
-steps (128- and 64-byte strips), 0.94 to 0.98 and 0.91 to 0.93 for float32 (BENCHMARKS.md).
-A bare TMA round trip of one-sector strips runs at 0.84 / 0.75: the rows' width bounds it.
-Spreading a wider strip over blocks that read each other's shared memory (distributed shared
-memory), or staging it in parts, ran at 0.11 to 0.54 on an H200.
+sectors. By kernel time, float32 with a 4096-long axis (64-byte rows, the last 512 late): 0.89
+of a device copy on an H100 and 0.82 on an H200; int8 (one-sector strips) 0.71 and 0.55; by
+wall time, with 1024 to 2048 steps (128-byte rows), 0.95 to 0.98 and 0.92 to 0.93 for float32
+(BENCHMARKS.md). Spreading a strip over blocks that read each other's shared memory
+(distributed shared memory), or storing partial rows in several passes, ran at 0.11 to 0.54
+on an H200.
 
 It needs TMA (compute capability 9.0 or newer), and the strip must fit in shared memory:
 `applies` checks these on static shapes. The lengths come in clamped to [0, T] as int32, as the
