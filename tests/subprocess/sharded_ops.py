@@ -117,18 +117,20 @@ def main():
         reference.reverse_subsequences(x, lengths, axis=1),
       )
     )
-  # 8 float32 lanes a strip and 256 steps: the shape that takes the strip kernel on an H100
-  steps = rng.standard_normal((n, 256, 16)).astype(np.float32)
-  per_lane = rng.integers(0, 300, (n, 1, 16)).astype(np.uint32)
-  for shard in (0, 2):
-    cases.append(
-      (
-        f"reverse_subsequences (strip-kernel shape), sharded on axis {shard}",
-        lambda a, b: dml.reverse_subsequences(a, b, axis=1),
-        [(steps, shard), (per_lane, shard)],
-        reference.reverse_subsequences(steps, per_lane, axis=1),
+  # Shapes that take the strip kernel on an H100: 8 float32 lanes a strip over 256 steps, and
+  # 16 lanes over 4096 steps, held all but the last 512 (the same strips after sharding)
+  for shape in [(n, 256, 16), (n, 4096, 32)]:
+    steps = rng.standard_normal(shape).astype(np.float32)
+    per_lane = rng.integers(0, shape[1] + 40, (n, 1, shape[2])).astype(np.uint32)
+    for shard in (0, 2):
+      cases.append(
+        (
+          f"reverse_subsequences (strip-kernel shape {shape}), sharded on axis {shard}",
+          lambda a, b: dml.reverse_subsequences(a, b, axis=1),
+          [(steps, shard), (per_lane, shard)],
+          reference.reverse_subsequences(steps, per_lane, axis=1),
+        )
       )
-    )
   for shard in (0, 1):
     cases.append(
       (
