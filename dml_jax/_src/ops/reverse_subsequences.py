@@ -159,7 +159,7 @@ def _reverse_lanes_or_rows(input: jax.Array, lengths: jax.Array, axis: int) -> j
 def _reverse_lanes_or_strips(input: jax.Array, lengths: jax.Array, axis: int) -> jax.Array:
   """The lowering on CUDA GPUs with TMA: where the lanes of every row share one length (checked
   at run time, as on the CPU), XLA's gather reads whole rows at copy speed; otherwise the
-  strip kernel, which stages each lane's whole axis in shared memory (`strip_kernel`)."""
+  strip kernel, which stages strips of lanes over the axis in shared memory (`strip_kernel`)."""
   return lax.cond(
     _lanes_share_lengths(input, lengths, axis),
     functools.partial(_reverse_lanes, axis=axis),
