@@ -139,19 +139,15 @@ def tma_round_trip(x, lengths, *, lanes, strips_fastest=True, read_only=True):
   )(x)
 
 
-def library_kernel(
-  x, lengths, strip_bytes=None, cluster=None, late=None, held_kib=None, as_ready=None
-):
+def library_kernel(x, lengths, strip_bytes=None, cluster=None, late=None, held_kib=None):
   """The library's kernel; with strip_bytes, its strips that wide; with cluster, that many
-    neighbouring strips launched as one thread-block cluster; with late False, strips held whole
-    only; with held_kib, strips held all but their last rows hold that much; with as_ready False,
-  output rows stored only once every held copy has landed (the traced code)."""
+  neighbouring strips launched as one thread-block cluster; with late False, strips held whole
+  only; with held_kib, strips held all but their last rows hold that much (the traced code)."""
   patch = {
     "_STRIP_BYTES": (strip_bytes,) if strip_bytes else strip_kernel._STRIP_BYTES,
     "_CLUSTER": cluster or strip_kernel._CLUSTER,
     "_LATE": strip_kernel._LATE if late is None else late,
     "_MAX_STRIP_BYTES": held_kib * 1024 if held_kib else strip_kernel._MAX_STRIP_BYTES,
-    "_STORE_AS_READY": strip_kernel._STORE_AS_READY if as_ready is None else as_ready,
   }
   saved = {name: getattr(strip_kernel, name) for name in patch}
   for name, value in patch.items():
@@ -189,7 +185,6 @@ VARIANTS = [  # (label, function, shape, dtype, the result is the reversal)
   *[(f"strip_kernel, late rows, {w}-byte rows, {h} KiB held", functools.partial(library_kernel, strip_bytes=w, late=True, held_kib=h), SHAPE, t, True) for w, h, t in ((64, 192, F32), (64, 208, F32), (64, 224, F32), (64, 224, F16))],
   *[(f"strip_kernel, late rows, {w}-byte rows, {h} KiB held, T=2048", functools.partial(library_kernel, strip_bytes=w, late=True, held_kib=h), HALF, F32, True) for w, h in ((128, 192), (128, 224))],
   *[(f"strip_kernel, late rows, {w}-byte rows, {h} KiB held, T=8192", functools.partial(library_kernel, strip_bytes=w, late=True, held_kib=h), LONG, t, True) for w, h, t in ((32, 192, F32), (32, 224, F32), (32, 224, F16))],
-  *[(f"strip_kernel, stored as ready: {r}", functools.partial(library_kernel, as_ready=r), shape, t, True) for r in (False, True) for shape, t in ((SHAPE, F32), (SHAPE, F16), (SHAPE, I8), (HALF, F32), (LONG, F32))],
   *[(f"strip_kernel, clusters of {c}", functools.partial(library_kernel, cluster=c), SHAPE, t, True) for c in (1, 4, 8) for t in (F32, I8)],
 ]  # fmt: skip
 

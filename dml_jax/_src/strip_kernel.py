@@ -47,7 +47,6 @@ _THREADS = 128 * _WARPGROUPS
 _MAX_STRIP_BYTES = 224 * 1024  # of a strip held in shared memory (227 KiB on an H100)
 _CLUSTER = 2  # neighbouring narrow strips launched together, as one thread-block cluster
 _LATE = True  # strips too long to hold whole may be held all but their last rows
-_STORE_AS_READY = True  # store output rows as the copies their sources need land
 _MAX_STAGED_REGISTERS = 32  # values of such a strip's first rows of output a thread keeps
 
 
@@ -130,9 +129,10 @@ def reverse_lanes(input: jax.Array, lengths: jax.Array, *, axis: int) -> jax.Arr
   cluster = _CLUSTER if plan.width == _SECTOR_BYTES and outer * strips % _CLUSTER == 0 else 1
   late_boxes = plan.late // _BOX_ROWS
   held_boxes = boxes - late_boxes
-  held = range(plan.late, steps - plan.late)  # output rows stored straight from held rows
   if plan.late:
-    stage, finish = _late_pass(plgpu, steps, plan.late, lanes, bits)
+    first, second = _late_pass(plgpu, steps, plan.late, lanes, bits)
+  else:
+    gather = _gather_strip(plgpu, steps, lanes)
 
   def body(x_ref, n_ref, o_ref, strip_ref, barriers):
     block = lax.axis_index("block")
@@ -142,28 +142,23 @@ def reverse_lanes(input: jax.Array, lengths: jax.Array, *, axis: int) -> jax.Arr
     rows = lambda k: pl.ds(k * _BOX_ROWS, _BOX_ROWS)
     lengths, out = n_ref.at[b, pl.ds(col, lanes)], o_ref.at[b, :, pl.ds(col, lanes)]
 
-    def load(boxes_, slot):  # TMA copies of input boxes into the strip's boxes
+    def load(boxes_, slot):  # TMA copies of input boxes into the strip's boxes, then wait
       @pl.when(lax.axis_index("warpgroup") == 0)
       def _():
         for k, j in zip(boxes_, slot, strict=True):
           source = x_ref.at[b, rows(k), pl.ds(col, lanes)]
           plgpu.copy_gmem_to_smem(source, strip_ref.at[rows(j)], barriers.at[k])
 
-    load(range(held_boxes), range(held_boxes))
-    for k in range(held_boxes):  # store each output row once its sources are in
-      plgpu.barrier_wait(barriers.at[k])
-      if _STORE_AS_READY:
-        ready = _rows_ready(steps, k * _BOX_ROWS, (k + 1) * _BOX_ROWS, held)
-      else:
-        ready = [held] if k == held_boxes - 1 else []
-      if ready:
-        _gather_rows(plgpu, lanes, ready)(lengths, strip_ref, out)
-    if plan.late:
-      staged = stage(lengths, strip_ref)
-      load(range(held_boxes, boxes), range(late_boxes, 2 * late_boxes))
-      for k in range(held_boxes, boxes):
+      for k in boxes_:
         plgpu.barrier_wait(barriers.at[k])
-      finish(lengths, strip_ref, out, staged)
+
+    load(range(held_boxes), range(held_boxes))
+    if not plan.late:
+      gather(lengths, strip_ref, out)
+      return
+    staged = first(lengths, strip_ref, out)
+    load(range(held_boxes, boxes), range(late_boxes, 2 * late_boxes))
+    second(lengths, strip_ref, out, staged)
 
   out = plgpu.kernel(
     body,
@@ -211,57 +206,36 @@ def _index(value: int):
   return arith.constant(ir.IndexType.get(), value)
 
 
-def _rows_ready(steps: int, before: int, after: int, rows: range) -> list[range]:
-  """The output rows of `rows` whose sources are all in once input rows [0, after) are, and
-  were not with rows [0, before): output row t reads row t or, mirrored, a row below steps - t,
-  so it is ready once rows [0, max(t, steps - 1 - t)] are in."""
-
-  def ready(landed):  # the output rows ready with input rows [0, landed) in
-    return range(steps - landed, landed) if steps - landed < landed else range(0)
-
-  now, then = ready(after), ready(before)
-  if then:
-    parts = [range(now.start, then.start), range(then.stop, now.stop)]
-  else:
-    parts = [now]
-  parts = [range(max(p.start, rows.start), min(p.stop, rows.stop)) for p in parts]
-  return [p for p in parts if p]
-
-
-def _gather_rows(plgpu, lanes: int, ranges: list[range]):
-  """The exchange, as Mosaic GPU code, for the output rows in `ranges` (each a whole number of
-  the threads' row steps): thread `i` owns lane `i % lanes` of rows `start + i // lanes + k *
-  (threads / lanes)`; for each it reads the row's mirrored source from the strip in shared
-  memory (the row itself past the lane's length) and stores it to the output. A warp's stores
-  cover whole rows of the strip, so they reach memory as whole sectors."""
+def _gather_strip(plgpu, steps: int, lanes: int):
+  """The exchange, as Mosaic GPU code: thread `i` owns lane `i % lanes` of rows
+  `i // lanes + k * (threads / lanes)`; for each it reads the row's mirrored source from the
+  strip in shared memory (the row itself past the lane's length) and stores it to the output.
+  A warp's stores cover whole rows of the strip, so they reach memory as whole sectors."""
   from jax._src.lib.mlir.dialects import arith, memref
 
   start = _source_row(lanes)
-  step = _THREADS // lanes
 
   @plgpu.inline_mgpu(arg_types=(plgpu.RefType(),) * 3)
   def gather(launch_ctx, lengths, strip, out):
     del launch_ctx
     lane, first_row, source = start(lengths)
-    for rows in ranges:
-      for row in range(rows.start, rows.stop, step):
-        row = arith.addi(first_row, _index(row))
-        memref.store(memref.load(strip, [source(row), lane]), out, [row, lane])
+    for k in range(steps * lanes // _THREADS):
+      row = arith.addi(first_row, _index(k * (_THREADS // lanes)))
+      memref.store(memref.load(strip, [source(row), lane]), out, [row, lane])
 
   return gather
 
 
 def _late_pass(plgpu, steps: int, late: int, lanes: int, bits: np.dtype):
-  """The rest of the exchange of a strip held all but its last `late` rows, as two pieces of
-  Mosaic GPU code (the thread layout of `_gather_rows`).
+  """The exchange of a strip held all but its last `late` rows, as two pieces of Mosaic GPU code.
 
-  Output row t reads input row t or, mirrored, a row below `steps - t`. So once rows [0, held)
-  are in shared memory (held = steps - late >= 2 late) and output rows [late, held) stored from
-  them, `stage` keeps in registers each value of output rows [0, late) whose source is held.
+  Output row t reads input row t or, mirrored, a row below `steps - t`. So with rows
+  [0, held) in shared memory (held = steps - late >= 2 late), `first` stores output rows
+  [late, held) and keeps in registers each value of output rows [0, late) whose source is held.
   Rows [late, held) are then no longer read: the late rows replace rows [late, 2 late), and
-  `finish` stores output rows [held, steps) (whose sources are late rows or rows below `late`)
-  and rows [0, late), with the values whose source is late read from shared memory. Every
-  output row leaves whole, once.
+  `second` stores output rows [held, steps) (whose sources are late rows or rows below `late`)
+  and rows [0, late), reading the values whose source is late. Every output row leaves whole,
+  once.
   """
   from jax._src.lib.mlir import ir
   from jax._src.lib.mlir.dialects import arith, gpu, memref, vector
@@ -281,10 +255,12 @@ def _late_pass(plgpu, steps: int, late: int, lanes: int, bits: np.dtype):
     is_late = arith.cmpi(arith.CmpIPredicate.uge, source, _index(held))
     return is_late, arith.select(is_late, arith.subi(source, _index(held - late)), source)
 
-  @plgpu.inline_mgpu(arg_types=(plgpu.RefType(),) * 2, return_type=staged_type)
-  def stage(launch_ctx, lengths, strip):
+  @plgpu.inline_mgpu(arg_types=(plgpu.RefType(),) * 3, return_type=staged_type)
+  def first(launch_ctx, lengths, strip, out):
     del launch_ctx
     lane, first_row, source = start(lengths)
+    for row in rows(first_row, late, held):
+      memref.store(memref.load(strip, [source(row), lane]), out, [row, lane])
     element = ir.VectorType.get([1], ir.MemRefType(strip.type).element_type)
     staged = []
     for row in rows(first_row, 0, late):
@@ -297,7 +273,7 @@ def _late_pass(plgpu, steps: int, late: int, lanes: int, bits: np.dtype):
     )
 
   @plgpu.inline_mgpu(arg_types=(plgpu.RefType(),) * 3 + (staged_layout,))
-  def finish(launch_ctx, lengths, strip, out, staged):
+  def second(launch_ctx, lengths, strip, out, staged):
     del launch_ctx
     lane, first_row, source = start(lengths)
     for row in rows(first_row, held, steps):
@@ -308,4 +284,4 @@ def _late_pass(plgpu, steps: int, late: int, lanes: int, bits: np.dtype):
       kept = vector.extract(register, static_position=[0], dynamic_position=[])
       memref.store(arith.select(is_late, value, kept), out, [row, lane])
 
-  return stage, finish
+  return first, second
