@@ -214,13 +214,14 @@ def _gather_strip(plgpu, steps: int, lanes: int):
   from jax._src.lib.mlir.dialects import arith, memref
 
   start = _source_row(lanes)
+  step = _THREADS // lanes  # rows between a thread's rows (read at trace time, as the launch)
 
   @plgpu.inline_mgpu(arg_types=(plgpu.RefType(),) * 3)
   def gather(launch_ctx, lengths, strip, out):
     del launch_ctx
     lane, first_row, source = start(lengths)
-    for k in range(steps * lanes // _THREADS):
-      row = arith.addi(first_row, _index(k * (_THREADS // lanes)))
+    for row in range(0, steps, step):
+      row = arith.addi(first_row, _index(row))
       memref.store(memref.load(strip, [source(row), lane]), out, [row, lane])
 
   return gather
