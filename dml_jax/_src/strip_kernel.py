@@ -176,11 +176,15 @@ def reverse_lanes(input: jax.Array, lengths: jax.Array, *, axis: int) -> jax.Arr
   return lax.bitcast_convert_type(out, input.dtype).reshape(input.shape)
 
 
-def _source_row(lanes: int):
-  """Mosaic GPU code shared by the exchanges: the thread's lane, its first row, and a function
-  from an output row to the row it reads (mirrored below the lane's length, else itself)."""
+def _thread_view(lanes: int):
+  """Mosaic GPU code shared by the exchanges. Thread `i` owns lane `i % lanes` of rows
+  `i // lanes + k * (threads / lanes)`: `start(lengths)` gives its lane, `rows(begin, end)` (its
+  rows in [begin, end)) and `source(row)` (the row an output row reads: mirrored below the
+  lane's length, else itself). The thread count is read here, at trace time, as the launch's."""
   from jax._src.lib.mlir import ir
   from jax._src.lib.mlir.dialects import arith, gpu, memref
+
+  step = _THREADS // lanes  # rows between a thread's rows
 
   def start(lengths):
     index = ir.IndexType.get()
@@ -190,13 +194,24 @@ def _source_row(lanes: int):
     length = arith.index_cast(index, memref.load(lengths, [lane]))
     last = arith.subi(length, _index(1))
 
+    def rows(begin, end):
+      return (arith.addi(first_row, _index(row)) for row in range(begin, end, step))
+
     def source(row):
       inside = arith.cmpi(arith.CmpIPredicate.ult, row, length)
       return arith.select(inside, arith.subi(last, row), row)
 
-    return lane, first_row, source
+    return lane, rows, source
 
   return start
+
+
+def _store_from_held(strip, out, lane, rows, source):
+  """Mosaic GPU code: each of the thread's `rows` of the output, from its source in `strip`."""
+  from jax._src.lib.mlir.dialects import memref
+
+  for row in rows:
+    memref.store(memref.load(strip, [source(row), lane]), out, [row, lane])
 
 
 def _index(value: int):
@@ -207,22 +222,17 @@ def _index(value: int):
 
 
 def _gather_strip(plgpu, steps: int, lanes: int):
-  """The exchange, as Mosaic GPU code: thread `i` owns lane `i % lanes` of rows
-  `i // lanes + k * (threads / lanes)`; for each it reads the row's mirrored source from the
-  strip in shared memory (the row itself past the lane's length) and stores it to the output.
-  A warp's stores cover whole rows of the strip, so they reach memory as whole sectors."""
-  from jax._src.lib.mlir.dialects import arith, memref
-
-  start = _source_row(lanes)
-  step = _THREADS // lanes  # rows between a thread's rows (read at trace time, as the launch)
+  """The exchange, as Mosaic GPU code (threads laid out as in `_thread_view`): every thread
+  reads each of its rows' mirrored source from the strip in shared memory (the row itself past
+  the lane's length) and stores it to the output. A warp's stores cover whole rows of the
+  strip, so they reach memory as whole sectors."""
+  start = _thread_view(lanes)
 
   @plgpu.inline_mgpu(arg_types=(plgpu.RefType(),) * 3)
   def gather(launch_ctx, lengths, strip, out):
     del launch_ctx
-    lane, first_row, source = start(lengths)
-    for row in range(0, steps, step):
-      row = arith.addi(first_row, _index(row))
-      memref.store(memref.load(strip, [source(row), lane]), out, [row, lane])
+    lane, rows, source = start(lengths)
+    _store_from_held(strip, out, lane, rows(0, steps), source)
 
   return gather
 
@@ -243,14 +253,10 @@ def _late_pass(plgpu, steps: int, late: int, lanes: int, bits: np.dtype):
   from jax.experimental.mosaic import gpu as mgpu
 
   held = steps - late
-  step = _THREADS // lanes  # rows between a thread's rows
-  staged_shape = (late // step * 128,)  # a warpgroup's staged values, one register each
+  staged_shape = (late * lanes // _WARPGROUPS,)  # a warpgroup's staged values, one register each
   staged_layout = plgpu.Layout.WG_STRIDED(staged_shape, vec_size=1)
   staged_type = plgpu.ShapeDtypeStruct(staged_shape, bits, layout=staged_layout)
-  start = _source_row(lanes)
-
-  def rows(first_row, begin, end):  # the thread's rows in [begin, end)
-    return [arith.addi(first_row, _index(row)) for row in range(begin, end, step)]
+  start = _thread_view(lanes)
 
   def slot(source):  # whether the source is a late row, and where it is held
     is_late = arith.cmpi(arith.CmpIPredicate.uge, source, _index(held))
@@ -259,12 +265,11 @@ def _late_pass(plgpu, steps: int, late: int, lanes: int, bits: np.dtype):
   @plgpu.inline_mgpu(arg_types=(plgpu.RefType(),) * 3, return_type=staged_type)
   def first(launch_ctx, lengths, strip, out):
     del launch_ctx
-    lane, first_row, source = start(lengths)
-    for row in rows(first_row, late, held):
-      memref.store(memref.load(strip, [source(row), lane]), out, [row, lane])
+    lane, rows, source = start(lengths)
+    _store_from_held(strip, out, lane, rows(late, held), source)
     element = ir.VectorType.get([1], ir.MemRefType(strip.type).element_type)
     staged = []
-    for row in rows(first_row, 0, late):
+    for row in rows(0, late):
       is_late, _ = slot(source(row))
       value = memref.load(strip, [arith.select(is_late, _index(0), source(row)), lane])
       staged.append(vector.broadcast(element, value))
@@ -276,10 +281,9 @@ def _late_pass(plgpu, steps: int, late: int, lanes: int, bits: np.dtype):
   @plgpu.inline_mgpu(arg_types=(plgpu.RefType(),) * 3 + (staged_layout,))
   def second(launch_ctx, lengths, strip, out, staged):
     del launch_ctx
-    lane, first_row, source = start(lengths)
-    for row in rows(first_row, held, steps):
-      memref.store(memref.load(strip, [slot(source(row))[1], lane]), out, [row, lane])
-    for row, register in zip(rows(first_row, 0, late), staged.registers, strict=True):
+    lane, rows, source = start(lengths)
+    _store_from_held(strip, out, lane, rows(held, steps), lambda row: slot(source(row))[1])
+    for row, register in zip(rows(0, late), staged.registers, strict=True):
       is_late, held_at = slot(source(row))
       value = memref.load(strip, [arith.select(is_late, held_at, _index(0)), lane])
       kept = vector.extract(register, static_position=[0], dynamic_position=[])
