@@ -439,7 +439,7 @@ class _Host:
     return self
 
 
-def _ort(op, feeds, attributes, out_shape, dtype):
+def _ort(op, feeds, attributes, out_shape, dtype, spinning=True):
   import onnx
   import onnxruntime as ort
   from onnx import helper
@@ -459,6 +459,7 @@ def _ort(op, feeds, attributes, out_shape, dtype):
   onnx.checker.check_model(model)
   options = ort.SessionOptions()
   options.intra_op_num_threads, options.inter_op_num_threads = 2, 1
+  options.add_session_config_entry("session.intra_op.allow_spinning", "1" if spinning else "0")
   session = ort.InferenceSession(model.SerializeToString(), options, ["CPUExecutionProvider"])
   return lambda: _Host(session.run(["out"], feeds)[0])
 

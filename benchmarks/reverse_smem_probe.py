@@ -139,11 +139,24 @@ def tma_round_trip(x, lengths, *, lanes, strips_fastest=True, read_only=True):
   )(x)
 
 
-def library_kernel(x, lengths, strip_bytes=None, cluster=None, late=None, held_kib=None):
+def library_kernel(
+  x,
+  lengths,
+  strip_bytes=None,
+  cluster=None,
+  late=None,
+  held_kib=None,
+  word_bytes=None,
+  row_bits=None,
+):
   """The library's kernel; with strip_bytes, its strips that wide; with cluster, that many
   neighbouring strips launched as one thread-block cluster; with late False, strips held whole
-  only; with held_kib, strips held all but their last rows hold that much (the traced code)."""
+  only; with held_kib, strips held all but their last rows hold that much; with word_bytes 1,
+  a lane a thread instead of a word of lanes; with row_bits 64, row arithmetic on MLIR's index
+  type (the traced code)."""
   patch = {
+    "_WORD_BYTES": word_bytes or strip_kernel._WORD_BYTES,
+    "_ROW_BITS": row_bits or strip_kernel._ROW_BITS,
     "_STRIP_BYTES": (strip_bytes,) if strip_bytes else strip_kernel._STRIP_BYTES,
     "_CLUSTER": cluster or strip_kernel._CLUSTER,
     "_LATE": strip_kernel._LATE if late is None else late,
@@ -180,11 +193,16 @@ VARIANTS = [  # (label, function, shape, dtype, the result is the reversal)
   ("strip_kernel, 128-byte rows, T=1024", functools.partial(library_kernel, strip_bytes=128), SHORT, F32, True),
   *[("strip_kernel, widest rows, T=2048", library_kernel, HALF, t, True) for t in (F32, F16, I8)],
   *[("strip_kernel, widest rows, T=1024", library_kernel, SHORT, t, True) for t in (F32, F16, I8)],
-  *[("strip_kernel", library_kernel, SHAPE, t, True) for t in (F32, F16, I8)],
+  *[("strip_kernel, as chosen", library_kernel, SHAPE, t, True) for t in (F32, F16, I8)],
   *[("strip_kernel, whole strips", functools.partial(library_kernel, late=False), SHAPE, t, True) for t in (F32, F16, I8)],
   *[(f"strip_kernel, late rows, {w}-byte rows, {h} KiB held", functools.partial(library_kernel, strip_bytes=w, late=True, held_kib=h), SHAPE, t, True) for w, h, t in ((64, 192, F32), (64, 208, F32), (64, 224, F32), (64, 224, F16))],
   *[(f"strip_kernel, late rows, {w}-byte rows, {h} KiB held, T=2048", functools.partial(library_kernel, strip_bytes=w, late=True, held_kib=h), HALF, F32, True) for w, h in ((128, 192), (128, 224))],
   *[(f"strip_kernel, late rows, {w}-byte rows, {h} KiB held, T=8192", functools.partial(library_kernel, strip_bytes=w, late=True, held_kib=h), LONG, t, True) for w, h, t in ((32, 192, F32), (32, 224, F32), (32, 224, F16))],
+  *[("strip_kernel, a lane a thread", functools.partial(library_kernel, word_bytes=1), SHAPE, t, True) for t in (F16, I8)],
+  *[("strip_kernel, a word a thread, 32-byte rows", functools.partial(library_kernel, strip_bytes=32), SHAPE, t, True) for t in (F16, I8)],
+  *[("strip_kernel, a lane a thread, T=2048", functools.partial(library_kernel, word_bytes=1), HALF, t, True) for t in (F16, I8)],
+  *[(f"strip_kernel, {b}-bit rows", functools.partial(library_kernel, row_bits=b), SHAPE, t, True) for b in (64, 32) for t in (F32, F16, I8)],
+  *[(f"strip_kernel, {b}-bit rows, a word a thread, 32-byte rows", functools.partial(library_kernel, strip_bytes=32, row_bits=b), SHAPE, t, True) for b in (64, 32) for t in (F16, I8)],
   *[(f"strip_kernel, clusters of {c}", functools.partial(library_kernel, cluster=c), SHAPE, t, True) for c in (1, 4, 8) for t in (F32, I8)],
 ]  # fmt: skip
 

@@ -29,7 +29,8 @@ KERNEL_CASES = [
   ((512, 2, 16), 0, np.float16),
   ((2, 3, 512, 4, 8), 2, np.int8),
   ((1, 2048, 16), 1, np.uint16),
-  ((2, 2048, 64), 1, np.int8),  # 64-byte strips, 256 values a thread, each stored as read
+  ((2, 2048, 64), 1, np.int8),  # 64-byte strips, 4 lanes a word, 128 words a thread
+  ((2, 4096, 64), 1, np.int8),  # 64-byte strips held all but their last 512 rows, packed
   ((2, 4096, 64), 1, np.float32),  # 64-byte strips held all but their last 512 rows
   ((1, 8192, 16), 1, np.float16),  # 32-byte strips held all but their last 1024 rows
   ((1, 7168, 8), 1, np.float32),  # a whole 224 KiB strip
@@ -65,7 +66,7 @@ def test_kernel_applies_to_whole_strips_and_boxes(shape, axis, dtype, tma):
     ((2, 4096, 1024), 1, np.float32, 64, 512),  # 128-byte rows: 2304 late rows, too many
     ((2, 1024, 16), 1, np.float32, 64, 0),  # 16 lanes: too few for 128-byte rows
     ((2, 4096, 1024), 1, np.float16, 64, 512),
-    ((2, 4096, 1024), 1, np.int8, 32, 0),  # 64-byte rows: 64 staged values a thread, too many
+    ((2, 4096, 1024), 1, np.int8, 64, 512),  # 16 staged words a thread, 4 lanes each
     ((2, 1536, 1024), 1, np.int8, 128, 0),
     ((2, 6144, 8), 1, np.float32, 32, 0),
     ((2, 8192, 8), 1, np.float32, 32, 1024),
@@ -82,12 +83,29 @@ def test_strips_are_as_wide_as_fit(shape, axis, dtype, width, late):
     ((2, 256, 60), 1, np.float32, "lanes not whole 32-byte strips"),
     ((2, 300, 64), 1, np.float32, "axis not whole 256-row boxes"),
     ((2, 12288, 8), 1, np.float32, "5120 late rows: more than half the 7168 held"),
-    ((2, 8192, 32), 1, np.int8, "1024 late rows of 32 lanes: 64 staged values a thread"),
+    ((2, 9472, 8), 1, np.float32, "2304 late rows of 8 words: 36 staged values a thread"),
     ((2**31, 256, 32), 1, np.float32, "2^31 strips: more blocks than the grid takes"),
   ],
 )
 def test_kernel_does_not_apply(shape, axis, dtype, why, tma):
   assert not strip_kernel.applies(shape, np.dtype(dtype), axis), why
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.float16, np.int16, np.float32, np.float64])
+def test_words_hold_lane_j_in_their_bits_j(dtype, x64):
+  """The kernel picks each lane's length by its place in a word: lane j of a word is its bits
+  [j * 8 * itemsize, (j + 1) * 8 * itemsize), and unpacking gives the lanes back."""
+  rng = np.random.default_rng(3)
+  x = _data(rng, dtype, (3, 8, 16))
+  words = strip_kernel._words(np.dtype(dtype).itemsize)
+  packed = np.asarray(words.pack(x))
+  assert packed.dtype.itemsize == max(4, np.dtype(dtype).itemsize) == words.nbytes
+  assert packed.shape == (3, 8, 16 // words.lanes)
+  lanes = x.view(f"uint{8 * x.itemsize}").astype(np.uint64).reshape(3, 8, -1, words.lanes)
+  shifts = np.arange(words.lanes, dtype=np.uint64) * np.uint64(words.bits)
+  np.testing.assert_array_equal(packed.astype(np.uint64), (lanes << shifts).sum(-1))
+  unpacked = np.asarray(words.unpack(packed, np.dtype(dtype))).reshape(x.shape)
+  np.testing.assert_array_equal(unpacked.view(np.uint8), x.view(np.uint8))
 
 
 def test_kernel_never_applies_without_tma(monkeypatch):
@@ -103,7 +121,7 @@ def test_tma_check_follows_the_local_gpus():
   assert strip_kernel._gpus_have_tma() == want
 
 
-@pytest.mark.parametrize("shape, axis, dtype", KERNEL_CASES[:3] + KERNEL_CASES[-3:])
+@pytest.mark.parametrize("shape, axis, dtype", KERNEL_CASES)
 def test_kernel_shapes_lower_for_cuda_with_the_kernel(shape, axis, dtype, tma):
   assert "mosaic_gpu" in _lowered_for_cuda(shape, dtype, axis)
   assert "mosaic_gpu" in _lowered_for_cuda(shape, dtype, axis, batch=(2,))

@@ -7,8 +7,13 @@ axis, 128, 64 or 32 bytes of lanes (one DRAM sector, e.g. 8 float32 lanes) a row
 that fits, since wider rows reach DRAM faster:
 
 1. TMA copies the strip into shared memory, 256 rows per copy;
-2. every thread reads its share of the output from shared memory, each lane from its own
-   mirrored row, and stores it straight to the output: a warp writes whole sectors.
+2. every thread reads its share of the output from shared memory, a 32-bit word at a time (one
+   float32 lane, or two float16 or four int8 lanes packed), each lane from its own mirrored row,
+   and stores the word straight to the output: a warp writes whole sectors.
+
+The exchange is bound by its instructions more than by shared memory for narrow types, so its
+row arithmetic is 32-bit (MLIR's index type is 64-bit on the GPU, two instructions an operation)
+and narrow lanes travel packed: one store a word, not one a lane.
 
 A strip too long for shared memory may still fit all but its last rows: output row t reads
 row t or, mirrored, a row below T - t, so a first pass over the held rows stores most of the
@@ -48,6 +53,8 @@ _MAX_STRIP_BYTES = 224 * 1024  # of a strip held in shared memory (227 KiB on an
 _CLUSTER = 2  # neighbouring narrow strips launched together, as one thread-block cluster
 _LATE = True  # strips too long to hold whole may be held all but their last rows
 _MAX_STAGED_REGISTERS = 32  # values of such a strip's first rows of output a thread keeps
+_WORD_BYTES = 4  # a thread moves whole words: 4 int8 or 2 float16 lanes at once
+_ROW_BITS = 32  # the exchange's row arithmetic: 32-bit, or 64 (MLIR's index type on the GPU)
 
 
 @functools.cache
@@ -77,6 +84,39 @@ class _Plan(NamedTuple):
   late: int
 
 
+class _Words(NamedTuple):
+  """What a thread moves at once: a word of `nbytes` holding `lanes` lanes of `itemsize` bytes,
+  lane j in its bits [j * bits, (j + 1) * bits). The kernel sees the input as words (TMA takes
+  no float64 either: it moves their bits)."""
+
+  itemsize: int
+  nbytes: int
+
+  @property
+  def lanes(self) -> int:
+    return self.nbytes // self.itemsize
+
+  @property
+  def bits(self) -> int:
+    return 8 * self.itemsize
+
+  def pack(self, x: jax.Array) -> jax.Array:
+    """(..., inner) lanes as (..., inner / lanes) words."""
+    x = lax.bitcast_convert_type(x, np.dtype(f"uint{self.bits}"))
+    if self.lanes > 1:
+      x = x.reshape(*x.shape[:-1], x.shape[-1] // self.lanes, self.lanes)
+    return lax.bitcast_convert_type(x, np.dtype(f"uint{8 * self.nbytes}"))
+
+  def unpack(self, words: jax.Array, dtype: np.dtype) -> jax.Array:
+    x = lax.bitcast_convert_type(words, np.dtype(f"uint{self.bits}"))
+    return lax.bitcast_convert_type(x, dtype)  # (..., words, lanes): the caller reshapes
+
+
+def _words(itemsize: int) -> _Words:
+  """Words of `_WORD_BYTES`, or single lanes where those are wider (read at trace time)."""
+  return _Words(itemsize, max(_WORD_BYTES, itemsize))
+
+
 def _plan(shape: tuple[int, ...], itemsize: int, axis: int) -> _Plan | None:
   """The widest strip whose lanes tile the inner axes and which fits shared memory whole or,
   held all but its last rows, with the rest of the kernel's constraints (see `_late_pass`)."""
@@ -90,7 +130,8 @@ def _plan(shape: tuple[int, ...], itemsize: int, axis: int) -> _Plan | None:
     if steps * width <= _MAX_STRIP_BYTES:
       return _Plan(width, late=0)
     late = steps - _MAX_STRIP_BYTES // width // _BOX_ROWS * _BOX_ROWS
-    registers = late * lanes // _THREADS * max(1, itemsize // 4)  # a thread's staged values
+    word = _words(itemsize).nbytes
+    registers = late * (width // word) // _THREADS * max(1, word // 4)  # a thread's staged words
     if _LATE and 2 * late <= steps - late and registers <= _MAX_STAGED_REGISTERS:
       return _Plan(width, late)
   return None
@@ -120,33 +161,36 @@ def reverse_lanes(input: jax.Array, lengths: jax.Array, *, axis: int) -> jax.Arr
   outer = int(np.prod(input.shape[:axis], dtype=np.int64))
   inner = int(np.prod(input.shape[axis + 1 :], dtype=np.int64))
   plan = _plan(input.shape, input.dtype.itemsize, axis)
+  words = _words(input.dtype.itemsize)
   lanes = plan.width // input.dtype.itemsize
+  width = plan.width // words.nbytes  # a strip's row, in words
   strips = inner // lanes
   boxes = steps // _BOX_ROWS
-  bits = np.dtype(f"uint{8 * input.dtype.itemsize}")  # TMA takes no float64: move bits
-  x = lax.bitcast_convert_type(input, bits).reshape(outer, steps, inner)
+  x = words.pack(input.reshape(outer, steps, inner))
   n = lengths.reshape(outer, inner)
   cluster = _CLUSTER if plan.width == _SECTOR_BYTES and outer * strips % _CLUSTER == 0 else 1
   late_boxes = plan.late // _BOX_ROWS
   held_boxes = boxes - late_boxes
+  ints = _Ints(_ROW_BITS)
   if plan.late:
-    first, second = _late_pass(plgpu, steps, plan.late, lanes, bits)
+    first, second = _late_pass(plgpu, steps, plan.late, width, words, ints)
   else:
-    gather = _gather_strip(plgpu, steps, lanes)
+    gather = _gather_strip(plgpu, steps, width, words, ints)
 
   def body(x_ref, n_ref, o_ref, strip_ref, barriers):
     block = lax.axis_index("block")
     if cluster > 1:
       block = block * cluster + lax.axis_index("neighbour")
-    b, col = block // strips, block % strips * lanes
+    b, strip = block // strips, block % strips
     rows = lambda k: pl.ds(k * _BOX_ROWS, _BOX_ROWS)
-    lengths, out = n_ref.at[b, pl.ds(col, lanes)], o_ref.at[b, :, pl.ds(col, lanes)]
+    columns = pl.ds(strip * width, width)
+    lengths, out = n_ref.at[b, pl.ds(strip * lanes, lanes)], o_ref.at[b, :, columns]
 
     def load(boxes_, slot):  # TMA copies of input boxes into the strip's boxes, then wait
       @pl.when(lax.axis_index("warpgroup") == 0)
       def _():
         for k, j in zip(boxes_, slot, strict=True):
-          source = x_ref.at[b, rows(k), pl.ds(col, lanes)]
+          source = x_ref.at[b, rows(k), columns]
           plgpu.copy_gmem_to_smem(source, strip_ref.at[rows(j)], barriers.at[k])
 
       for k in boxes_:
@@ -164,7 +208,7 @@ def reverse_lanes(input: jax.Array, lengths: jax.Array, *, axis: int) -> jax.Arr
     body,
     out_type=jax.ShapeDtypeStruct(x.shape, x.dtype),
     scratch_types=[
-      plgpu.SMEM((held_boxes * _BOX_ROWS, lanes), x.dtype),
+      plgpu.SMEM((held_boxes * _BOX_ROWS, width), x.dtype),
       plgpu.Barrier(num_arrivals=1, num_barriers=boxes),
     ],
     grid=(outer * strips // cluster,),
@@ -173,106 +217,176 @@ def reverse_lanes(input: jax.Array, lengths: jax.Array, *, axis: int) -> jax.Arr
     thread_name="warpgroup",
     **(dict(cluster=(cluster,), cluster_names=("neighbour",)) if cluster > 1 else {}),
   )(x, n)
-  return lax.bitcast_convert_type(out, input.dtype).reshape(input.shape)
+  return words.unpack(out, input.dtype).reshape(input.shape)
 
 
-def _thread_view(lanes: int):
-  """Mosaic GPU code shared by the exchanges. Thread `i` owns lane `i % lanes` of rows
-  `i // lanes + k * (threads / lanes)`: `start(lengths)` gives its lane, `rows(begin, end)` (its
-  rows in [begin, end)) and `source(row)` (the row an output row reads: mirrored below the
-  lane's length, else itself). The thread count is read here, at trace time, as the launch's."""
-  from jax._src.lib.mlir import ir
+class _Ints(NamedTuple):
+  """Mosaic GPU code: the integers of the exchange's row arithmetic, `bits` wide (64: MLIR's
+  index type, as memrefs are indexed; 32: cast to it only there)."""
+
+  bits: int
+
+  @property
+  def type(self):
+    from jax._src.lib.mlir import ir
+
+    return ir.IndexType.get() if self.bits == 64 else ir.IntegerType.get_signless(self.bits)
+
+  def const(self, value: int):
+    from jax._src.lib.mlir.dialects import arith
+
+    return arith.constant(self.type, value)
+
+  def of(self, value):
+    """An index or an integer of another width, as one of these."""
+    from jax._src.lib.mlir.dialects import arith
+
+    return value if value.type == self.type else arith.index_castui(self.type, value)
+
+  def at(self, *values):
+    """Memref indices of these."""
+    from jax._src.lib.mlir import ir
+    from jax._src.lib.mlir.dialects import arith
+
+    index = ir.IndexType.get()
+    return [v if v.type == index else arith.index_castui(index, v) for v in values]
+
+
+def _thread_view(width: int, words: _Words, ints: _Ints):
+  """Mosaic GPU code shared by the exchanges. Thread `i` owns word `i % width` of rows
+  `i // width + k * (threads / width)`: `start(lengths)` gives its word, `rows(begin, end)` (its
+  rows in [begin, end)) and `sources(row)` (for each of the word's lanes, the row that lane of
+  an output row reads: mirrored below the lane's length, else itself). The thread count is read
+  here, at trace time, as the launch's."""
   from jax._src.lib.mlir.dialects import arith, gpu, memref
 
-  step = _THREADS // lanes  # rows between a thread's rows
+  step = _THREADS // width  # rows between a thread's rows
 
   def start(lengths):
-    index = ir.IndexType.get()
-    thread = gpu.thread_id(gpu.Dimension.x)
-    lane = arith.remui(thread, _index(lanes))
-    first_row = arith.divui(thread, _index(lanes))
-    length = arith.index_cast(index, memref.load(lengths, [lane]))
-    last = arith.subi(length, _index(1))
+    thread = ints.of(gpu.thread_id(gpu.Dimension.x))
+    word = arith.remui(thread, ints.const(width))
+    first_row = arith.divui(thread, ints.const(width))
+    first_lane = arith.muli(word, ints.const(words.lanes))
+    lanes = [arith.addi(first_lane, ints.const(j)) for j in range(words.lanes)]
+    lengths = [ints.of(memref.load(lengths, ints.at(lane))) for lane in lanes]
+    last = [arith.subi(length, ints.const(1)) for length in lengths]
 
     def rows(begin, end):
-      return (arith.addi(first_row, _index(row)) for row in range(begin, end, step))
+      return (arith.addi(first_row, ints.const(row)) for row in range(begin, end, step))
 
-    def source(row):
-      inside = arith.cmpi(arith.CmpIPredicate.ult, row, length)
-      return arith.select(inside, arith.subi(last, row), row)
+    def sources(row):
+      return [
+        arith.select(arith.cmpi(arith.CmpIPredicate.ult, row, n), arith.subi(m, row), row)
+        for n, m in zip(lengths, last, strict=True)
+      ]
 
-    return lane, rows, source
+    return word, rows, sources
 
   return start
 
 
-def _store_from_held(strip, out, lane, rows, source):
-  """Mosaic GPU code: each of the thread's `rows` of the output, from its source in `strip`."""
-  from jax._src.lib.mlir.dialects import memref
-
-  for row in rows:
-    memref.store(memref.load(strip, [source(row), lane]), out, [row, lane])
-
-
-def _index(value: int):
+def _lane_masks(strip, words: _Words):
+  """Mosaic GPU code: each lane's bits of a word of `strip`, as constants (None: a lane a word)."""
   from jax._src.lib.mlir import ir
   from jax._src.lib.mlir.dialects import arith
 
-  return arith.constant(ir.IndexType.get(), value)
+  if words.lanes == 1:
+    return [None]
+  element = ir.MemRefType(strip.type).element_type
+  ones = (1 << words.bits) - 1
+  signed = lambda v: v - (1 << 8 * words.nbytes) if v >> (8 * words.nbytes - 1) else v
+  return [
+    arith.constant(element, ir.IntegerAttr.get(element, signed(ones << (j * words.bits))))
+    for j in range(words.lanes)
+  ]
 
 
-def _gather_strip(plgpu, steps: int, lanes: int):
+def _word(strip, column, sources, masks, ints, keep=None):
+  """Mosaic GPU code: the word whose lane j is lane j of `strip`'s row `sources[j]`, at word
+  `column`; with `keep`, only the lanes j where `keep[j]` holds, the others zero."""
+  from jax._src.lib.mlir.dialects import arith, memref
+
+  value = None
+  for j, (source, mask) in enumerate(zip(sources, masks, strict=True)):
+    part = memref.load(strip, ints.at(source, column))
+    if mask is not None:
+      part = arith.andi(part, mask)
+    if keep is not None:
+      part = arith.select(keep[j], part, _zero(part))
+    value = part if value is None else arith.ori(value, part)
+  return value
+
+
+def _store_from_held(strip, out, word, rows, sources, masks, ints):
+  """Mosaic GPU code: each of the thread's `rows` of the output, from its sources in `strip`."""
+  from jax._src.lib.mlir.dialects import memref
+
+  for row in rows:
+    memref.store(_word(strip, word, sources(row), masks, ints), out, ints.at(row, word))
+
+
+def _zero(like):
+  from jax._src.lib.mlir import ir
+  from jax._src.lib.mlir.dialects import arith
+
+  return arith.constant(like.type, ir.IntegerAttr.get(like.type, 0))
+
+
+def _gather_strip(plgpu, steps: int, width: int, words: _Words, ints: _Ints):
   """The exchange, as Mosaic GPU code (threads laid out as in `_thread_view`): every thread
-  reads each of its rows' mirrored source from the strip in shared memory (the row itself past
-  the lane's length) and stores it to the output. A warp's stores cover whole rows of the
+  reads each of its rows' mirrored sources from the strip in shared memory (the row itself past
+  a lane's length) and stores the word to the output. A warp's stores cover whole rows of the
   strip, so they reach memory as whole sectors."""
-  start = _thread_view(lanes)
+  start = _thread_view(width, words, ints)
 
   @plgpu.inline_mgpu(arg_types=(plgpu.RefType(),) * 3)
   def gather(launch_ctx, lengths, strip, out):
     del launch_ctx
-    lane, rows, source = start(lengths)
-    _store_from_held(strip, out, lane, rows(0, steps), source)
+    word, rows, sources = start(lengths)
+    masks = _lane_masks(strip, words)
+    _store_from_held(strip, out, word, rows(0, steps), sources, masks, ints)
 
   return gather
 
 
-def _late_pass(plgpu, steps: int, late: int, lanes: int, bits: np.dtype):
+def _late_pass(plgpu, steps: int, late: int, width: int, words: _Words, ints: _Ints):
   """The exchange of a strip held all but its last `late` rows, as two pieces of Mosaic GPU code.
 
   Output row t reads input row t or, mirrored, a row below `steps - t`. So with rows
   [0, held) in shared memory (held = steps - late >= 2 late), `first` stores output rows
-  [late, held) and keeps in registers each value of output rows [0, late) whose source is held.
+  [late, held) and keeps in registers the lanes of output rows [0, late) whose source is held.
   Rows [late, held) are then no longer read: the late rows replace rows [late, 2 late), and
   `second` stores output rows [held, steps) (whose sources are late rows or rows below `late`)
-  and rows [0, late), reading the values whose source is late. Every output row leaves whole,
-  once.
+  and rows [0, late), adding the lanes whose source is late. Every output row leaves whole, once.
   """
   from jax._src.lib.mlir import ir
   from jax._src.lib.mlir.dialects import arith, gpu, memref, vector
   from jax.experimental.mosaic import gpu as mgpu
 
   held = steps - late
-  staged_shape = (late * lanes // _WARPGROUPS,)  # a warpgroup's staged values, one register each
+  word_dtype = np.dtype(f"uint{8 * words.nbytes}")
+  staged_shape = (late * width // _WARPGROUPS,)  # a warpgroup's staged words, one register each
   staged_layout = plgpu.Layout.WG_STRIDED(staged_shape, vec_size=1)
-  staged_type = plgpu.ShapeDtypeStruct(staged_shape, bits, layout=staged_layout)
-  start = _thread_view(lanes)
+  staged_type = plgpu.ShapeDtypeStruct(staged_shape, word_dtype, layout=staged_layout)
+  start = _thread_view(width, words, ints)
 
   def slot(source):  # whether the source is a late row, and where it is held
-    is_late = arith.cmpi(arith.CmpIPredicate.uge, source, _index(held))
-    return is_late, arith.select(is_late, arith.subi(source, _index(held - late)), source)
+    is_late = arith.cmpi(arith.CmpIPredicate.uge, source, ints.const(held))
+    return is_late, arith.select(is_late, arith.subi(source, ints.const(held - late)), source)
 
   @plgpu.inline_mgpu(arg_types=(plgpu.RefType(),) * 3, return_type=staged_type)
   def first(launch_ctx, lengths, strip, out):
     del launch_ctx
-    lane, rows, source = start(lengths)
-    _store_from_held(strip, out, lane, rows(late, held), source)
-    element = ir.VectorType.get([1], ir.MemRefType(strip.type).element_type)
+    word, rows, sources = start(lengths)
+    masks = _lane_masks(strip, words)
+    _store_from_held(strip, out, word, rows(late, held), sources, masks, ints)
+    vector_type = ir.VectorType.get([1], ir.MemRefType(strip.type).element_type)
     staged = []
     for row in rows(0, late):
-      is_late, _ = slot(source(row))
-      value = memref.load(strip, [arith.select(is_late, _index(0), source(row)), lane])
-      staged.append(vector.broadcast(element, value))
+      row_sources = sources(row)
+      keep = [arith.cmpi(arith.CmpIPredicate.ult, s, ints.const(held)) for s in row_sources]
+      at = [arith.select(k, s, ints.const(0)) for k, s in zip(keep, row_sources, strict=True)]
+      staged.append(vector.broadcast(vector_type, _word(strip, word, at, masks, ints, keep)))
     gpu.barrier()  # no thread reads rows [late, held) any more
     return mgpu.FragmentedArray(
       _registers=np.array(staged), _layout=staged_layout.to_mgpu(), _is_signed=False
@@ -281,12 +395,16 @@ def _late_pass(plgpu, steps: int, late: int, lanes: int, bits: np.dtype):
   @plgpu.inline_mgpu(arg_types=(plgpu.RefType(),) * 3 + (staged_layout,))
   def second(launch_ctx, lengths, strip, out, staged):
     del launch_ctx
-    lane, rows, source = start(lengths)
-    _store_from_held(strip, out, lane, rows(held, steps), lambda row: slot(source(row))[1])
+    word, rows, sources = start(lengths)
+    masks = _lane_masks(strip, words)
+    in_strip = lambda row: [slot(source)[1] for source in sources(row)]
+    _store_from_held(strip, out, word, rows(held, steps), in_strip, masks, ints)
     for row, register in zip(rows(0, late), staged.registers, strict=True):
-      is_late, held_at = slot(source(row))
-      value = memref.load(strip, [arith.select(is_late, held_at, _index(0)), lane])
+      slots = [slot(source) for source in sources(row)]
+      is_late = [late_ for late_, _ in slots]
+      at = [arith.select(late_, held_at, ints.const(0)) for late_, held_at in slots]
       kept = vector.extract(register, static_position=[0], dynamic_position=[])
-      memref.store(arith.select(is_late, value, kept), out, [row, lane])
+      value = arith.ori(kept, _word(strip, word, at, masks, ints, is_late))
+      memref.store(value, out, ints.at(row, word))
 
   return first, second
