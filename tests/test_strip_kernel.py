@@ -30,7 +30,7 @@ KERNEL_CASES = [
   ((2, 3, 512, 4, 8), 2, np.int8),
   ((1, 2048, 16), 1, np.uint16),
   ((2, 2048, 64), 1, np.int8),  # 64-byte strips, 4 lanes a word, 128 words a thread
-  ((2, 4096, 64), 1, np.int8),  # 64-byte strips held all but their last 512 rows, packed
+  ((2, 4096, 64), 1, np.int8),  # 32-byte strips held whole, 4 lanes a word
   ((2, 4096, 64), 1, np.float32),  # 64-byte strips held all but their last 512 rows
   ((1, 8192, 16), 1, np.float16),  # 32-byte strips held all but their last 1024 rows
   ((1, 7168, 8), 1, np.float32),  # a whole 224 KiB strip
@@ -66,7 +66,8 @@ def test_kernel_applies_to_whole_strips_and_boxes(shape, axis, dtype, tma):
     ((2, 4096, 1024), 1, np.float32, 64, 512),  # 128-byte rows: 2304 late rows, too many
     ((2, 1024, 16), 1, np.float32, 64, 0),  # 16 lanes: too few for 128-byte rows
     ((2, 4096, 1024), 1, np.float16, 64, 512),
-    ((2, 4096, 1024), 1, np.int8, 64, 512),  # 16 staged words a thread, 4 lanes each
+    ((2, 4096, 1024), 1, np.int8, 32, 0),  # 4 lanes a word: held whole, not 64 bytes late
+    ((2, 8192, 1024), 1, np.int16, 32, 1024),  # 2 lanes a word may be late
     ((2, 1536, 1024), 1, np.int8, 128, 0),
     ((2, 6144, 8), 1, np.float32, 32, 0),
     ((2, 8192, 8), 1, np.float32, 32, 1024),
@@ -84,6 +85,7 @@ def test_strips_are_as_wide_as_fit(shape, axis, dtype, width, late):
     ((2, 300, 64), 1, np.float32, "axis not whole 256-row boxes"),
     ((2, 12288, 8), 1, np.float32, "5120 late rows: more than half the 7168 held"),
     ((2, 9472, 8), 1, np.float32, "2304 late rows of 8 words: 36 staged values a thread"),
+    ((2, 8192, 32), 1, np.int8, "late rows of 4 lanes a word"),
     ((2**31, 256, 32), 1, np.float32, "2^31 strips: more blocks than the grid takes"),
   ],
 )

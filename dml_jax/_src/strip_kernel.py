@@ -54,6 +54,7 @@ _CLUSTER = 2  # neighbouring narrow strips launched together, as one thread-bloc
 _LATE = True  # strips too long to hold whole may be held all but their last rows
 _MAX_STAGED_REGISTERS = 32  # values of such a strip's first rows of output a thread keeps
 _WORD_BYTES = 4  # a thread moves whole words: 4 int8 or 2 float16 lanes at once
+_MAX_LATE_LANES = 2  # lanes a word where late rows pay (not int8's 4: BENCHMARKS.md)
 _ROW_BITS = 32  # the exchange's row arithmetic: 32-bit, or 64 (MLIR's index type on the GPU)
 
 
@@ -132,7 +133,8 @@ def _plan(shape: tuple[int, ...], itemsize: int, axis: int) -> _Plan | None:
     late = steps - _MAX_STRIP_BYTES // width // _BOX_ROWS * _BOX_ROWS
     word = _words(itemsize).nbytes
     registers = late * (width // word) // _THREADS * max(1, word // 4)  # a thread's staged words
-    if _LATE and 2 * late <= steps - late and registers <= _MAX_STAGED_REGISTERS:
+    fits = 2 * late <= steps - late and registers <= _MAX_STAGED_REGISTERS
+    if _LATE and _words(itemsize).lanes <= _MAX_LATE_LANES and fits:
       return _Plan(width, late)
   return None
 
