@@ -23,10 +23,10 @@ takes 64-byte rows instead of 32-byte ones, and an 8192-long one fits at all.
 
 One-sector strips are launched in neighbouring pairs, as a thread-block cluster, so that their
 TMA copies reach DRAM side by side. DRAM sees each byte read once and written once, in whole
-sectors. By kernel time, float32 with a 4096-long axis (64-byte rows, the last 512 late): 0.89
-of a device copy on an H100 and 0.82 on an H200; int8 (one-sector strips) 0.71 and 0.55; by
-wall time, with 1024 to 2048 steps (128-byte rows), 0.95 to 0.98 and 0.92 to 0.93 for float32
-(BENCHMARKS.md). Spreading a strip over blocks that read each other's shared memory
+sectors. By kernel time, float32 with a 4096-long axis (64-byte rows, the last 512 late): 0.87
+to 0.89 of a device copy on an H100 and 0.82 to 0.83 on an H200; int8 (one-sector strips, held
+whole: late rows cost four lanes a word more than they gain) 0.76 and 0.63; by wall time, with
+1024 to 2048 steps (128-byte rows), 0.95 to 0.98 and 0.92 to 0.93 for float32 (BENCHMARKS.md). Spreading a strip over blocks that read each other's shared memory
 (distributed shared memory), or storing partial rows in several passes, ran at 0.11 to 0.54
 on an H200.
 
