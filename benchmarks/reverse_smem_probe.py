@@ -26,7 +26,11 @@ as shared memory allows reach 0.94 to 0.98 / 0.87 to 0.93 where the axis is at m
 Pairs of blocks swapping halves of 64-byte rows (9a493de) and the strip staged in parts with
 each output stored once its source is in (62c1cc6) were slower (0.54; 0.11 to 0.22 on an H200).
 Strips held all but their last rows, which replace rows a first pass has done with, let a
-4096-long float32 axis take 64-byte rows: 0.90 / 0.83 (the "late rows" variants).
+4096-long float32 axis take 64-byte rows: 0.90 / 0.83 (the "late rows" variants). Packing
+float16 and int8 lanes into 32-bit words and doing the row arithmetic in 32 bits rather than on
+MLIR's 64-bit index type lifted int8 from 0.73 / 0.55 to 0.77 / 0.63 and float16 from 0.86 /
+0.71 to 0.86 / 0.78 (the "bit rows" and "a lane a thread" variants); two blocks an SM, each
+holding half as much, were slower for every type (0.51 to 0.69 on an H200).
 
 Usage: PYTHONPATH=.:benchmarks python3 benchmarks/reverse_smem_probe.py [--lower] [--only TEXT]
   --lower: only lower every variant for CUDA (no GPU needed), to check the code builds.
