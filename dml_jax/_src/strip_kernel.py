@@ -26,9 +26,10 @@ TMA copies reach DRAM side by side. DRAM sees each byte read once and written on
 sectors. By kernel time, float32 with a 4096-long axis (64-byte rows, the last 512 late): 0.87
 to 0.89 of a device copy on an H100 and 0.82 to 0.83 on an H200; int8 (one-sector strips, held
 whole: late rows cost four lanes a word more than they gain) 0.76 and 0.63; by wall time, with
-1024 to 2048 steps (128-byte rows), 0.95 to 0.98 and 0.92 to 0.93 for float32 (BENCHMARKS.md). Spreading a strip over blocks that read each other's shared memory
-(distributed shared memory), or storing partial rows in several passes, ran at 0.11 to 0.54
-on an H200.
+1024 to 2048 steps (128-byte rows), 0.95 to 0.98 and 0.92 to 0.93 for float32 (BENCHMARKS.md).
+Spreading a strip over blocks that read each other's shared memory (distributed shared memory),
+storing partial rows in several passes, or two blocks an SM holding half as much each, ran at
+0.11 to 0.69 on an H200.
 
 It needs TMA (compute capability 9.0 or newer), and the strip must fit in shared memory:
 `applies` checks these on static shapes. The lengths come in clamped to [0, T] as int32, as the
@@ -52,7 +53,7 @@ _THREADS = 128 * _WARPGROUPS
 _MAX_STRIP_BYTES = 224 * 1024  # of a strip held in shared memory (227 KiB on an H100)
 _CLUSTER = 2  # neighbouring narrow strips launched together, as one thread-block cluster
 _LATE = True  # strips too long to hold whole may be held all but their last rows
-_MAX_STAGED_REGISTERS = 32  # values of such a strip's first rows of output a thread keeps
+_MAX_STAGED_REGISTERS = 32  # words of such a strip's first rows of output a thread keeps
 _WORD_BYTES = 4  # a thread moves whole words: 4 int8 or 2 float16 lanes at once
 _MAX_LATE_LANES = 2  # lanes a word where late rows pay (not int8's 4: BENCHMARKS.md)
 _ROW_BITS = 32  # the exchange's row arithmetic: 32-bit, or 64 (MLIR's index type on the GPU)
@@ -131,10 +132,11 @@ def _plan(shape: tuple[int, ...], itemsize: int, axis: int) -> _Plan | None:
     if steps * width <= _MAX_STRIP_BYTES:
       return _Plan(width, late=0)
     late = steps - _MAX_STRIP_BYTES // width // _BOX_ROWS * _BOX_ROWS
-    word = _words(itemsize).nbytes
-    registers = late * (width // word) // _THREADS * max(1, word // 4)  # a thread's staged words
+    words = _words(itemsize)
+    staged = late * (width // words.nbytes) // _THREADS  # a thread's staged words
+    registers = staged * max(1, words.nbytes // 4)
     fits = 2 * late <= steps - late and registers <= _MAX_STAGED_REGISTERS
-    if _LATE and _words(itemsize).lanes <= _MAX_LATE_LANES and fits:
+    if _LATE and words.lanes <= _MAX_LATE_LANES and fits:
       return _Plan(width, late)
   return None
 
