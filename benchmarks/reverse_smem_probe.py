@@ -153,16 +153,19 @@ def library_kernel(
   word_bytes=None,
   row_bits=None,
   late_lanes=None,
+  lengths_by_tma=None,
 ):
   """The library's kernel; with strip_bytes, its strips that wide; with cluster, that many
   neighbouring strips launched as one thread-block cluster; with late False, strips held whole
   only; with held_kib, strips held all but their last rows hold that much; with word_bytes 1,
   a lane a thread instead of a word of lanes; with row_bits 64, row arithmetic on MLIR's index
-  type; with late_lanes 4, late rows for int8 too (the traced code)."""
+  type; with late_lanes 4, late rows for int8 too; with lengths_by_tma False, the lengths
+  loaded from global memory by the exchange (the traced code)."""
   patch = {
     "_WORD_BYTES": word_bytes or strip_kernel._WORD_BYTES,
     "_ROW_BITS": row_bits or strip_kernel._ROW_BITS,
     "_MAX_LATE_LANES": late_lanes or strip_kernel._MAX_LATE_LANES,
+    "_LENGTHS_BY_TMA": strip_kernel._LENGTHS_BY_TMA if lengths_by_tma is None else lengths_by_tma,
     "_STRIP_BYTES": (strip_bytes,) if strip_bytes else strip_kernel._STRIP_BYTES,
     "_CLUSTER": cluster or strip_kernel._CLUSTER,
     "_LATE": strip_kernel._LATE if late is None else late,
@@ -210,6 +213,7 @@ VARIANTS = [  # (label, function, shape, dtype, the result is the reversal)
   *[(f"strip_kernel, {b}-bit rows", functools.partial(library_kernel, row_bits=b), SHAPE, t, True) for b in (64, 32) for t in (F32, F16, I8)],
   *[(f"strip_kernel, {b}-bit rows, a word a thread, 32-byte rows", functools.partial(library_kernel, strip_bytes=32, row_bits=b), SHAPE, t, True) for b in (64, 32) for t in (F16, I8)],
   *[(f"strip_kernel, two blocks an SM: 32-byte rows, {h} KiB held", functools.partial(library_kernel, strip_bytes=32, late=True, held_kib=h, late_lanes=4), SHAPE, t, True) for h in (104, 112) for t in (F32, F16, I8)],
+  *[(f"strip_kernel, lengths {'by TMA' if t else 'loaded'}", functools.partial(library_kernel, lengths_by_tma=t), s, d, True) for s in (SHAPE, HALF) for d in (F32, F16, I8) for t in (False, True)],
   *[(f"strip_kernel, clusters of {c}", functools.partial(library_kernel, cluster=c), SHAPE, t, True) for c in (1, 4, 8) for t in (F32, I8)],
 ]  # fmt: skip
 

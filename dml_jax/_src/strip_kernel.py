@@ -57,6 +57,8 @@ _MAX_STAGED_REGISTERS = 32  # words of such a strip's first rows of output a thr
 _WORD_BYTES = 4  # a thread moves whole words: 4 int8 or 2 float16 lanes at once
 _MAX_LATE_LANES = 2  # lanes a word where late rows pay (not int8's 4: BENCHMARKS.md)
 _ROW_BITS = 32  # the exchange's row arithmetic: 32-bit, or 64 (MLIR's index type on the GPU)
+_LENGTHS_BY_TMA = True  # the strip's lengths come to shared memory with its rows, not after them
+_MIN_COPY_BYTES = 128  # of a TMA copy in Pallas (a multiple of the warpgroup's 128 threads)
 
 
 @functools.cache
@@ -176,12 +178,14 @@ def reverse_lanes(input: jax.Array, lengths: jax.Array, *, axis: int) -> jax.Arr
   late_boxes = plan.late // _BOX_ROWS
   held_boxes = boxes - late_boxes
   ints = _Ints(_ROW_BITS)
+  lengths_box = max(lanes, _MIN_COPY_BYTES // n.dtype.itemsize)  # the strip's, then the next's
+  by_tma = _LENGTHS_BY_TMA and lengths_box <= inner
   if plan.late:
     first, second = _late_pass(plgpu, steps, plan.late, width, words, ints)
   else:
     gather = _gather_strip(plgpu, steps, width, words, ints)
 
-  def body(x_ref, n_ref, o_ref, strip_ref, barriers):
+  def body(x_ref, n_ref, o_ref, strip_ref, lengths_ref, barriers, lengths_barrier):
     block = lax.axis_index("block")
     if cluster > 1:
       block = block * cluster + lax.axis_index("neighbour")
@@ -189,18 +193,25 @@ def reverse_lanes(input: jax.Array, lengths: jax.Array, *, axis: int) -> jax.Arr
     rows = lambda k: pl.ds(k * _BOX_ROWS, _BOX_ROWS)
     columns = pl.ds(strip * width, width)
     lengths, out = n_ref.at[b, pl.ds(strip * lanes, lanes)], o_ref.at[b, :, columns]
+    lengths_box_in = n_ref.at[b, pl.ds(strip * lanes, lengths_box)]  # zeros past the end
 
-    def load(boxes_, slot):  # TMA copies of input boxes into the strip's boxes, then wait
+    def load(boxes_, slot, with_lengths=False):  # TMA copies into the strip's boxes, then wait
       @pl.when(lax.axis_index("warpgroup") == 0)
       def _():
+        if with_lengths:  # a global load after the copies would wait for them, then for itself
+          plgpu.copy_gmem_to_smem(lengths_box_in, lengths_ref, lengths_barrier)
         for k, j in zip(boxes_, slot, strict=True):
           source = x_ref.at[b, rows(k), columns]
           plgpu.copy_gmem_to_smem(source, strip_ref.at[rows(j)], barriers.at[k])
 
       for k in boxes_:
         plgpu.barrier_wait(barriers.at[k])
+      if with_lengths:
+        plgpu.barrier_wait(lengths_barrier)
 
-    load(range(held_boxes), range(held_boxes))
+    load(range(held_boxes), range(held_boxes), with_lengths=by_tma)
+    if by_tma:
+      lengths = lengths_ref
     if not plan.late:
       gather(lengths, strip_ref, out)
       return
@@ -213,7 +224,9 @@ def reverse_lanes(input: jax.Array, lengths: jax.Array, *, axis: int) -> jax.Arr
     out_type=jax.ShapeDtypeStruct(x.shape, x.dtype),
     scratch_types=[
       plgpu.SMEM((held_boxes * _BOX_ROWS, width), x.dtype),
+      plgpu.SMEM((lengths_box,), n.dtype),
       plgpu.Barrier(num_arrivals=1, num_barriers=boxes),
+      plgpu.Barrier(num_arrivals=1),
     ],
     grid=(outer * strips // cluster,),
     grid_names=("block",),
