@@ -6,7 +6,7 @@ H100 (BENCHMARKS.md). Here one thread block owns a strip of lanes over the whole
 axis, 128, 64 or 32 bytes of lanes (one DRAM sector, e.g. 8 float32 lanes) a row, the widest
 that fits, since wider rows reach DRAM faster:
 
-1. TMA copies the strip into shared memory, 256 rows per copy;
+1. TMA copies the strip into shared memory, 256 rows per copy, and its lanes' lengths;
 2. every thread reads its share of the output from shared memory, a 32-bit word at a time (one
    float32 lane, or two float16 or four int8 lanes packed), each lane from its own mirrored row,
    and stores the word straight to the output: a warp writes whole sectors.
@@ -25,7 +25,7 @@ One-sector strips are launched in neighbouring pairs, as a thread-block cluster,
 TMA copies reach DRAM side by side. DRAM sees each byte read once and written once, in whole
 sectors. By kernel time, float32 with a 4096-long axis (64-byte rows, the last 512 late): 0.87
 to 0.89 of a device copy on an H100 and 0.82 to 0.83 on an H200; int8 (one-sector strips, held
-whole: late rows cost four lanes a word more than they gain) 0.76 and 0.63; by wall time, with
+whole: late rows cost four lanes a word more than they gain) 0.77 and 0.65; by wall time, with
 1024 to 2048 steps (128-byte rows), 0.95 to 0.98 and 0.92 to 0.93 for float32 (BENCHMARKS.md).
 Spreading a strip over blocks that read each other's shared memory (distributed shared memory),
 storing partial rows in several passes, or two blocks an SM holding half as much each, ran at
