@@ -216,6 +216,7 @@ VARIANTS = [  # (label, function, shape, dtype, the result is the reversal)
   *[(f"strip_kernel, {b}-bit rows, a word a thread, 32-byte rows", functools.partial(library_kernel, strip_bytes=32, row_bits=b), SHAPE, t, True) for b in (64, 32) for t in (F16, I8)],
   *[(f"strip_kernel, two blocks an SM: 32-byte rows, {h} KiB held", functools.partial(library_kernel, strip_bytes=32, late=True, held_kib=h, late_lanes=4), SHAPE, t, True) for h in (104, 112) for t in (F32, F16, I8)],
   *[(f"strip_kernel, lengths {'by TMA' if t else 'loaded'}", functools.partial(library_kernel, lengths_by_tma=t), s, d, True) for s in (SHAPE, HALF) for d in (F32, F16, I8) for t in (False, True)],
+  ("strip_kernel, int8 late: 64-byte rows, 512 late", functools.partial(library_kernel, strip_bytes=64, late_lanes=4), SHAPE, I8, True),
   *[(f"strip_kernel, clusters of {c}", functools.partial(library_kernel, cluster=c), SHAPE, t, True) for c in (1, 4, 8) for t in (F32, I8)],
 ]  # fmt: skip
 
