@@ -11,9 +11,9 @@ that fits, since wider rows reach DRAM faster:
    float32 lane, or two float16 or four int8 lanes packed), each lane from its own mirrored row,
    and stores the word straight to the output: a warp writes whole sectors.
 
-The exchange is bound by its instructions more than by shared memory for narrow types, so its
-row arithmetic is 32-bit (MLIR's index type is 64-bit on the GPU, two instructions an operation)
-and narrow lanes travel packed: one store a word, not one a lane.
+For narrow types the exchange's own instructions bound the kernel more than memory does
+(BENCHMARKS.md), so its row arithmetic is 32-bit (MLIR's index type is 64-bit on the GPU, two
+instructions an operation) and narrow lanes travel packed: one store a word, not one a lane.
 
 A strip too long for shared memory may still fit all but its last rows: output row t reads
 row t or, mirrored, a row below T - t, so a first pass over the held rows stores most of the
@@ -58,7 +58,7 @@ _WORD_BYTES = 4  # a thread moves whole words: 4 int8 or 2 float16 lanes at once
 _MAX_LATE_LANES = 2  # lanes a word where late rows pay (not int8's 4: BENCHMARKS.md)
 _ROW_BITS = 32  # the exchange's row arithmetic: 32-bit, or 64 (MLIR's index type on the GPU)
 _LENGTHS_BY_TMA = True  # the strip's lengths come to shared memory with its rows, not after them
-_MIN_COPY_BYTES = 128  # of a TMA copy in Pallas (a multiple of the warpgroup's 128 threads)
+_MIN_COPY_BYTES = 128  # Pallas's TMA copies move a multiple of 128 bytes (a warpgroup's threads)
 
 
 @functools.cache
