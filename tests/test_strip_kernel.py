@@ -29,7 +29,7 @@ KERNEL_CASES = [
   ((512, 2, 16), 0, np.float16),
   ((2, 3, 512, 4, 8), 2, np.int8),
   ((1, 2048, 16), 1, np.uint16),
-  ((2, 2048, 64), 1, np.int8),  # 64-byte strips, 4 lanes a word, 128 words a thread
+  ((2, 2048, 64), 1, np.int8),  # 64-byte strips whole, 4 lanes a word, 64 words a thread
   ((2, 4096, 64), 1, np.int8),  # 32-byte strips held whole, 4 lanes a word
   ((2, 4096, 64), 1, np.float32),  # 64-byte strips held all but their last 512 rows
   ((1, 8192, 16), 1, np.float16),  # 32-byte strips held all but their last 1024 rows
