@@ -41,6 +41,11 @@ The cases (large sizes; the small and tiny ones have the same structure, see SIZ
   reverse_subsequences_equal  the same with the lengths equal across the last axis (by value:
                               DirectML's lengths tensor is still (64, 1, 1024)); the one form
                               ONNX ReverseSequence (one length per batch entry) can express.
+  reverse_subsequences_per_batch
+                              the same lengths as a (64, 1, 1) array: one length per batch
+                              entry, which the functional API describes with zero strides
+                              after the batch axis, so the lowering knows statically that
+                              whole rows move.
   reverse_subsequences_i8     the per-lane case on int8 data.
 
 The copy ceiling: `jax.jit(jnp.copy)` on a large float32 buffer (1 GiB at large size). jnp.copy
@@ -802,11 +807,19 @@ def gather_nd1_case(sizes: Sizes, rng) -> Case:
   )
 
 
-def reverse_case(sizes: Sizes, rng, *, equal: bool, dtype=np.float32, suffix="") -> Case:
+def reverse_case(
+  sizes: Sizes, rng, *, lengths: str = "per lane", dtype=np.float32, suffix=""
+) -> Case:
+  """`lengths`: "per lane" (random), "equal" (one per batch entry, repeated across the last
+  axis: DirectML's full lengths tensor) or "per batch" (the same as a (batch, 1, 1) array,
+  which the functional API describes with zero strides)."""
   batch, steps, features = shape = sizes.reverse
-  if equal:  # one length per batch entry, repeated across the last axis
+  kind = lengths
+  equal = kind != "per lane"
+  if equal:  # one length per batch entry
     per_batch = rng.integers(0, steps + 1, (batch, 1, 1), dtype=np.uint32)
-    lengths = np.ascontiguousarray(np.broadcast_to(per_batch, (batch, 1, features)))
+    full = (batch, 1, features) if kind == "equal" else (batch, 1, 1)
+    lengths = np.ascontiguousarray(np.broadcast_to(per_batch, full))
   else:
     lengths = rng.integers(0, steps + 1, (batch, 1, features), dtype=np.uint32)
   host = [random_data(rng, shape, dtype), lengths]
@@ -822,6 +835,7 @@ def reverse_case(sizes: Sizes, rng, *, equal: bool, dtype=np.float32, suffix="")
 
   def subset(host):
     x, lengths = host
+    lengths = np.broadcast_to(lengths, (batch, 1, features))  # DirectML's sizes
     chosen_b, chosen_f = edge(batch, 1), edge(features, 1)
     pick = lambda a: take(a, chosen_b, every(a.shape[1]), chosen_f)
     return reference.reverse_subsequences(pick(x), pick(lengths), axis=1), pick
@@ -830,7 +844,7 @@ def reverse_case(sizes: Sizes, rng, *, equal: bool, dtype=np.float32, suffix="")
     clipped = jnp.minimum(lengths, steps).astype(jnp.int32)
     position = lax.broadcasted_iota(jnp.int32, shape, 1)
     source = jnp.where(position < clipped, clipped - 1 - position, position)
-    return jnp.take_along_axis(x, source, axis=1)
+    return jnp.take_along_axis(x, jnp.broadcast_to(source, shape), axis=1)
 
   def peers(env, host):
     impls = [jax_impl(env, "jnp take_along_axis(src)", "jax", jax.jit(jnp_reverse), x, lengths)]
@@ -843,7 +857,7 @@ def reverse_case(sizes: Sizes, rng, *, equal: bool, dtype=np.float32, suffix="")
       def torch_reverse():
         clipped = torch.clamp(tl, max=steps)
         source = torch.where(position < clipped, clipped - 1 - position, position)
-        return torch.gather(tx, 1, source)
+        return torch.gather(tx, 1, source.expand(shape))
 
       impls.append(torch_impl(env, "torch.gather(src)", torch_reverse, shape, note="int64 lengths"))
     if env.ort and equal:
@@ -865,15 +879,17 @@ def reverse_case(sizes: Sizes, rng, *, equal: bool, dtype=np.float32, suffix="")
       " (1-D sequence_lens), not one per lane"
     )
   short = _SHORT[np.dtype(dtype).name]
-  kind = "equal across the last axis" if equal else "random per lane"
+  said = {"per lane": "random per lane", "equal": "equal across the last axis"}.get(kind, kind)
   return Case(
-    name=f"reverse_subsequences{'_equal' if equal else ''}{suffix}",
+    name="reverse_subsequences"
+    + {"per lane": "", "equal": "_equal"}.get(kind, "_per_batch")
+    + suffix,
     op="REVERSE_SUBSEQUENCES",
     dtype=np.dtype(dtype).name,
-    shape=f"{_tuple(shape)} L{_tuple((batch, 1, features))}{' eq' if equal else ''} ax1",
+    shape=f"{_tuple(shape)} L{_tuple(host[1].shape)}{' eq' if kind == 'equal' else ''} ax1",
     description=f"REVERSE_SUBSEQUENCES of {short} {shape} along axis 1, uint32 lengths"
-    f" ({batch}, 1, {features}) in [0, {steps}], {kind}",
-    bytes_moved=2 * math.prod(shape) * itemsize + batch * features * 4,
+    f" {host[1].shape} in [0, {steps}], {said}",
+    bytes_moved=2 * math.prod(shape) * itemsize + host[1].nbytes,
     host=host,
     inputs=(x, lengths),
     dml=jax.jit(lambda x, n: dml.reverse_subsequences(x, n, axis=1)),
@@ -910,11 +926,10 @@ CASES: dict[str, Callable[[Sizes, Any], Case]] = {
   "gather_elements_axis1_i8": lambda s, k: gather_elements_case(s, k, 1, np.int8, "_i8"),
   "gather_nd": gather_nd_case,
   "gather_nd1": gather_nd1_case,
-  "reverse_subsequences": lambda s, k: reverse_case(s, k, equal=False),
-  "reverse_subsequences_equal": lambda s, k: reverse_case(s, k, equal=True),
-  "reverse_subsequences_i8": lambda s, k: reverse_case(
-    s, k, equal=False, dtype=np.int8, suffix="_i8"
-  ),
+  "reverse_subsequences": lambda s, k: reverse_case(s, k),
+  "reverse_subsequences_equal": lambda s, k: reverse_case(s, k, lengths="equal"),
+  "reverse_subsequences_per_batch": lambda s, k: reverse_case(s, k, lengths="per batch"),
+  "reverse_subsequences_i8": lambda s, k: reverse_case(s, k, dtype=np.int8, suffix="_i8"),
 }
 
 # -- running -------------------------------------------------------------------------------

@@ -25,6 +25,7 @@ CASES = (
   "gather_nd1",
   "reverse_subsequences",
   "reverse_subsequences_equal",
+  "reverse_subsequences_per_batch",
   "reverse_subsequences_i8",
 )
 

@@ -2,8 +2,9 @@
 
 Validation runs in Python at trace time on static shapes, so the jaxpr of
 every operator holds only the lowering's primitives: no callbacks, no checks,
-and no control flow but two: on the CPU, REVERSE_SUBSEQUENCES picks its row
-gather when every lane of a row has the same length (a cond on the lengths), and
+and no control flow but two: REVERSE_SUBSEQUENCES picks its row gather when every lane
+of a row has the same length (a cond on the lengths; none where the lengths array
+has 1 after the axis, which says so from the shapes), and
 JOIN picks its CPU form by platform (resolved when lowering). 64-bit indices are
 normalized and clamped in their own dtype; the only narrowing conversion applies
 to the clamped values.
@@ -36,9 +37,10 @@ DATA_MOVEMENT = {
   "pjit",
   "squeeze",
 }
-# REVERSE_SUBSEQUENCES's choice between lanes and rows: the platform, then (on the CPU)
-# whether the lengths of each row's lanes are equal.
-ROWS_OR_LANES = {"platform_index", "cond", "eq", "reduce_and", "slice"}
+# REVERSE_SUBSEQUENCES's choice between lanes and rows: the platform, then whether the
+# lengths of each row's lanes are equal; its rows move as words (bitcasts), their tangent not.
+ROWS = {"custom_jvp_call", "bitcast_convert_type"}
+ROWS_OR_LANES = {"platform_index", "cond", "eq", "reduce_and", "slice"} | ROWS
 # JOIN's choice of its CPU form (views joined where XLA:CPU would copy on one thread).
 BY_PLATFORM = {"platform_index", "cond"}
 
@@ -84,6 +86,18 @@ def test_jaxpr_holds_only_data_movement(name):
   primitives = {eqn.primitive.name for eqn in _eqns(jaxpr.jaxpr)}
   extra = {"reverse_subsequences": ROWS_OR_LANES, "join": BY_PLATFORM}.get(name, set())
   allowed = DATA_MOVEMENT | extra
+  assert primitives <= allowed, primitives - allowed
+
+
+@pytest.mark.parametrize("lengths_shape", [(2, 1, 1), (1, 1, 1)])
+def test_one_length_a_row_is_known_from_the_shapes(lengths_shape):
+  """Lengths with 1 after the axis (DirectML's zero strides) take the row gather on every
+  platform, with no run-time check and no choice in the program."""
+  fn = lambda x, n: dml.reverse_subsequences(x, n, axis=1)
+  x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+  jaxpr = jax.make_jaxpr(fn)(x, np.ones(lengths_shape, np.uint32))
+  primitives = {eqn.primitive.name for eqn in _eqns(jaxpr.jaxpr)}
+  allowed = DATA_MOVEMENT | ROWS
   assert primitives <= allowed, primitives - allowed
 
 
@@ -149,3 +163,16 @@ def test_uint64_index_not_truncated(index_dtype, x64):
   out = dml.gather_elements(x, big, axis=0)
   np.testing.assert_array_equal(out, [5, 5])  # clamped to the last element, never element 1
   assert dml.gather_elements(x, big[:1], axis=0).dtype == np.int8
+
+
+@pytest.mark.parametrize(
+  "dtype, moved", [(np.int8, np.uint32), (np.float16, np.uint32), (np.float32, np.float32)]
+)
+def test_rows_of_narrow_lanes_move_as_words(dtype, moved):
+  """The row gather moves int8 and float16 rows as 32-bit words, and wider lanes as they are."""
+  fn = lambda x, n: dml.reverse_subsequences(x, n, axis=1)
+  x = np.zeros((2, 3, 8), dtype)
+  jaxpr = jax.make_jaxpr(fn)(x, np.ones((2, 1, 1), np.uint32))
+  gathers = [e for e in _eqns(jaxpr.jaxpr) if e.primitive.name == "gather"]
+  operands = {np.dtype(e.invars[0].aval.dtype) for e in gathers}
+  assert np.dtype(moved) in operands

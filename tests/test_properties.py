@@ -430,22 +430,33 @@ def reverse_subsequences_cases(
   rng = np.random.default_rng(seed)
   batch, in_axes = _draw_vmap(draw, 2, vmap)
   axis_sizes = np.full(lengths_shape, shape[axis])
-  # Half the cases give every lane of a row (the dimensions after axis) the same length:
-  # on the CPU that takes the row gather, the other half its lane gather.
+  # A third of the cases give every lane of a row (the dimensions after axis) the same length:
+  # on the CPU that takes the row gather, the others its lane gather. Another third pass the
+  # lengths with 1 on some dimensions (DirectML's zero strides): a row gather where all those
+  # after axis are, known from the shapes.
   first_lane = (slice(None),) * (axis + 1) + (slice(0, 1),) * (rank - axis - 1)
-  shared = draw(st.booleans())
+  form = draw(st.sampled_from(["per lane", "shared", "compact"]))
+  compact = tuple(
+    1 if d == axis or (form == "compact" and draw(st.booleans())) else n
+    for d, n in enumerate(lengths_shape)
+  )
 
   def lengths():
     drawn = _draw_indices(draw, length_dtype, axis_sizes, lengths=True, fit_32=fit_32)
-    return np.broadcast_to(drawn[first_lane], lengths_shape).copy() if shared else drawn
+    if form == "shared":
+      return np.broadcast_to(drawn[first_lane], lengths_shape).copy()
+    return drawn[tuple(slice(0, n) for n in compact)].copy()
+
+  def ref(x, n):
+    return reference.reverse_subsequences(x, np.broadcast_to(n, lengths_shape), axis=axis)
 
   examples = [(_random_data(rng, dtype, shape), lengths()) for _ in range(batch)]
   return Case(
     "REVERSE_SUBSEQUENCES",
-    {"axis": axis},
+    {"axis": axis, "lengths": form, "lengths shape": compact},
     x64,
     functools.partial(dml.reverse_subsequences, axis=axis),
-    functools.partial(reference.reverse_subsequences, axis=axis),
+    ref,
     examples,
     in_axes,
     data_args=(0,),
@@ -643,6 +654,23 @@ def test_every_type_combination_matches_reference(x64):
     assert_bitwise_equal(
       dml.join(inputs, axis=1), reference.join(inputs, axis=1), f"JOIN, {dtype.name}"
     )
+
+
+@pytest.mark.parametrize("lengths_shape", [(2, 1, 1), (2, 1, 8)], ids=["compact", "full"])
+def test_rows_of_float16_differentiate_forward_and_backward(lengths_shape):
+  """Rows of float16 move as bitcast words, which have no derivative: the tangent takes the
+  plain row gather. A reversal is its own inverse, so grad gives the reversed weights."""
+  rng = np.random.default_rng(5)
+  x = rng.integers(-8, 9, (2, 6, 8)).astype(np.float16)
+  n = np.broadcast_to(np.array([[[4]], [[9]]], np.uint32), lengths_shape)
+  f = lambda x: dml.reverse_subsequences(x, n, axis=1)
+  want = lambda v: reference.reverse_subsequences(v, np.broadcast_to(n, (2, 1, 8)), axis=1)
+  t = rng.integers(-8, 9, x.shape).astype(np.float16)
+  primal, tangent = jax.jvp(f, (x,), (t,))
+  assert_bitwise_equal(primal, want(x), "jvp primal")
+  assert_bitwise_equal(tangent, want(t), "jvp tangent")
+  grad = jax.grad(lambda x: jnp.sum(f(x).astype(np.float32) * want(t).astype(np.float32)))(x)
+  assert_bitwise_equal(grad, t, "grad: the weights reversed back")
 
 
 # --------------------------------------------------------------------------- #

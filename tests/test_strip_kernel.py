@@ -37,11 +37,12 @@ KERNEL_CASES = [
 ]
 
 
-def _lowered_for_cuda(shape, dtype, axis, *, batch=()):
+def _lowered_for_cuda(shape, dtype, axis, *, batch=(), lengths_shape=None):
   fn = lambda x, n: dml.reverse_subsequences(x, n, axis=axis)
   for _ in batch:
     fn = jax.vmap(fn)
-  lengths_shape = shape[:axis] + (1,) + shape[axis + 1 :]
+  if lengths_shape is None:
+    lengths_shape = shape[:axis] + (1,) + shape[axis + 1 :]
   args = (
     jax.ShapeDtypeStruct(batch + shape, dtype),
     jax.ShapeDtypeStruct(batch + lengths_shape, np.uint32),
@@ -133,24 +134,45 @@ def test_other_shapes_lower_for_cuda_without_it(tma):
   assert "mosaic_gpu" not in _lowered_for_cuda((2, 300, 64), np.float32, 1)
 
 
+@pytest.mark.parametrize("lengths_shape", [(2, 1, 1), (1, 1, 1)])
+def test_one_length_a_row_lowers_for_cuda_to_a_gather_with_no_run_time_check(lengths_shape, tma):
+  """Lengths with 1 after the axis (zero strides) say statically that whole rows move: XLA's
+  gather, with no kernel and no run-time check (a reduction of the lengths, then a conditional
+  whose predicate a GPU's host waits for). The platform's `case` is resolved by XLA."""
+  text = _lowered_for_cuda((2, 1024, 1024), np.float32, 1, lengths_shape=lengths_shape)
+  assert "mosaic_gpu" not in text and "stablehlo.reduce" not in text
+  assert "stablehlo.gather" in text
+  full = _lowered_for_cuda((2, 1024, 1024), np.float32, 1)
+  assert "mosaic_gpu" in full and "stablehlo.reduce" in full  # checked at run time
+
+
 def _lengths(rng, shape, axis, *, shared):
+  """Lengths of `shape`'s lanes: per lane (shared=False); one a row of lanes, by value in the
+  full tensor (True) or as an array with 1 after the axis ("compact": zero strides)."""
   lengths_shape = shape[:axis] + (1,) + shape[axis + 1 :]
   steps = shape[axis]
-  if shared:  # one length per row of lanes (by value; the tensor is still per lane)
+  if shared:
     per_row = rng.integers(0, steps + 3, shape[:axis] + (1,) * (len(shape) - axis))
-    return np.broadcast_to(per_row, lengths_shape).astype(np.uint32)
+    per_row = per_row.astype(np.uint32)
+    return per_row if shared == "compact" else np.broadcast_to(per_row, lengths_shape)
   out = rng.integers(0, steps + 3, lengths_shape).astype(np.uint32)
   out.flat[:4] = [0, 1, steps, 2**32 - 1]  # identity, identity, the whole lane, clamped
   return out
 
 
-@pytest.mark.parametrize("shared", [False, True], ids=["per-lane", "shared"])
+@pytest.mark.parametrize(
+  "shared", [False, True, "compact"], ids=["per-lane", "shared", "shared-compact"]
+)
 @pytest.mark.parametrize("shape, axis, dtype", KERNEL_CASES)
 def test_public_function_on_kernel_shapes(shape, axis, dtype, shared):
   rng = np.random.default_rng(7)
   x = _data(rng, dtype, shape)
+  lengths_shape = shape[:axis] + (1,) + shape[axis + 1 :]
+  expect = lambda x, n: reference.reverse_subsequences(
+    x, np.broadcast_to(n, lengths_shape), axis=axis
+  )
   n = _lengths(rng, shape, axis, shared=shared)
-  want = reference.reverse_subsequences(x, n, axis=axis)
+  want = expect(x, n)
   np.testing.assert_array_equal(dml.reverse_subsequences(x, n, axis=axis), want)
   jitted = jax.jit(lambda x, n: dml.reverse_subsequences(x, n, axis=axis))
   np.testing.assert_array_equal(jitted(x, n), want)
@@ -159,9 +181,7 @@ def test_public_function_on_kernel_shapes(shape, axis, dtype, shared):
     np.stack([x, x[::-1]]), np.stack([n, other])
   )
   np.testing.assert_array_equal(batched[0], want)
-  np.testing.assert_array_equal(
-    batched[1], reference.reverse_subsequences(x[::-1], other, axis=axis)
-  )
+  np.testing.assert_array_equal(batched[1], expect(x[::-1], other))
 
 
 def test_gradient_on_kernel_shapes_is_the_same_reversal():

@@ -1859,6 +1859,33 @@ def test_functional_reverse_subsequences_validates_like_the_descriptor():
     dml.reverse_subsequences(x, np.zeros((1, 1, 3, 4), np.uint32), axis=3)
 
 
+@pytest.mark.parametrize(
+  "lengths_shape, strides",
+  [((2, 1, 1, 1), (1, 1, 0, 0)), ((1, 1, 3, 4), (0, 12, 4, 1)), ((2, 1, 1, 4), (4, 4, 0, 1))],
+)
+def test_functional_lengths_with_1_on_a_dimension_are_zero_strides(lengths_shape, strides):
+  """A lengths array with 1 where the input has more shares one length across that
+  dimension: the descriptor has DirectML's sizes, with stride 0 there."""
+  x = np.zeros((2, 5, 3, 4), np.float32)
+  full = T("UINT32", (2, 1, 3, 4), strides=strides)
+  desc = dml.ReverseSubsequencesDesc(T("FLOAT32", x.shape), full, axis=1)
+  assert not desc.violations("6_4")
+  with pytest.raises(DmlValidationError) as info:  # FL 2_0 predates the operator
+    dml.reverse_subsequences(x, np.zeros(lengths_shape, np.uint32), axis=1, feature_level="2_0")
+  assert info.value.violations == desc.violations("2_0")
+  assert any("SequenceLengthsTensor" not in v.field for v in info.value.violations)
+
+
+@pytest.mark.parametrize("lengths_shape", [(2, 1, 2, 4), (2, 2, 3, 4), (2, 1, 3), (1, 5, 1, 1)])
+def test_functional_lengths_of_other_shapes_are_rejected(lengths_shape):
+  """Only 1 may stand for a larger size, and never on the axis (which must be 1)."""
+  x = np.zeros((2, 5, 3, 4), np.float32)
+  with pytest.raises(DmlValidationError, match="SequenceLengthsTensor") as info:
+    dml.reverse_subsequences(x, np.zeros(lengths_shape, np.uint32), axis=1)
+  if len(lengths_shape) == 4:
+    assert "Strides 0" in str(info.value)  # the hint: how to share a length
+
+
 def test_functional_join_validates_like_the_descriptor():
   with pytest.raises(
     DmlValidationError,

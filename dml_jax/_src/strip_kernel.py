@@ -45,6 +45,8 @@ import jax
 import numpy as np
 from jax import lax
 
+from dml_jax._src.words import Words
+
 _SECTOR_BYTES = 32  # DRAM's unit of access
 _STRIP_BYTES = (128, 64, _SECTOR_BYTES)  # a strip's row, widest first: wider rows are faster
 _BOX_ROWS = 256  # a TMA copy spans at most 256 elements along a dimension
@@ -88,37 +90,11 @@ class _Plan(NamedTuple):
   late: int
 
 
-class _Words(NamedTuple):
-  """What a thread moves at once: a word of `nbytes` holding `lanes` lanes of `itemsize` bytes,
-  lane j in its bits [j * bits, (j + 1) * bits). The kernel sees the input as words (TMA takes
-  no float64 either: it moves their bits)."""
-
-  itemsize: int
-  nbytes: int
-
-  @property
-  def lanes(self) -> int:
-    return self.nbytes // self.itemsize
-
-  @property
-  def bits(self) -> int:
-    return 8 * self.itemsize
-
-  def pack(self, x: jax.Array) -> jax.Array:
-    """(..., inner) lanes as (..., inner / lanes) words."""
-    x = lax.bitcast_convert_type(x, np.dtype(f"uint{self.bits}"))
-    if self.lanes > 1:
-      x = x.reshape(*x.shape[:-1], x.shape[-1] // self.lanes, self.lanes)
-    return lax.bitcast_convert_type(x, np.dtype(f"uint{8 * self.nbytes}"))
-
-  def unpack(self, words: jax.Array, dtype: np.dtype) -> jax.Array:
-    x = lax.bitcast_convert_type(words, np.dtype(f"uint{self.bits}"))
-    return lax.bitcast_convert_type(x, dtype)  # (..., words, lanes): the caller reshapes
-
-
-def _words(itemsize: int) -> _Words:
-  """Words of `_WORD_BYTES`, or single lanes where those are wider (read at trace time)."""
-  return _Words(itemsize, max(_WORD_BYTES, itemsize))
+def _words(itemsize: int) -> Words:
+  """What a thread moves at once: words of `_WORD_BYTES`, or single lanes where those are
+  wider (read at trace time). The kernel sees every input as unsigned words (TMA takes no
+  float64 either: it moves their bits)."""
+  return Words(itemsize, max(_WORD_BYTES, itemsize))
 
 
 def _plan(shape: tuple[int, ...], itemsize: int, axis: int) -> _Plan | None:
@@ -269,7 +245,7 @@ class _Ints(NamedTuple):
     return [v if v.type == index else arith.index_castui(index, v) for v in values]
 
 
-def _thread_view(width: int, words: _Words, ints: _Ints):
+def _thread_view(width: int, words: Words, ints: _Ints):
   """Mosaic GPU code shared by the exchanges. Thread `i` owns word `i % width` of rows
   `i // width + k * (threads / width)`: `start(lengths)` gives its word, `rows(begin, end)` (its
   rows in [begin, end)) and `sources(row)` (for each of the word's lanes, the row that lane of
@@ -302,7 +278,7 @@ def _thread_view(width: int, words: _Words, ints: _Ints):
   return start
 
 
-def _lane_masks(strip, words: _Words):
+def _lane_masks(strip, words: Words):
   """Mosaic GPU code: each lane's bits of a word of `strip`, as constants (None: a lane a word)."""
   from jax._src.lib.mlir import ir
   from jax._src.lib.mlir.dialects import arith
@@ -349,7 +325,7 @@ def _zero(like):
   return arith.constant(like.type, ir.IntegerAttr.get(like.type, 0))
 
 
-def _gather_strip(plgpu, steps: int, width: int, words: _Words, ints: _Ints):
+def _gather_strip(plgpu, steps: int, width: int, words: Words, ints: _Ints):
   """The exchange, as Mosaic GPU code (threads laid out as in `_thread_view`): every thread
   reads each of its rows' mirrored sources from the strip in shared memory (the row itself past
   a lane's length) and stores the word to the output. A warp's stores cover whole rows of the
@@ -366,7 +342,7 @@ def _gather_strip(plgpu, steps: int, width: int, words: _Words, ints: _Ints):
   return gather
 
 
-def _late_pass(plgpu, steps: int, late: int, width: int, words: _Words, ints: _Ints):
+def _late_pass(plgpu, steps: int, late: int, width: int, words: Words, ints: _Ints):
   """The exchange of a strip held all but its last `late` rows, as two pieces of Mosaic GPU code.
 
   Output row t reads input row t or, mirrored, a row below `steps - t`. So with rows

@@ -21,9 +21,11 @@ from dml_jax._src.dtypes import ALL_DATA, UP_TO_32_BIT, DataType
 from dml_jax._src.errors import Checker
 from dml_jax._src.feature_level import FeatureLevel, SupportTable, support
 from dml_jax._src.ops import _base
-from dml_jax._src.tensor_desc import TensorDesc
+from dml_jax._src.tensor_desc import TensorDesc, packed_strides
+from dml_jax._src.words import Words
 
 _UINT32 = (DataType.UINT32,)
+_ROW_WORD_BYTES = 4  # rows of narrower lanes move as words of this many bytes
 _SUPPORT = SupportTable(
   "REVERSE_SUBSEQUENCES",
   {
@@ -95,12 +97,14 @@ class ReverseSubsequencesDesc(_base.OperatorDesc):
     tensors = [("SequenceLengthsTensor", lengths)]
     ranks_ok = _base.check_same_rank(check, ("InputTensor", data), *tensors)
     if _base.check_axis(check, "Axis", self.axis, data.dimension_count) and ranks_ok:
-      expected = data.sizes[: self.axis] + (1,) + data.sizes[self.axis + 1 :]
+      expected = _lengths_sizes(data.sizes, self.axis)
       check.expect(
         lengths.sizes == expected,
         "SequenceLengthsTensor.Sizes",
         f"must be InputTensor.Sizes with 1 on Axis: {_base._sizes(expected)}",
         lengths.sizes,
+        hint="to share a length across dimensions, give them Strides 0; the functional API"
+        " does so for a lengths array with 1 there",
       )
 
   def lower(self, input: jax.Array, sequence_lengths: jax.Array) -> jax.Array:
@@ -111,6 +115,10 @@ class ReverseSubsequencesDesc(_base.OperatorDesc):
     lanes = functools.partial(_reverse_lanes, axis=self.axis)
     if math.prod(input.shape[self.axis + 1 :]) <= 1:  # lanes are single elements: no rows
       return lanes(input, lengths)
+    if all(n == 1 for n in lengths.shape[self.axis + 1 :]):  # one length a row (zero strides)
+      lengths = jnp.broadcast_to(lengths, input.shape[: self.axis] + lengths.shape[self.axis :])
+      return _reverse_rows(input, lengths, self.axis)
+    lengths = jnp.broadcast_to(lengths, _lengths_sizes(input.shape, self.axis))
     cpu = functools.partial(_reverse_lanes_or_rows, axis=self.axis)
     if strip_kernel.applies(input.shape, input.dtype, self.axis):
       gpu = functools.partial(_reverse_lanes_or_strips, axis=self.axis)
@@ -132,9 +140,35 @@ def _reverse_lanes(input: jax.Array, lengths: jax.Array, axis: int) -> jax.Array
   return indexing.gather_along_axis(input, lax.select(position < lengths, mirrored, position), axis)
 
 
+@functools.partial(jax.custom_jvp, nondiff_argnums=(2,))
 def _reverse_rows(input: jax.Array, lengths: jax.Array, axis: int) -> jax.Array:
   """The same when every lane of a row (the dimensions after `axis`) has one length: whole
-  rows gathered by the first lane's source positions."""
+  rows gathered by the first lane's source positions. Rows of narrow types move as 32-bit
+  words (XLA's gather moves an element a thread: int8 rows ran at 0.55 of a copy on an H100);
+  the tangent moves unpacked, since a bitcast has no transpose."""
+  rows = input.reshape(input.shape[: axis + 1] + (math.prod(input.shape[axis + 1 :]),))
+  words = _row_words(rows)
+  if words is None:
+    return _gather_rows(rows, lengths, axis).reshape(input.shape)
+  out = _gather_rows(words.pack(rows), lengths, axis)
+  return words.unpack(out, input.dtype).reshape(input.shape)
+
+
+@_reverse_rows.defjvp
+def _reverse_rows_jvp(axis, primals, tangents):
+  input, lengths = primals
+  return _reverse_rows(input, lengths, axis), _gather_rows(tangents[0], lengths, axis)
+
+
+def _row_words(rows: jax.Array) -> Words | None:
+  """32-bit words of 2 or 4 lanes where a row of narrow lanes holds whole words, else None."""
+  itemsize = rows.dtype.itemsize
+  if itemsize < _ROW_WORD_BYTES and rows.shape[-1] * itemsize % _ROW_WORD_BYTES == 0:
+    return Words(itemsize, _ROW_WORD_BYTES)
+  return None
+
+
+def _gather_rows(input: jax.Array, lengths: jax.Array, axis: int) -> jax.Array:
   leading = input.shape[:axis]
   first = lengths.reshape(leading + (-1,))[..., :1]
   position = lax.broadcasted_iota(lengths.dtype, leading + (input.shape[axis],), axis)
@@ -158,11 +192,13 @@ def _reverse_lanes_or_rows(input: jax.Array, lengths: jax.Array, axis: int) -> j
 
 def _reverse_lanes_or_strips(input: jax.Array, lengths: jax.Array, axis: int) -> jax.Array:
   """The lowering on CUDA GPUs with TMA: where the lanes of every row share one length (checked
-  at run time, as on the CPU), XLA's gather reads whole rows at copy speed; otherwise the
-  strip kernel, which stages strips of lanes over the axis in shared memory (`strip_kernel`)."""
+  at run time, as on the CPU), XLA's gather of whole rows runs at copy speed; otherwise the
+  strip kernel, which stages strips of lanes over the axis in shared memory (`strip_kernel`).
+  The check's predicate reaches the host before either runs; lengths with 1 after the axis
+  say it from the shapes (`lower`)."""
   return lax.cond(
     _lanes_share_lengths(input, lengths, axis),
-    functools.partial(_reverse_lanes, axis=axis),
+    functools.partial(_reverse_rows, axis=axis),
     functools.partial(strip_kernel.reverse_lanes, axis=axis),
     input,
     lengths,
@@ -181,14 +217,17 @@ def reverse_subsequences(
 
   `sequence_lengths` has the input's shape with size 1 on `axis` (one length
   per lane). A length above the axis size reverses the whole lane; 0 and 1
-  leave it unchanged; elements past the length are copied in place.
+  leave it unchanged; elements past the length are copied in place. Size 1 on
+  another dimension shares one length across it (DirectML's stride 0): with 1
+  on every dimension after `axis`, whole rows move, known from the shapes.
 
   Unlike ONNX ReverseSequence the lengths are not a 1-D batch vector, and any
   axis may be reversed; unlike ``jnp.flip`` only a prefix of each lane moves.
 
   Args:
     input: InputTensor.
-    sequence_lengths: SequenceLengthsTensor (uint32; uint64 from FL 5_0).
+    sequence_lengths: SequenceLengthsTensor (uint32; uint64 from FL 5_0), or
+      an array with 1 where a length is shared (zero strides).
     axis: Axis, in [0, input.ndim).
     feature_level: the DML_FEATURE_LEVEL to validate against (default newest).
 
@@ -205,6 +244,15 @@ def reverse_subsequences(
     >>> reverse_subsequences(x, np.array([[3], [9]], np.uint32), axis=1)
     Array([[2, 1, 0, 3],
            [7, 6, 5, 4]], dtype=int32)
+
+    One length per batch entry, shared across the last axis:
+
+    >>> rows = np.arange(8, dtype=np.int32).reshape(1, 4, 2)
+    >>> reverse_subsequences(rows, np.array([[[3]]], np.uint32), axis=1)[0]
+    Array([[4, 5],
+           [2, 3],
+           [0, 1],
+           [6, 7]], dtype=int32)
   """
   input, lengths, types = _base.input_and_indices(input, sequence_lengths, "SequenceLengthsTensor")
   level = _base.as_level(feature_level)
@@ -213,8 +261,28 @@ def reverse_subsequences(
 
 def _describe_reverse_subsequences(types, shapes, axis) -> ReverseSubsequencesDesc:
   return ReverseSubsequencesDesc(
-    TensorDesc(types[0], shapes[0]), TensorDesc(types[1], shapes[1]), axis=axis
+    TensorDesc(types[0], shapes[0]), _lengths_desc(types[1], shapes, axis), axis=axis
   )
+
+
+def _lengths_sizes(input_sizes: tuple[int, ...], axis: int) -> tuple[int, ...]:
+  """SequenceLengthsTensor.Sizes: the input's with 1 on `axis`."""
+  return input_sizes[:axis] + (1,) + input_sizes[axis + 1 :]
+
+
+def _lengths_desc(data_type: DataType, shapes: tuple, axis: int) -> TensorDesc:
+  """The SequenceLengthsTensor of a lengths array. An array with 1 where the input's sizes (1 on
+  `axis`) are larger describes them with zero strides there, DirectML's way of sharing one
+  length (per batch entry, say); any other shape is taken as given, for validation to judge."""
+  input_shape, shape = shapes
+  if not (isinstance(axis, int) and 0 <= axis < len(input_shape) == len(shape)):
+    return TensorDesc(data_type, shape)
+  sizes = _lengths_sizes(input_shape, axis)
+  if shape == sizes or any(n not in (1, size) for n, size in zip(shape, sizes, strict=True)):
+    return TensorDesc(data_type, shape)
+  packed = packed_strides(shape)
+  strides = tuple(0 if n != size else d for n, size, d in zip(shape, sizes, packed, strict=True))
+  return TensorDesc(data_type, sizes, strides=strides)
 
 
 _reverse_subsequences = _base.operator_function(
