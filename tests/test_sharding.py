@@ -23,5 +23,5 @@ def test_operators_on_arrays_sharded_over_8_devices():
     timeout=300,
   )
   assert result.returncode == 0, result.stdout + result.stderr
-  assert result.stdout.splitlines()[-1] == "20 passed, 0 failed"
+  assert result.stdout.splitlines()[-1] == "22 passed, 0 failed"
   assert "over 8 cpu devices" in result.stdout

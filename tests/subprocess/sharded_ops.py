@@ -117,6 +117,18 @@ def main():
         reference.reverse_subsequences(x, lengths, axis=1),
       )
     )
+  # One length per batch entry, as an (n, 1, 1) array (zero strides): the row gather, with the
+  # batch sharded and then the rows' lanes.
+  per_batch = rng.integers(0, 3 * n, (n, 1, 1)).astype(np.uint32)
+  for shard in (0, 2):
+    cases.append(
+      (
+        f"reverse_subsequences, (n, 1, 1) lengths, sharded on axis {shard}",
+        lambda a, b: dml.reverse_subsequences(a, b, axis=1),
+        [(x, shard), (per_batch, 0)],
+        reference.reverse_subsequences(x, np.broadcast_to(per_batch, (n, 1, n)), axis=1),
+      )
+    )
   # Shapes that take the strip kernel on an H100: 8 float32 lanes a strip over 256 steps, and
   # 16 lanes over 4096 steps, held all but the last 512 (the same strips after sharding)
   for shape in [(n, 256, 16), (n, 4096, 32)]:
