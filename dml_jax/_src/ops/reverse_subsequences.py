@@ -169,6 +169,8 @@ def _row_words(rows: jax.Array) -> Words | None:
 
 
 def _gather_rows(input: jax.Array, lengths: jax.Array, axis: int) -> jax.Array:
+  """`input`'s rows (everything after `axis`, moved whole) from the sources that the first
+  lane's length of each row gives."""
   leading = input.shape[:axis]
   first = lengths.reshape(leading + (-1,))[..., :1]
   position = lax.broadcasted_iota(lengths.dtype, leading + (input.shape[axis],), axis)
