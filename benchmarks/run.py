@@ -807,18 +807,24 @@ def gather_nd1_case(sizes: Sizes, rng) -> Case:
   )
 
 
-def reverse_case(
-  sizes: Sizes, rng, *, lengths: str = "per lane", dtype=np.float32, suffix=""
-) -> Case:
-  """`lengths`: "per lane" (random), "equal" (one per batch entry, repeated across the last
+# REVERSE_SUBSEQUENCES's lengths: form -> (case name suffix, how they are drawn)
+_REVERSE_LENGTHS = {
+  "per lane": ("", "random per lane"),
+  "equal": ("_equal", "equal across the last axis"),
+  "per batch": ("_per_batch", "per batch"),
+}
+
+
+def reverse_case(sizes: Sizes, rng, *, form: str = "per lane", dtype=np.float32, suffix="") -> Case:
+  """`form`: "per lane" (random), "equal" (one per batch entry, repeated across the last
   axis: DirectML's full lengths tensor) or "per batch" (the same as a (batch, 1, 1) array,
   which the functional API describes with zero strides)."""
   batch, steps, features = shape = sizes.reverse
-  kind = lengths
-  equal = kind != "per lane"
+  name_suffix, said = _REVERSE_LENGTHS[form]
+  equal = form != "per lane"
   if equal:  # one length per batch entry
     per_batch = rng.integers(0, steps + 1, (batch, 1, 1), dtype=np.uint32)
-    full = (batch, 1, features) if kind == "equal" else (batch, 1, 1)
+    full = (batch, 1, features) if form == "equal" else (batch, 1, 1)
     lengths = np.ascontiguousarray(np.broadcast_to(per_batch, full))
   else:
     lengths = rng.integers(0, steps + 1, (batch, 1, features), dtype=np.uint32)
@@ -879,14 +885,11 @@ def reverse_case(
       " (1-D sequence_lens), not one per lane"
     )
   short = _SHORT[np.dtype(dtype).name]
-  said = {"per lane": "random per lane", "equal": "equal across the last axis"}.get(kind, kind)
   return Case(
-    name="reverse_subsequences"
-    + {"per lane": "", "equal": "_equal"}.get(kind, "_per_batch")
-    + suffix,
+    name=f"reverse_subsequences{name_suffix}{suffix}",
     op="REVERSE_SUBSEQUENCES",
     dtype=np.dtype(dtype).name,
-    shape=f"{_tuple(shape)} L{_tuple(host[1].shape)}{' eq' if kind == 'equal' else ''} ax1",
+    shape=f"{_tuple(shape)} L{_tuple(host[1].shape)}{' eq' if form == 'equal' else ''} ax1",
     description=f"REVERSE_SUBSEQUENCES of {short} {shape} along axis 1, uint32 lengths"
     f" {host[1].shape} in [0, {steps}], {said}",
     bytes_moved=2 * math.prod(shape) * itemsize + host[1].nbytes,
@@ -927,8 +930,8 @@ CASES: dict[str, Callable[[Sizes, Any], Case]] = {
   "gather_nd": gather_nd_case,
   "gather_nd1": gather_nd1_case,
   "reverse_subsequences": lambda s, k: reverse_case(s, k),
-  "reverse_subsequences_equal": lambda s, k: reverse_case(s, k, lengths="equal"),
-  "reverse_subsequences_per_batch": lambda s, k: reverse_case(s, k, lengths="per batch"),
+  "reverse_subsequences_equal": lambda s, k: reverse_case(s, k, form="equal"),
+  "reverse_subsequences_per_batch": lambda s, k: reverse_case(s, k, form="per batch"),
   "reverse_subsequences_i8": lambda s, k: reverse_case(s, k, dtype=np.int8, suffix="_i8"),
 }
 
