@@ -6,8 +6,10 @@ neither is faster than its best peer. Question: do bulk copies through shared me
 loads of whole tiles, TMA stores of them, no thread touching the data) beat both?
 
 - JOIN of 4 x (4096, 8192) float32 along axis 0 and axis 1: every input seen as
-  (outer, rows, 256) and copied in tiles of (1, rows_per_tile, 256) into the output seen the
-  same way; each thread block copies `tiles` tiles, all loads issued before the first store.
+  (outer, rows, 256) and copied in tiles of `tile_rows` rows of 256 (KiB of float32; a tile
+  spans several outer indices where an input has fewer rows than that) into the output seen
+  the same way; each thread block copies `tiles` tiles, all loads issued before the first
+  store (the inputs must share one width, as in the benchmark).
 - GATHER_ND rows: 65536 random rows of 256 float32 from a (1048576, 256) table; each block
   loads its rows' numbers, issues one TMA load a row, then one TMA store of all of them. Then
   the same count of rows in order, and a plain copy of as many bytes.
