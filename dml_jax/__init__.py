@@ -18,9 +18,14 @@ from dml_jax._src.errors import Violation as Violation
 from dml_jax._src.explain import explain as explain
 from dml_jax._src.explain import explain_html as explain_html
 from dml_jax._src.feature_level import FeatureLevel as FeatureLevel
-from dml_jax._src.ops._base import OperatorDesc as OperatorDesc
+from dml_jax._src.descriptor import OperatorDesc as OperatorDesc
+from dml_jax._src.errors import DmlError as DmlError
+from dml_jax._src.errors import UnknownOperatorError as UnknownOperatorError
+from dml_jax._src.fields import DmlField as DmlField
+from dml_jax._src.fields import FieldKind as FieldKind
 from dml_jax._src.ops.gather_elements import GatherElementsDesc as GatherElementsDesc
 from dml_jax._src.ops.gather_elements import gather_elements as gather_elements
+from dml_jax._src.ops.gather_nd import GatherNd1Desc as GatherNd1Desc
 from dml_jax._src.ops.gather_nd import GatherNdDesc as GatherNdDesc
 from dml_jax._src.ops.gather_nd import gather_nd as gather_nd
 from dml_jax._src.ops.join import JoinDesc as JoinDesc
