@@ -41,11 +41,13 @@ class Case:
   expected: Callable[[], np.ndarray]  # the NumPy reference's output
 
 
+GATHER_ND_DESCS = (dml.GatherNdDesc, dml.GatherNd1Desc)
+
+
 def _table(desc_type, level, batched=False):
-  probe = desc_type.__new__(desc_type)
-  if desc_type is dml.GatherNdDesc:
-    object.__setattr__(probe, "batch_dimension_count", int(batched))
-  return probe.SUPPORT.at(level)
+  if desc_type is dml.GatherNdDesc and batched:
+    desc_type = dml.GatherNd1Desc
+  return desc_type.SUPPORT.at(level)
 
 
 def _rank_range(table, level):
@@ -146,9 +148,11 @@ def gather_nd_case(draw):
   x = _data(draw, data_type, in_sizes)
   i = _indices(draw, index_type, idx_sizes, lambda pos: logical_in[b + pos[-1]])
   kwargs = dict(input_dimension_count=m, indices_dimension_count=q, batch_dimension_count=b)
-  desc = dml.GatherNdDesc(
-    TensorDesc(data_type, in_sizes), TensorDesc(index_type, idx_sizes), **kwargs
-  )
+  tensors = TensorDesc(data_type, in_sizes), TensorDesc(index_type, idx_sizes)
+  if b:
+    desc = dml.GatherNd1Desc(*tensors, **kwargs)
+  else:
+    desc = dml.GatherNdDesc(*tensors, input_dimension_count=m, indices_dimension_count=q)
   return Case(
     desc,
     level,
@@ -249,7 +253,7 @@ def _second(desc):
 def _mutations(desc, level, draw):
   """Yields (name, mutant descriptor, field the error must name)."""
   table = desc.SUPPORT.at(level)
-  inputs = list(desc._inputs())
+  inputs = list(desc.dml_inputs())
   name, row, tensor = inputs[0]
   n = tensor.dimension_count
   # Forbidden data types per role at this level.
@@ -337,7 +341,7 @@ def _with_rank(desc, rank):
   changes = {"input_tensor": fit(desc.input_tensor)}
   second = _second(desc)
   changes[second[1]] = fit(second[2])
-  if isinstance(desc, dml.GatherNdDesc):
+  if isinstance(desc, GATHER_ND_DESCS):
     changes.update(
       input_dimension_count=None, indices_dimension_count=None, batch_dimension_count=0
     )
@@ -351,7 +355,12 @@ def _rebuild(desc, changes):
   fields.update(changes)
   if "output_tensor" in fields:
     fields["output_tensor"] = None
-  return type(desc)(**fields)
+  desc_type = type(desc)
+  if isinstance(desc, GATHER_ND_DESCS):  # the batch count picks GATHER_ND or GATHER_ND1
+    b = fields.pop("batch_dimension_count", 0)
+    desc_type = dml.GatherNd1Desc if b else dml.GatherNdDesc
+    fields.update({"batch_dimension_count": b} if b else {})
+  return desc_type(**fields)
 
 
 def _operator_mutations(desc, level, draw):
@@ -381,12 +390,12 @@ def _operator_mutations(desc, level, draw):
       ),
       "IndicesTensor.DimensionCount",
     )
-  elif isinstance(desc, dml.GatherNdDesc):
+  elif isinstance(desc, GATHER_ND_DESCS):
     n, m, q, b = (
       desc.input_tensor.dimension_count,
       desc.input_dimension_count,
       desc.indices_dimension_count,
-      desc.batch_dimension_count,
+      getattr(desc, "batch_dimension_count", 0),
     )
     yield (
       "input count",

@@ -59,7 +59,7 @@ def checked(fn: _Fn) -> _Fn:
     >>> dml.checked(f)(x, np.array([0, 3], np.int32))
     Traceback (most recent call last):
     ...
-    dml_jax._src.checked.DmlIndexError: dml.GATHER_ELEMENTS: IndicesTensor[1] = 3 is out of range for InputTensor.Sizes[0] = 3 (signed indices must be in [-3, 3))
+    dml_jax.DmlIndexError: dml.GATHER_ELEMENTS: IndicesTensor[1] = 3 is out of range for InputTensor.Sizes[0] = 3 (signed indices must be in [-3, 3))
   """
 
   @functools.wraps(fn)

@@ -328,7 +328,7 @@ class GatherNd1Desc(_GatherNdRules):
     >>> desc = GatherNd1Desc(TensorDesc("FLOAT32", (2, 2, 2)), TensorDesc("UINT32", (2, 1, 1)),
     ...                      batch_dimension_count=1)
     >>> print(desc)
-    DML_OPERATOR_GATHER_ND1(InputTensor=FLOAT32[2,2,2], IndicesTensor=UINT32[2,1,1], InputDimensionCount=3, IndicesDimensionCount=3, BatchDimensionCount=1) -> FLOAT32[1,2,2]
+    DML_OPERATOR_GATHER_ND1(InputTensor=FLOAT32[2,2,2], IndicesTensor=UINT32[2,1,1], InputDimensionCount=3, IndicesDimensionCount=3, BatchDimensionCount=1) -> FLOAT32[2,1,2]
   """
 
   OPERATOR = "GATHER_ND1"
@@ -353,7 +353,10 @@ class GatherNd1Desc(_GatherNdRules):
 
   def _operator_note(self) -> str:
     if self.batch_dimension_count:
-      return f"BatchDimensionCount {self.batch_dimension_count} > 0: DML_OPERATOR_GATHER_ND1 (from FL 3_0)."
+      return (
+        f"BatchDimensionCount {self.batch_dimension_count} > 0 makes this"
+        f" DML_OPERATOR_GATHER_ND1 (from FL 3_0)."
+      )
     return (
       "DML_OPERATOR_GATHER_ND1 (from FL 3_0) with BatchDimensionCount 0 computes what"
       " GATHER_ND (from FL 2_1) does."
