@@ -19,15 +19,10 @@ from hypothesis import strategies as st
 
 import dml_jax as dml
 from dml_jax import DataType, FeatureLevel, TensorDesc
-from dml_jax._src import reference
+from dml_jax._src import reference, registry
 
-OPERATORS = ("GATHER_ELEMENTS", "GATHER_ND", "REVERSE_SUBSEQUENCES", "JOIN")
-DESCS = {
-  "GATHER_ELEMENTS": dml.GatherElementsDesc,
-  "GATHER_ND": dml.GatherNdDesc,
-  "REVERSE_SUBSEQUENCES": dml.ReverseSubsequencesDesc,
-  "JOIN": dml.JoinDesc,
-}
+DESCS = dict(registry.operators())
+OPERATORS = tuple(DESCS)
 
 
 @dataclasses.dataclass
@@ -44,9 +39,7 @@ class Case:
 GATHER_ND_DESCS = (dml.GatherNdDesc, dml.GatherNd1Desc)
 
 
-def _table(desc_type, level, batched=False):
-  if desc_type is dml.GatherNdDesc and batched:
-    desc_type = dml.GatherNd1Desc
+def _table(desc_type, level):
   return desc_type.SUPPORT.at(level)
 
 
@@ -57,9 +50,9 @@ def _rank_range(table, level):
 
 
 @st.composite
-def levels(draw, op, batched=False):
+def levels(draw, op):
   desc_type = DESCS[op]
-  return draw(st.sampled_from([lv for lv in FeatureLevel if _table(desc_type, lv, batched)]))
+  return draw(st.sampled_from([lv for lv in FeatureLevel if _table(desc_type, lv)]))
 
 
 def _data(draw, data_type: DataType, shape):
@@ -128,10 +121,11 @@ def gather_elements_case(draw):
 
 
 @st.composite
-def gather_nd_case(draw):
-  batched = draw(st.booleans())
-  level = draw(levels("GATHER_ND", batched))
-  table = _table(dml.GatherNdDesc, level, batched)
+def gather_nd_case(draw, op="GATHER_ND"):
+  """GATHER_ND, or GATHER_ND1 with or without batch dimensions."""
+  batched = op == "GATHER_ND1" and draw(st.booleans())
+  level = draw(levels(op))
+  table = DESCS[op].SUPPORT.at(level)
   low, high = _rank_range(table, level)
   n = draw(st.integers(max(low, 2 if batched else 1), high))
   data_type = draw(st.sampled_from(table["InputTensor"].data_types))
@@ -149,7 +143,7 @@ def gather_nd_case(draw):
   i = _indices(draw, index_type, idx_sizes, lambda pos: logical_in[b + pos[-1]])
   kwargs = dict(input_dimension_count=m, indices_dimension_count=q, batch_dimension_count=b)
   tensors = TensorDesc(data_type, in_sizes), TensorDesc(index_type, idx_sizes)
-  if b:
+  if op == "GATHER_ND1":
     desc = dml.GatherNd1Desc(*tensors, **kwargs)
   else:
     desc = dml.GatherNdDesc(*tensors, input_dimension_count=m, indices_dimension_count=q)
@@ -214,6 +208,7 @@ def join_case(draw):
 VALID = {
   "GATHER_ELEMENTS": gather_elements_case,
   "GATHER_ND": gather_nd_case,
+  "GATHER_ND1": lambda: gather_nd_case(op="GATHER_ND1"),
   "REVERSE_SUBSEQUENCES": reverse_subsequences_case,
   "JOIN": join_case,
 }

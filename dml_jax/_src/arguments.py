@@ -60,7 +60,10 @@ def tensor_operands(
 ) -> tuple[Sequence[Any], tuple[DataType, ...] | None]:
   """The arrays of a functional call, one per input tensor of `desc_type` (flattened), and
   their DataTypes (None where they are the arrays' own: see the module docstring)."""
-  if all(type(x) in _ARRAY_TYPES for x in values):  # the eager fast path
+  for x in values:  # the eager fast path: a loop, cheaper than all() on a generator
+    if type(x) not in _ARRAY_TYPES:
+      break
+  else:
     return values, None
   arrays, types = operands(*((x, *role) for x, role in zip(values, roles(desc_type, len(values)), strict=True)))
   return arrays, _unless_own(types, arrays)

@@ -30,6 +30,7 @@ from dml_jax._src.fields import FieldKind, dml_fields
 from dml_jax._src.fixtures import Fixture, FixtureTensor, load_fixtures
 from dml_jax._src.tensor_desc import TensorDesc
 
+
 def _tensor(t: FixtureTensor) -> TensorDesc:
   return TensorDesc(t.data_type, t.sizes)
 

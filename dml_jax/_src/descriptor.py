@@ -3,8 +3,8 @@
 An operator module defines a frozen dataclass subclassing `OperatorDesc`, with
 DirectML's fields declared by `dml_field` (name and kind), and provides:
 
-- `OPERATOR` (DirectML's name without DML_OPERATOR_) and `SUPPORT` (its
-  tensor-support tables per feature level);
+- `OPERATOR` (DirectML's name without DML_OPERATOR_), `SUPPORT` (its
+  tensor-support tables per feature level) and `FUNCTION` (its functional API);
 - `infer_output()` (or `infer_outputs()` for several outputs): the OutputTensor
   DirectML expects, or None where the fields define none;
 - `check_rules(check)`: its own and its cross-tensor rules;
@@ -43,6 +43,9 @@ class OperatorDesc:
   """DirectML's operator name without the DML_OPERATOR_ prefix."""
   SUPPORT: ClassVar[SupportTable]
   """The operator's tensor-support tables, by the level each applies from."""
+  FUNCTION: ClassVar[str]
+  """The functional API's name in `dml_jax` (gather_nd for GATHER_ND and GATHER_ND1); it
+  takes the input arrays by their fixture roles and the attributes by their field names."""
   OUTPUT_DATA_TYPE_FROM: ClassVar[str | None] = None
   """The DML field whose DataType every output has; None: the first input tensor."""
 

@@ -43,7 +43,6 @@ from dml_jax._src.feature_level import FeatureLevel
 from dml_jax._src.tensor_desc import TensorDesc
 
 
-
 @dataclasses.dataclass
 class _Section:
   title: str

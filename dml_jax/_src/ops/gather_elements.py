@@ -61,6 +61,7 @@ class GatherElementsDesc(OperatorDesc):
 
   OPERATOR = "GATHER_ELEMENTS"
   SUPPORT = _SUPPORT
+  FUNCTION = "gather_elements"
 
   input_tensor: TensorDesc = dml_field("InputTensor", FieldKind.TENSOR)
   indices_tensor: TensorDesc = dml_field("IndicesTensor", FieldKind.TENSOR, index=True)

@@ -271,6 +271,7 @@ class GatherNdDesc(_GatherNdRules):
 
   OPERATOR = "GATHER_ND"
   SUPPORT = _GATHER_ND_SUPPORT
+  FUNCTION = "gather_nd"
 
   input_tensor: TensorDesc = dml_field("InputTensor", FieldKind.TENSOR)
   indices_tensor: TensorDesc = dml_field("IndicesTensor", FieldKind.TENSOR, index=True)
@@ -333,6 +334,7 @@ class GatherNd1Desc(_GatherNdRules):
 
   OPERATOR = "GATHER_ND1"
   SUPPORT = _GATHER_ND1_SUPPORT
+  FUNCTION = "gather_nd"
 
   input_tensor: TensorDesc = dml_field("InputTensor", FieldKind.TENSOR)
   indices_tensor: TensorDesc = dml_field("IndicesTensor", FieldKind.TENSOR, index=True)

@@ -61,6 +61,7 @@ class JoinDesc(OperatorDesc):
 
   OPERATOR = "JOIN"
   SUPPORT = _SUPPORT
+  FUNCTION = "join"
 
   input_tensors: tuple[TensorDesc, ...] = dml_field("InputTensors", FieldKind.TENSOR_ARRAY)
   axis: int = dml_field("Axis", FieldKind.UINT)

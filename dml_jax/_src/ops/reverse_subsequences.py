@@ -76,6 +76,7 @@ class ReverseSubsequencesDesc(OperatorDesc):
 
   OPERATOR = "REVERSE_SUBSEQUENCES"
   SUPPORT = _SUPPORT
+  FUNCTION = "reverse_subsequences"
 
   input_tensor: TensorDesc = dml_field("InputTensor", FieldKind.TENSOR)
   sequence_lengths_tensor: TensorDesc = dml_field(
