@@ -213,6 +213,14 @@ def errata_for(example: Mapping[str, Any]) -> list[dict[str, str]]:
         "the role 'sequence_lengths'.",
       }
     )
+  if example.get("doc_issue") and not errata:  # any other operator's documented slip
+    errata.append(
+      {
+        "issue": f"The page's example: {example['doc_issue']}.",
+        "resolution": "Recorded as the operator's definition and the example's own data"
+        " require.",
+      }
+    )
   return errata
 
 
