@@ -97,11 +97,7 @@ class GatherElementsDesc(_base.OperatorDesc):
     def gather(input, indices):
       return indexing.gather_along_axis(input, indexing.clamp_indices(indices, size), self.axis)
 
-    if kernels.rows_kernel_applies(input.shape, indices.shape, input.dtype, self.axis):
-      return kernels.gather_last_axis(input, indices, fallback=gather)
-    if kernels.strips_kernel_applies(input.shape, indices.shape, input.dtype, self.axis):
-      return kernels.gather_outer_axis(input, indices, self.axis, fallback=gather)
-    return gather(input, indices)
+    return kernels.gather_elements(input, indices, self.axis, fallback=gather)
 
   def _fields_repr(self) -> str:
     return f"input={self.input_tensor!r}, indices={self.indices_tensor!r}, axis={self.axis}"

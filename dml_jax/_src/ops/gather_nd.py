@@ -222,10 +222,7 @@ class GatherNdDesc(_base.OperatorDesc):
       )
 
     operand, indices = input.reshape(input_sizes), indices.reshape(indices_sizes)
-    if kernels.row_copies_apply(input_sizes, b, t, input.dtype):
-      out = kernels.gather_rows(operand, indices, batch_dims=b, fallback=gather)
-    else:
-      out = gather(operand, indices)
+    out = kernels.gather_nd(operand, indices, batch_dims=b, fallback=gather)
     return out.reshape(output_sizes)
 
   def _fields_repr(self) -> str:
