@@ -112,6 +112,41 @@ def test_a_wrong_dml_output_fails_the_run(monkeypatch, capsys):
   assert "CHECK FAILED: join_axis0" not in out
 
 
+# The DirectML operator each case times.
+OPERATORS = {
+  "join_axis0": "JOIN",
+  "join_axis1": "JOIN",
+  "gather_elements_axis1": "GATHER_ELEMENTS",
+  "gather_elements_axis0": "GATHER_ELEMENTS",
+  "gather_elements_axis1_f16": "GATHER_ELEMENTS",
+  "gather_elements_axis1_i8": "GATHER_ELEMENTS",
+  "gather_nd": "GATHER_ND",
+  "gather_nd1": "GATHER_ND1",
+  "reverse_subsequences": "REVERSE_SUBSEQUENCES",
+  "reverse_subsequences_equal": "REVERSE_SUBSEQUENCES",
+  "reverse_subsequences_per_batch": "REVERSE_SUBSEQUENCES",
+  "reverse_subsequences_i8": "REVERSE_SUBSEQUENCES",
+}
+
+
+def test_every_preset_selects_every_case_from_the_registry():
+  bench = _load_benchmark()
+  assert {name: c.op for name, c in bench.CASES.items()} == OPERATORS
+  assert list(bench.CASES) == list(CASES)
+  for preset in bench.PRESETS:
+    assert bench.cases_of(preset) == list(CASES), preset
+
+
+def test_only_selects_cases_by_name_pattern_or_operator():
+  bench = _load_benchmark()
+  assert bench.parse_args(["--only", "GATHER_ND"])[1] == ["gather_nd"]
+  assert bench.parse_args(["--only", "GATHER_ND1,join_axis1"])[1] == ["join_axis1", "gather_nd1"]
+  assert bench.parse_args(["--only", "*_i8"])[1] == [
+    "gather_elements_axis1_i8",
+    "reverse_subsequences_i8",
+  ]
+
+
 @pytest.mark.parametrize(
   "argv", [["--repeats", "4"], ["--only", "no_such_case"], ["--size", "huge"]]
 )

@@ -89,11 +89,7 @@ class GatherElementsDesc(OperatorDesc):
     def gather(input, indices):
       return indexing.gather_along_axis(input, indexing.clamp_indices(indices, size), self.axis)
 
-    if kernels.rows_kernel_applies(input.shape, indices.shape, input.dtype, self.axis):
-      return kernels.gather_last_axis(input, indices, fallback=gather)
-    if kernels.strips_kernel_applies(input.shape, indices.shape, input.dtype, self.axis):
-      return kernels.gather_outer_axis(input, indices, self.axis, fallback=gather)
-    return gather(input, indices)
+    return kernels.gather_elements(input, indices, self.axis, fallback=gather)
 
   def explain_output(self) -> list[str]:
     data, indices, axis = self.input_tensor, self.indices_tensor, self.axis

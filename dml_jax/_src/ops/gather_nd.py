@@ -185,10 +185,7 @@ class _GatherNdRules(OperatorDesc):
       )
 
     operand, indices = input.reshape(input_sizes), indices.reshape(indices_sizes)
-    if kernels.row_copies_apply(input_sizes, b, t, input.dtype):
-      out = kernels.gather_rows(operand, indices, batch_dims=b, fallback=gather)
-    else:
-      out = gather(operand, indices)
+    out = kernels.gather_nd(operand, indices, batch_dims=b, fallback=gather)
     return out.reshape(output_sizes)
 
   def explain_output(self) -> list[str]:

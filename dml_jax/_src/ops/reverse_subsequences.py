@@ -16,7 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from dml_jax._src import arguments, dispatch, indexing, kernels, registry, rules, strip_kernel
+from dml_jax._src import arguments, dispatch, indexing, kernels, registry, rules
 from dml_jax._src.descriptor import OperatorDesc
 from dml_jax._src.dtypes import ALL_DATA, UP_TO_32_BIT, DataType
 from dml_jax._src.errors import Checker
@@ -137,11 +137,10 @@ class ReverseSubsequencesDesc(OperatorDesc):
       lengths = jnp.broadcast_to(lengths, input.shape[: self.axis] + lengths.shape[self.axis :])
       return _reverse_rows(input, lengths, self.axis)
     lengths = jnp.broadcast_to(lengths, _lengths_sizes(input.shape, self.axis))
-    cpu = functools.partial(_reverse_lanes_or_rows, axis=self.axis)
-    if strip_kernel.applies(input.shape, input.dtype, self.axis):
-      gpu = functools.partial(_reverse_lanes_or_strips, axis=self.axis)
-      lanes = functools.partial(kernels.on_cuda, gpu, lanes)
-    return lax.platform_dependent(input, lengths, cpu=cpu, default=lanes)
+    rows = functools.partial(_reverse_rows, axis=self.axis)
+    return kernels.reverse_subsequences_per_lane(
+      input, lengths, axis=self.axis, lanes=lanes, rows=rows
+    )
 
 
 def _reverse_lanes(input: jax.Array, lengths: jax.Array, axis: int) -> jax.Array:
@@ -189,39 +188,6 @@ def _gather_rows(input: jax.Array, lengths: jax.Array, axis: int) -> jax.Array:
   mirrored = first - np.asarray(1, lengths.dtype) - position
   source = lax.select(position < first, mirrored, position)
   return indexing.gather_slices_along_axis(input, source, axis)
-
-
-def _reverse_lanes_or_rows(input: jax.Array, lengths: jax.Array, axis: int) -> jax.Array:
-  """The CPU's lowering: XLA:CPU copies whole rows several times faster than it gathers
-  elements (BENCHMARKS.md), so rows whose lanes share one length, checked at run time (the
-  common per-batch case), take the row gather; the result is the same either way."""
-  return lax.cond(
-    _lanes_share_lengths(input, lengths, axis),
-    functools.partial(_reverse_rows, axis=axis),
-    functools.partial(_reverse_lanes, axis=axis),
-    input,
-    lengths,
-  )
-
-
-def _reverse_lanes_or_strips(input: jax.Array, lengths: jax.Array, axis: int) -> jax.Array:
-  """The lowering on CUDA GPUs with TMA: where the lanes of every row share one length (checked
-  at run time, as on the CPU), XLA's gather of whole rows runs at copy speed; otherwise the
-  strip kernel, which stages strips of lanes over the axis in shared memory (`strip_kernel`).
-  The check's predicate reaches the host before either runs; lengths with 1 after the axis
-  say it from the shapes (`lower`)."""
-  return lax.cond(
-    _lanes_share_lengths(input, lengths, axis),
-    functools.partial(_reverse_rows, axis=axis),
-    functools.partial(strip_kernel.reverse_lanes, axis=axis),
-    input,
-    lengths,
-  )
-
-
-def _lanes_share_lengths(input: jax.Array, lengths: jax.Array, axis: int) -> jax.Array:
-  lanes = lengths.reshape(input.shape[:axis] + (-1,))
-  return jnp.all(lanes == lanes[..., :1])
 
 
 def reverse_subsequences(
