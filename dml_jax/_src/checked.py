@@ -91,17 +91,19 @@ def check_indices(
   bad = out_of_range(indices, sizes)
   first = jnp.argmax(bad.reshape(-1))
   position = jnp.unravel_index(first, bad.shape)
-  sizes, dimensions = np.atleast_1d(sizes).astype(np.uint32), np.atleast_1d(dimensions)
-  entry = position[-1] if len(sizes) > 1 else 0
+  size_array, dimension_array = np.atleast_1d(sizes).astype(np.uint32), np.atleast_1d(dimensions)
+  entry = position[-1] if len(size_array) > 1 else 0
   signed = np.issubdtype(indices.dtype, np.signedinteger)
   where = ", ".join(f"{{p{d}}}" for d in range(bad.ndim))
+  # Any: checkify.check takes `debug: bool` among its keywords, which a dict of arrays may not fill
+  coordinates: dict[str, Any] = {f"p{d}": p for d, p in enumerate(position)}
   checkify.check(
     ~jnp.any(bad),
     f"dml.{operator}: IndicesTensor[{where}] = {{value}} is out of range for"
     f" InputTensor.Sizes[{{dimension}}] = {{size}} ({'signed' if signed else 'unsigned'}"
     f" indices must be in [{'-{size}' if signed else '0'}, {{size}}))",
     value=indices.reshape(-1)[first],
-    dimension=jnp.asarray(dimensions)[entry],
-    size=jnp.asarray(sizes)[entry],
-    **{f"p{d}": p for d, p in enumerate(position)},
+    dimension=jnp.asarray(dimension_array)[entry],
+    size=jnp.asarray(size_array)[entry],
+    **coordinates,
   )

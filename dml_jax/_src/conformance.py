@@ -24,6 +24,7 @@ from dml_jax._src import device as device_lib
 from dml_jax._src import html as _html
 from dml_jax._src import registry
 from dml_jax._src.descriptor import OperatorDesc
+from dml_jax._src.dtypes import x64_enabled
 from dml_jax._src.errors import DmlValidationError, UnknownOperatorError
 from dml_jax._src.feature_level import FeatureLevel
 from dml_jax._src.fields import FieldKind, dml_fields
@@ -57,7 +58,7 @@ def descriptor_for(fixture: Fixture) -> OperatorDesc:
 
 
 def input_arrays(fixture: Fixture) -> list[np.ndarray]:
-  arrays = []
+  arrays: list[np.ndarray] = []
   for value in fixture.arrays().values():
     arrays.extend(value if isinstance(value, tuple) else [value])
   return arrays
@@ -111,8 +112,9 @@ def check_fixture(fixture: Fixture, runner: device_lib.Runner, device: Any) -> O
     return Outcome(
       fixture, where, False, f"got {len(record.outputs)} outputs, expected {len(fixture.outputs)}"
     )
-  for got, expected in zip(record.outputs, fixture.outputs, strict=True):
-    got, want = np.asarray(got), expected.data
+  for output, expected in zip(record.outputs, fixture.outputs, strict=True):
+    got, want = np.asarray(output), expected.data
+    assert want is not None  # not shape-only: every tensor has its data
     if got.dtype != want.dtype or got.shape != want.shape:
       return Outcome(
         fixture,
@@ -221,7 +223,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     document = {
       "format": "dml_jax-conformance/1",
       "jax": jax.__version__,
-      "x64": bool(jax.config.jax_enable_x64),
+      "x64": x64_enabled(),
       "feature_level": str(level),
       "devices": [device_lib.describe(d) for d in devices],
       "results": [o.as_dict() for o in outcomes],
@@ -233,7 +235,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(last_line, file=sys.stderr)
     return 1 if failed else 0
   where = ", ".join(map(device_lib.describe, devices))
-  x64 = "on" if jax.config.jax_enable_x64 else "off"
+  x64 = "on" if x64_enabled() else "off"
   print(
     f"dml_jax conformance: DirectML fixtures at FL {level} on {where},"
     f" jax {jax.__version__}, x64 {x64}"

@@ -260,7 +260,7 @@ def _json_float(value: Any, what: str) -> float:
   return as_float(value, what)
 
 
-_UNION_MEMBERS = {
+_UNION_MEMBERS: dict[DataType | None, str] = {
   DataType.FLOAT32: "Float32",
   DataType.FLOAT64: "Float64",
   DataType.UINT8: "UInt8",

@@ -12,13 +12,14 @@ clamping, so 2**32 + 1 clamps to size - 1 and never reads element 1.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-_UNSIGNED = {
+_UNSIGNED: dict[np.dtype[Any], np.dtype[Any]] = {
   np.dtype(np.int32): np.dtype(np.uint32),
   np.dtype(np.int64): np.dtype(np.uint64),
   np.dtype(np.uint32): np.dtype(np.uint32),

@@ -20,11 +20,14 @@ from __future__ import annotations
 import importlib
 import types
 from collections.abc import Iterable, Mapping
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from dml_jax._src.errors import UnknownOperatorError
 
-_T = TypeVar("_T", bound=type)
+if TYPE_CHECKING:
+  from dml_jax._src.descriptor import OperatorDesc
+
+_T = TypeVar("_T", bound="type[OperatorDesc]")
 _OPERATORS: dict[str, Any] = {}
 _ALIASES: dict[str, str] = {}
 

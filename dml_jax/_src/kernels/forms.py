@@ -111,7 +111,9 @@ def reverse_subsequences_per_lane(
   return lax.platform_dependent(input, lengths, cpu=cpu, default=default)
 
 
-def on_cuda(kernel: Lowering, fallback: Lowering, input: jax.Array, indices: jax.Array):
+def on_cuda(
+  kernel: Lowering, fallback: Lowering, input: jax.Array, indices: jax.Array
+) -> jax.Array:
   """`kernel(input, indices)` on CUDA GPUs, `fallback` elsewhere; the gradient is fallback's.
 
   For REVERSE_SUBSEQUENCES the lengths take the indices' place.

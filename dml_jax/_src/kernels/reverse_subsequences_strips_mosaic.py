@@ -38,7 +38,9 @@ kernel on CUDA GPUs only, where the lanes of a row do not all share one length.
 from __future__ import annotations
 
 import dataclasses
-from typing import NamedTuple
+import types
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import jax
 import numpy as np
@@ -46,6 +48,9 @@ from jax import lax
 
 from dml_jax._src.kernels import availability
 from dml_jax._src.words import Words
+
+if TYPE_CHECKING:
+  from jax._src.lib.mlir import ir
 
 _SECTOR_BYTES = 32  # DRAM's unit of access
 _BOX_ROWS = 256  # a TMA copy spans at most 256 elements along a dimension
@@ -185,6 +190,7 @@ def reverse_lanes(
   inner = int(np.prod(input.shape[axis + 1 :], dtype=np.int64))
   config = DEFAULT if config is None else config
   strip_plan = plan(input.shape, input.dtype.itemsize, axis, config)
+  assert strip_plan is not None  # the caller checked `applies`
   words = config.words(input.dtype.itemsize)
   lanes = strip_plan.width // input.dtype.itemsize
   width = strip_plan.width // words.nbytes  # a strip's row, in words
@@ -238,6 +244,10 @@ def reverse_lanes(
     load(range(held_boxes, boxes), range(late_boxes, 2 * late_boxes))
     second(lengths, strip_ref, out, staged)
 
+  # Any: the keywords of plgpu.kernel are of several types
+  clusters: dict[str, Any] = (
+    dict(cluster=(cluster,), cluster_names=("neighbour",)) if cluster > 1 else {}
+  )
   out = plgpu.kernel(
     body,
     out_type=jax.ShapeDtypeStruct(x.shape, x.dtype),
@@ -251,7 +261,7 @@ def reverse_lanes(
     grid_names=("block",),
     num_threads=config.warpgroups,
     thread_name="warpgroup",
-    **(dict(cluster=(cluster,), cluster_names=("neighbour",)) if cluster > 1 else {}),
+    **clusters,
   )(x, n)
   return words.unpack(out, input.dtype).reshape(input.shape)
 
@@ -263,15 +273,17 @@ class _Ints(NamedTuple):
   bits: int
 
   @property
-  def type(self):
+  def type(self) -> ir.Type:
     from jax._src.lib.mlir import ir
 
     return ir.IndexType.get() if self.bits == 64 else ir.IntegerType.get_signless(self.bits)
 
-  def const(self, value: int):
+  def const(self, value: int) -> ir.Value:
     from jax._src.lib.mlir.dialects import arith
 
-    return arith.constant(self.type, value)
+    # jaxlib's arith.py replaces the generated constant(value, *, results) by constant(result,
+    # value), which mypy does not see: it keeps the first definition of the name
+    return arith.constant(self.type, value)  # type: ignore[call-arg, arg-type]
 
   def of(self, value):
     """An index or an integer of another width, as one of these."""
@@ -288,7 +300,7 @@ class _Ints(NamedTuple):
     return [v if v.type == index else arith.index_castui(index, v) for v in values]
 
 
-def _thread_view(width: int, words: Words, ints: _Ints, threads: int):
+def _thread_view(width: int, words: Words, ints: _Ints, threads: int) -> Callable[..., Any]:
   """Mosaic GPU code shared by the exchanges. Thread `i` owns word `i % width` of rows
   `i // width + k * (threads / width)`: `start(lengths)` gives its word, `rows(begin, end)` (its
   rows in [begin, end)) and `sources(row)` (for each of the word's lanes, the row that lane of
@@ -321,7 +333,7 @@ def _thread_view(width: int, words: Words, ints: _Ints, threads: int):
   return start
 
 
-def _lane_masks(strip, words: Words):
+def _lane_masks(strip: Any, words: Words) -> list[Any]:
   """Mosaic GPU code: each lane's bits of a word of `strip`, as constants (None: a lane a word)."""
   from jax._src.lib.mlir import ir
   from jax._src.lib.mlir.dialects import arith
@@ -331,8 +343,9 @@ def _lane_masks(strip, words: Words):
   element = ir.MemRefType(strip.type).element_type
   ones = (1 << words.bits) - 1
   signed = lambda v: v - (1 << 8 * words.nbytes) if v >> (8 * words.nbytes - 1) else v
+  # arith.constant: jaxlib's replacement, which mypy does not see (see _Ints.const)
   return [
-    arith.constant(element, ir.IntegerAttr.get(element, signed(ones << (j * words.bits))))
+    arith.constant(element, ir.IntegerAttr.get(element, signed(ones << (j * words.bits))))  # type: ignore[call-arg, arg-type]
     for j in range(words.lanes)
   ]
 
@@ -365,10 +378,13 @@ def _zero(like):
   from jax._src.lib.mlir import ir
   from jax._src.lib.mlir.dialects import arith
 
-  return arith.constant(like.type, ir.IntegerAttr.get(like.type, 0))
+  # arith.constant: jaxlib's replacement, which mypy does not see (see _Ints.const)
+  return arith.constant(like.type, ir.IntegerAttr.get(like.type, 0))  # type: ignore[call-arg, arg-type]
 
 
-def _gather_strip(plgpu, steps: int, width: int, words: Words, ints: _Ints, threads: int):
+def _gather_strip(
+  plgpu: types.ModuleType, steps: int, width: int, words: Words, ints: _Ints, threads: int
+) -> Callable[..., Any]:
   """The exchange, as Mosaic GPU code (threads laid out as in `_thread_view`): every thread
   reads each of its rows' mirrored sources from the strip in shared memory (the row itself past
   a lane's length) and stores the word to the output. A warp's stores cover whole rows of the
@@ -386,8 +402,14 @@ def _gather_strip(plgpu, steps: int, width: int, words: Words, ints: _Ints, thre
 
 
 def _late_pass(
-  plgpu, steps: int, late: int, width: int, words: Words, ints: _Ints, warpgroups: int
-):
+  plgpu: types.ModuleType,
+  steps: int,
+  late: int,
+  width: int,
+  words: Words,
+  ints: _Ints,
+  warpgroups: int,
+) -> tuple[Callable[..., Any], Callable[..., Any]]:
   """The exchange of a strip held all but its last `late` rows, as two pieces of Mosaic GPU code.
 
   Output row t reads input row t or, mirrored, a row below `steps - t`. So with rows
