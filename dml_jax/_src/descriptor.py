@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterator, Mapping
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Self
 
 import jax
 
@@ -31,7 +31,7 @@ from dml_jax._src import fields as fields_lib
 from dml_jax._src import html as html_lib
 from dml_jax._src import validation
 from dml_jax._src.errors import Checker, DmlValidationError, Violation
-from dml_jax._src.feature_level import FeatureLevel, SupportTable
+from dml_jax._src.feature_level import FeatureLevel, FeatureLevelLike, SupportTable
 from dml_jax._src.fields import DmlField, FieldKind
 from dml_jax._src.tensor_desc import TensorDesc
 
@@ -64,8 +64,10 @@ class OperatorDesc:
     """The operator's own rules and its cross-tensor rules."""
     raise NotImplementedError
 
-  def lower(self, *arrays: jax.Array) -> jax.Array | tuple[jax.Array, ...]:
+  def lower(self, *arrays: Any) -> jax.Array | tuple[jax.Array, ...]:
     """The operator as lax primitives; `arrays` are the inputs the descriptor describes."""
+    # `*arrays: Any`: each operator names its arrays (input, indices, ...), and mypy takes
+    # such an override of a gradual `*arrays` as compatible; they are jax.Arrays.
     raise NotImplementedError
 
   def explain_output(self) -> list[str]:
@@ -77,6 +79,13 @@ class OperatorDesc:
     return validation.exact_sizes_rule(expected)
 
   # -- construction ----------------------------------------------------------------
+  # An operator's dataclass fields declare the canonical types its attributes hold after
+  # __post_init__; under `if TYPE_CHECKING:` the class also declares an `__init__` taking what
+  # the constructor accepts (sequences of tensors, SupportsIndex, None for a derived count).
+  # At run time TYPE_CHECKING is False, the class body defines no __init__ and dataclass
+  # generates it (dataclasses.replace works on the fields); type checkers see the declared one
+  # (mypy's dataclass plugin keeps an __init__ the class defines). tests/typing checks that each
+  # lists the fields in order.
 
   def __post_init__(self) -> None:
     values = {}
@@ -89,7 +98,7 @@ class OperatorDesc:
         object.__setattr__(self, field.name, fields_lib.derived_value(self, field))
 
   @classmethod
-  def from_dml(cls, desc: Mapping[str, Any]) -> OperatorDesc:
+  def from_dml(cls, desc: Mapping[str, Any]) -> Self:
     """The descriptor from DirectML's own field names and JSON values.
 
     This is the form DirectML's tools write (a DxDispatch model's ``"Desc"``):
@@ -139,7 +148,7 @@ class OperatorDesc:
 
     An array of tensors gives one entry per element (InputTensors[0], ...).
     """
-    return tuple(self._tensors(output=False, inferred=False))  # type: ignore[misc]
+    return tuple(self._tensors(output=False, inferred=False))
 
   def dml_outputs(self, inferred: bool = False) -> tuple[tuple[str, str, TensorDesc | None], ...]:
     """(DML field, support-table row, tensor) for every output; a tensor not given is None,
@@ -181,6 +190,7 @@ class OperatorDesc:
 
     An output not given is the inferred one (None if the fields define none).
     """
+    tensors: list[tuple[str, TensorDesc | None, bool]]
     tensors = [(field, tensor, False) for field, _, tensor in self.dml_inputs()]
     given = self.dml_outputs()
     if all(tensor is not None for _, _, tensor in given):
@@ -230,11 +240,11 @@ class OperatorDesc:
 
   # -- validation ------------------------------------------------------------------
 
-  def violations(self, feature_level: Any = None) -> tuple[Violation, ...]:
+  def violations(self, feature_level: FeatureLevelLike = None) -> tuple[Violation, ...]:
     """Every rule this descriptor breaks at `feature_level` (default: newest)."""
     return validation.violations(self, FeatureLevel.from_any(feature_level))
 
-  def validate(self, feature_level: Any = None) -> OperatorDesc:
+  def validate(self, feature_level: FeatureLevelLike = None) -> Self:
     """Checks the descriptor as DirectML's CreateOperator would; returns self.
 
     Raises:
@@ -246,7 +256,7 @@ class OperatorDesc:
       raise DmlValidationError(self.OPERATOR, str(level), found)
     return self
 
-  def is_valid(self, feature_level: Any = None) -> bool:
+  def is_valid(self, feature_level: FeatureLevelLike = None) -> bool:
     return not self.violations(feature_level)
 
   # -- display -----------------------------------------------------------------------
@@ -269,7 +279,7 @@ class OperatorDesc:
     shown = outputs[0] if len(outputs) == 1 else f"({', '.join(outputs)})"
     return f"DML_OPERATOR_{self.OPERATOR}({', '.join(parts)}) -> {shown}"
 
-  def html(self, feature_level: Any = None) -> html_lib.Html:
+  def html(self, feature_level: FeatureLevelLike = None) -> html_lib.Html:
     """The descriptor as tables: its tensors, its attributes, and its validity at a level.
 
     Jupyter renders the result (its repr is the same as text); a descriptor

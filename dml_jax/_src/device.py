@@ -25,11 +25,12 @@ from collections.abc import Sequence
 from typing import Any
 
 import jax
+from jax.typing import ArrayLike
 
 from dml_jax._src import dtypes
 from dml_jax._src.descriptor import OperatorDesc
 from dml_jax._src.dispatch import apply_jitted
-from dml_jax._src.feature_level import FeatureLevel
+from dml_jax._src.feature_level import FeatureLevel, FeatureLevelLike
 from dml_jax._src.fields import field_by_dml_name
 
 PLATFORMS = ("cpu", "gpu", "tpu")
@@ -114,7 +115,7 @@ class Runner:
     feature_level: the DML_FEATURE_LEVEL descriptors are validated against.
   """
 
-  def __init__(self, feature_level: Any = None):
+  def __init__(self, feature_level: FeatureLevelLike = None) -> None:
     self.feature_level = FeatureLevel.from_any(feature_level)
     self._lock = threading.Lock()
     self._executables: dict[tuple[OperatorDesc, jax.Device, tuple], Any] = {}
@@ -126,7 +127,7 @@ class Runner:
       return tuple(self._records)
 
   def run(
-    self, desc: OperatorDesc, *arrays: Any, device: jax.Device | str | None = None
+    self, desc: OperatorDesc, *arrays: ArrayLike, device: jax.Device | str | None = None
   ) -> RunRecord:
     """Validates `desc`, places `arrays` on `device` and runs the operator there.
 
@@ -148,7 +149,7 @@ class Runner:
     with self._lock:
       executable = self._executables.get(key)
     compiled = executable is None
-    if compiled:
+    if executable is None:
       executable = apply_jitted.lower(desc, *placed).compile()
       with self._lock:
         executable = self._executables.setdefault(key, executable)

@@ -8,14 +8,17 @@ shapes and dtypes traces nothing.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jax
 
 from dml_jax._src import arguments
 
+if TYPE_CHECKING:
+  from dml_jax._src.descriptor import OperatorDesc
 
-def apply(desc: Any, *arrays: jax.Array) -> jax.Array | tuple[jax.Array, ...]:
+
+def apply(desc: OperatorDesc, *arrays: jax.Array) -> jax.Array | tuple[jax.Array, ...]:
   """`desc.lower(*arrays)` inside a named scope (dml.GATHER_ND, ...) for profiles."""
   with jax.named_scope(f"dml.{desc.OPERATOR}"):
     return desc.lower(*arrays)
@@ -26,8 +29,8 @@ apply_jitted = jax.jit(apply, static_argnums=0)
 
 
 def operator_function(
-  describe: Callable[..., Any], desc_type: type
-) -> Callable[..., jax.Array | tuple[jax.Array, ...]]:
+  describe: Callable[..., OperatorDesc], desc_type: type[OperatorDesc]
+) -> Callable[..., Any]:
   """The functional API's jitted body: describe, validate and lower, at trace time.
 
   Returns `fn(static, *arrays)`, jitted with `static` = (feature level, declared
@@ -39,7 +42,7 @@ def operator_function(
   descriptor work; inside another transformation the lowering is inlined.
   """
 
-  def body(static: tuple, *arrays: jax.Array) -> jax.Array | tuple[jax.Array, ...]:
+  def body(static: tuple[Any, ...], *arrays: jax.Array) -> jax.Array | tuple[jax.Array, ...]:
     level, types, *attributes = static
     if types is None:
       named = zip(arrays, arguments.roles(desc_type, len(arrays)), strict=True)

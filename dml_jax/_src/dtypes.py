@@ -8,10 +8,11 @@ narrowed only when every value fits in 32 bits (never wrapped).
 from __future__ import annotations
 
 import enum
-from typing import Any
+from typing import Any, TypeAlias, cast
 
 import jax
 import numpy as np
+from jax.typing import DTypeLike
 
 
 class DataType(enum.IntEnum):
@@ -48,7 +49,7 @@ class DataType(enum.IntEnum):
     return _SIZE_IN_BITS[self]
 
   @property
-  def numpy_dtype(self) -> np.dtype | None:
+  def numpy_dtype(self) -> np.dtype[Any] | None:
     """The NumPy dtype holding this type, or None (UNKNOWN, 4-bit types)."""
     return _TO_NUMPY.get(self)
 
@@ -65,7 +66,7 @@ class DataType(enum.IntEnum):
     return self.size_in_bits == 64
 
   @classmethod
-  def from_any(cls, value: Any) -> DataType:
+  def from_any(cls, value: DataTypeLike) -> DataType:
     """Accepts a DataType, its name (``"FLOAT32"``, ``"DML_TENSOR_DATA_TYPE_FLOAT32"``) or a dtype."""
     if isinstance(value, DataType):
       return value
@@ -100,6 +101,9 @@ class DataType(enum.IntEnum):
       ) from None
 
 
+DataTypeLike: TypeAlias = DataType | DTypeLike
+"""What a `data_type` argument accepts: a DataType, its name ("FLOAT32") or a NumPy/JAX dtype."""
+
 _SIZE_IN_BITS = {
   DataType.UNKNOWN: 0,
   DataType.FLOAT64: 64,
@@ -117,7 +121,7 @@ _SIZE_IN_BITS = {
   DataType.INT4: 4,
 }
 
-_TO_NUMPY = {
+_TO_NUMPY: dict[DataType, np.dtype[Any]] = {
   DataType.FLOAT64: np.dtype(np.float64),
   DataType.FLOAT32: np.dtype(np.float32),
   DataType.FLOAT16: np.dtype(np.float16),
@@ -163,7 +167,9 @@ INDEX_TYPES = (DataType.INT64, DataType.INT32, DataType.UINT64, DataType.UINT32)
 
 
 def x64_enabled() -> bool:
-  return bool(jax.config.jax_enable_x64)
+  # jax's Config adds its options as attributes at run time (_HAS_DYNAMIC_ATTRIBUTES), which
+  # its annotations do not declare.
+  return bool(jax.config.jax_enable_x64)  # type: ignore[attr-defined]
 
 
 X64_TIP = (
@@ -192,7 +198,7 @@ def as_operand(x: Any, *, role: str, is_index: bool = False) -> tuple[Any, DataT
     data_type = _FROM_NUMPY.get(x.dtype)
     if data_type is not None and (not is_index or data_type in _INTEGER_TYPES):
       return x, data_type
-    array = x
+    array: jax.Array | np.ndarray = x
   elif isinstance(x, np.ndarray | np.generic):
     array = np.asarray(x)
   else:
@@ -207,7 +213,8 @@ def as_operand(x: Any, *, role: str, is_index: bool = False) -> tuple[Any, DataT
         f"{role} has 64-bit dtype {dtype.name}, which JAX cannot hold with"
         f" jax_enable_x64 off; {X64_TIP}"
       )
-    array = _narrow_host_indices(array, role)
+    # A host array: JAX holds no 64-bit array with x64 off.
+    array = _narrow_host_indices(cast(np.ndarray, array), role)
   return array, data_type
 
 

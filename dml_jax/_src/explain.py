@@ -35,11 +35,10 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from typing import Any
 
 from dml_jax._src import html as _html
 from dml_jax._src.descriptor import OperatorDesc
-from dml_jax._src.feature_level import FeatureLevel
+from dml_jax._src.feature_level import FeatureLevel, FeatureLevelLike
 from dml_jax._src.tensor_desc import TensorDesc
 
 
@@ -47,7 +46,7 @@ from dml_jax._src.tensor_desc import TensorDesc
 class _Section:
   title: str
   lines: list[str]
-  table: tuple[Sequence[str], list[Sequence[str]]] | None = None
+  table: tuple[Sequence[str], Sequence[Sequence[str]]] | None = None
 
 
 # -- what the feature level allows ------------------------------------------------------
@@ -175,7 +174,7 @@ def _inferred_output(desc: OperatorDesc, field: str) -> TensorDesc | None:
   return inferred[labels.index(field)]
 
 
-def explain(desc: OperatorDesc, feature_level: Any = None) -> str:
+def explain(desc: OperatorDesc, feature_level: FeatureLevelLike = None) -> str:
   """The descriptor in words: what it computes, its output sizes derived, the level's rules.
 
   Args:
@@ -209,7 +208,7 @@ def explain(desc: OperatorDesc, feature_level: Any = None) -> str:
   return "\n\n".join(parts)
 
 
-def explain_html(desc: OperatorDesc, feature_level: Any = None) -> _html.Html:
+def explain_html(desc: OperatorDesc, feature_level: FeatureLevelLike = None) -> _html.Html:
   """`explain` as HTML for a notebook (its repr is the text of `explain`).
 
   Examples:

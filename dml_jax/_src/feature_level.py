@@ -6,7 +6,7 @@ import dataclasses
 import enum
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import TypeAlias
 
 from dml_jax._src.dtypes import DataType
 
@@ -46,7 +46,7 @@ class FeatureLevel(enum.IntEnum):
     return 8 if self >= FeatureLevel.FL_3_0 else 5
 
   @classmethod
-  def from_any(cls, value: Any) -> FeatureLevel:
+  def from_any(cls, value: FeatureLevelLike) -> FeatureLevel:
     """Accepts None (the newest level), a FeatureLevel, 0x3000, '3_0', '3.0' or 'DML_FEATURE_LEVEL_3_0'."""
     if value is None:
       return NEWEST
@@ -71,6 +71,9 @@ class FeatureLevel(enum.IntEnum):
 
 
 NEWEST = FeatureLevel.FL_6_4
+
+FeatureLevelLike: TypeAlias = FeatureLevel | str | int | None
+"""What a `feature_level` argument accepts (see `FeatureLevel.from_any`)."""
 
 as_level = FeatureLevel.from_any
 """A `feature_level` argument as a FeatureLevel (None: the newest). Bound once: looking a

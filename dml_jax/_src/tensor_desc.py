@@ -6,13 +6,13 @@ import dataclasses
 import enum
 import math
 import operator
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any, SupportsIndex, cast
 
 import numpy as np
 
 from dml_jax._src import html as _html
-from dml_jax._src.dtypes import DataType
+from dml_jax._src.dtypes import DataType, DataTypeLike
 from dml_jax._src.errors import Checker
 
 MAX_ELEMENT_COUNT = 2**32 - 1
@@ -27,7 +27,7 @@ class TensorFlags(enum.IntFlag):
 
 
 def calc_buffer_tensor_size(
-  data_type: DataType | str, sizes: Sequence[int], strides: Sequence[int] | None = None
+  data_type: DataTypeLike, sizes: Sequence[int], strides: Sequence[int] | None = None
 ) -> int:
   """DMLCalcBufferTensorSize: the minimum bytes a buffer tensor needs.
 
@@ -115,10 +115,27 @@ class TensorDesc:
   sizes: tuple[int, ...]
   strides: tuple[int, ...] | None = None
   flags: TensorFlags = TensorFlags.NONE
-  total_tensor_size_in_bytes: int | None = None
+  # None given means calc_buffer_tensor_size, which __post_init__ stores: the attribute is
+  # always an int, and only the constructor below takes None.
+  total_tensor_size_in_bytes: int = cast(int, None)
   guaranteed_base_offset_alignment: int = 0
 
-  def __post_init__(self):
+  if TYPE_CHECKING:
+    # The constructor as type checkers see it: what __post_init__ accepts and coerces, while
+    # the fields above declare the canonical types the attributes have. At run time
+    # TYPE_CHECKING is False, the class body defines no __init__, and dataclass generates it
+    # (so dataclasses.replace works); mypy's dataclass plugin keeps an __init__ a class defines.
+    def __init__(
+      self,
+      data_type: DataTypeLike,
+      sizes: Iterable[SupportsIndex],
+      strides: Iterable[SupportsIndex] | None = None,
+      flags: TensorFlags | SupportsIndex = TensorFlags.NONE,
+      total_tensor_size_in_bytes: SupportsIndex | None = None,
+      guaranteed_base_offset_alignment: SupportsIndex = 0,
+    ) -> None: ...
+
+  def __post_init__(self) -> None:
     set_ = lambda name, value: object.__setattr__(self, name, value)  # noqa: E731
     set_("data_type", DataType.from_any(self.data_type))
     set_("sizes", _as_int_tuple(self.sizes, "Sizes"))

@@ -3,15 +3,22 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import TYPE_CHECKING, SupportsIndex
 
 import jax
+from jax.typing import ArrayLike
 
 from dml_jax._src import arguments, checked, dispatch, indexing, kernels, registry, rules
 from dml_jax._src.descriptor import OperatorDesc
 from dml_jax._src.dtypes import ALL_DATA, INDEX_TYPES, UP_TO_32_BIT, DataType
 from dml_jax._src.errors import Checker
-from dml_jax._src.feature_level import FeatureLevel, SupportTable, as_level, support
+from dml_jax._src.feature_level import (
+  FeatureLevel,
+  FeatureLevelLike,
+  SupportTable,
+  as_level,
+  support,
+)
 from dml_jax._src.fields import FieldKind, as_int, dml_field
 from dml_jax._src.rules import braced
 from dml_jax._src.tensor_desc import TensorDesc
@@ -70,6 +77,16 @@ class GatherElementsDesc(OperatorDesc):
     "OutputTensor", FieldKind.TENSOR, output=True, default=None
   )
 
+  if TYPE_CHECKING:
+    # The constructor as type checkers see it (see OperatorDesc).
+    def __init__(
+      self,
+      input_tensor: TensorDesc,
+      indices_tensor: TensorDesc,
+      axis: SupportsIndex,
+      output_tensor: TensorDesc | None = None,
+    ) -> None: ...
+
   def infer_output(self) -> TensorDesc | None:
     return TensorDesc(self.input_tensor.data_type, self.indices_tensor.sizes)
 
@@ -112,7 +129,9 @@ class GatherElementsDesc(OperatorDesc):
     return lines
 
 
-def gather_elements(input: Any, indices: Any, *, axis: int, feature_level: Any = None) -> jax.Array:
+def gather_elements(
+  input: ArrayLike, indices: ArrayLike, *, axis: int, feature_level: FeatureLevelLike = None
+) -> jax.Array:
   """DML_OPERATOR_GATHER_ELEMENTS: gathers along `axis`, one index per output element.
 
   ``out[o] = input[o with o[axis] := indices[o]]``. `input` and `indices` have
@@ -149,7 +168,9 @@ def gather_elements(input: Any, indices: Any, *, axis: int, feature_level: Any =
   return _gather_elements((level, types, as_int(axis, "Axis")), input, indices)
 
 
-def _describe_gather_elements(types, shapes, axis) -> GatherElementsDesc:
+def _describe_gather_elements(
+  types: tuple[DataType, ...], shapes: tuple[tuple[int, ...], ...], axis: int
+) -> GatherElementsDesc:
   return GatherElementsDesc(
     TensorDesc(types[0], shapes[0]), TensorDesc(types[1], shapes[1]), axis=axis
   )

@@ -16,16 +16,24 @@ import dataclasses
 import functools
 import math
 import warnings
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, SupportsIndex
 
 import jax
 from jax import lax
+from jax.typing import ArrayLike
 
 from dml_jax._src import arguments, checked, dispatch, indexing, kernels, registry, rules
 from dml_jax._src.descriptor import OperatorDesc
 from dml_jax._src.dtypes import ALL_DATA, INDEX_TYPES, UP_TO_32_BIT, DataType
 from dml_jax._src.errors import Checker
-from dml_jax._src.feature_level import FeatureLevel, SupportTable, as_level, support
+from dml_jax._src.feature_level import (
+  FeatureLevel,
+  FeatureLevelLike,
+  SupportTable,
+  as_level,
+  support,
+)
 from dml_jax._src.fields import FieldKind, as_int, dml_field
 from dml_jax._src.rules import braced
 from dml_jax._src.tensor_desc import TensorDesc
@@ -61,7 +69,7 @@ _GATHER_ND1_SUPPORT = SupportTable(
 )
 
 
-def _rank(tensor_field: str):
+def _rank(tensor_field: str) -> Callable[[Any], int]:
   """The `derive` of a dimension count: None means the tensor's DimensionCount."""
   return lambda desc: getattr(desc, tensor_field).dimension_count
 
@@ -135,7 +143,9 @@ class _GatherNdRules(OperatorDesc):
         f"dimensions before the trailing {count} meaningful ones must be 1",
         tensor.sizes,
       )
-    input_sizes, indices_sizes = self._logical()
+    logical_sizes = self._logical()
+    assert logical_sizes is not None  # the ranks and counts fit: checked above
+    input_sizes, indices_sizes = logical_sizes
     t = self.index_tuple_size
     if not check.expect(
       1 <= t <= m - b,
@@ -152,6 +162,7 @@ class _GatherNdRules(OperatorDesc):
       indices_sizes[:b],
     )
     logical = self._logical_output_sizes()
+    assert logical is not None  # B and t fit: checked above
     check.expect(
       len(logical) <= n,
       "OutputTensor.DimensionCount",
@@ -162,7 +173,9 @@ class _GatherNdRules(OperatorDesc):
     )
 
   def lower(self, input: jax.Array, indices: jax.Array) -> jax.Array:
-    (input_sizes, indices_sizes), output_sizes = self._logical(), self.output.sizes
+    logical = self._logical()
+    assert logical is not None  # a valid descriptor's counts fit its ranks
+    (input_sizes, indices_sizes), output_sizes = logical, self.output.sizes
     b, t = self.batch_count, self.index_tuple_size
     first = input.ndim - len(input_sizes) + b  # the InputTensor dimension of coordinate 0
     checked.check_indices(self.OPERATOR, indices, input_sizes[b : b + t], range(first, first + t))
@@ -282,6 +295,18 @@ class GatherNdDesc(_GatherNdRules):
     "OutputTensor", FieldKind.TENSOR, output=True, default=None
   )
 
+  if TYPE_CHECKING:
+    # The constructor as type checkers see it (see OperatorDesc).
+    # (The deprecated batch_dimension_count keyword that __new__ takes is left out.)
+    def __init__(
+      self,
+      input_tensor: TensorDesc,
+      indices_tensor: TensorDesc,
+      input_dimension_count: SupportsIndex | None = None,
+      indices_dimension_count: SupportsIndex | None = None,
+      output_tensor: TensorDesc | None = None,
+    ) -> None: ...
+
   def __new__(cls, *args: Any, **kwargs: Any) -> Any:
     if "batch_dimension_count" not in kwargs:
       return super().__new__(cls)
@@ -291,9 +316,8 @@ class GatherNdDesc(_GatherNdRules):
       DeprecationWarning,
       stacklevel=2,
     )
-    b = kwargs.pop("batch_dimension_count")
-    if b:  # not a GatherNdDesc, so Python does not call __init__ on it again
-      return GatherNd1Desc(*args, batch_dimension_count=b, **kwargs)
+    if kwargs["batch_dimension_count"]:  # not a GatherNdDesc: Python calls no __init__ on it
+      return GatherNd1Desc(*args, **kwargs)
     return super().__new__(cls)  # __init__ drops the keyword
 
 
@@ -346,6 +370,18 @@ class GatherNd1Desc(_GatherNdRules):
     "OutputTensor", FieldKind.TENSOR, output=True, default=None
   )
 
+  if TYPE_CHECKING:
+    # The constructor as type checkers see it (see OperatorDesc).
+    def __init__(
+      self,
+      input_tensor: TensorDesc,
+      indices_tensor: TensorDesc,
+      input_dimension_count: SupportsIndex | None = None,
+      indices_dimension_count: SupportsIndex | None = None,
+      batch_dimension_count: SupportsIndex = 0,
+      output_tensor: TensorDesc | None = None,
+    ) -> None: ...
+
   @property
   def batch_count(self) -> int:
     return self.batch_dimension_count
@@ -363,13 +399,13 @@ class GatherNd1Desc(_GatherNdRules):
 
 
 def gather_nd(
-  input: Any,
-  indices: Any,
+  input: ArrayLike,
+  indices: ArrayLike,
   *,
   input_dimension_count: int | None = None,
   indices_dimension_count: int | None = None,
   batch_dimension_count: int = 0,
-  feature_level: Any = None,
+  feature_level: FeatureLevelLike = None,
 ) -> jax.Array:
   """DML_OPERATOR_GATHER_ND / GATHER_ND1: copies the sub-blocks that index tuples name.
 
@@ -416,7 +452,13 @@ def gather_nd(
   return _gather_nd(static, input, indices)
 
 
-def _describe_gather_nd(types, shapes, m, q, b) -> GatherNdDesc | GatherNd1Desc:
+def _describe_gather_nd(
+  types: tuple[DataType, ...],
+  shapes: tuple[tuple[int, ...], ...],
+  m: int | None,
+  q: int | None,
+  b: int,
+) -> GatherNdDesc | GatherNd1Desc:
   input, indices = TensorDesc(types[0], shapes[0]), TensorDesc(types[1], shapes[1])
   if b:
     return GatherNd1Desc(input, indices, m, q, batch_dimension_count=b)

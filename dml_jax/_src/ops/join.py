@@ -6,16 +6,23 @@ import dataclasses
 import functools
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, SupportsIndex
 
 import jax
 from jax import lax
+from jax.typing import ArrayLike
 
 from dml_jax._src import arguments, dispatch, registry, rules
 from dml_jax._src.descriptor import OperatorDesc
-from dml_jax._src.dtypes import ALL_DATA, FLOAT_AND_INT_16_32, UP_TO_32_BIT
+from dml_jax._src.dtypes import ALL_DATA, FLOAT_AND_INT_16_32, UP_TO_32_BIT, DataType
 from dml_jax._src.errors import Checker
-from dml_jax._src.feature_level import FeatureLevel, SupportTable, as_level, support
+from dml_jax._src.feature_level import (
+  FeatureLevel,
+  FeatureLevelLike,
+  SupportTable,
+  as_level,
+  support,
+)
 from dml_jax._src.fields import FieldKind, as_int, dml_field
 from dml_jax._src.rules import braced
 from dml_jax._src.tensor_desc import TensorDesc
@@ -68,7 +75,17 @@ class JoinDesc(OperatorDesc):
   output_tensor: TensorDesc | None = dml_field(
     "OutputTensor", FieldKind.TENSOR, output=True, default=None
   )
-  input_count: int | None = dml_field("InputCount", FieldKind.UINT, count_of="input_tensors")
+  input_count: int = dml_field("InputCount", FieldKind.UINT, count_of="input_tensors")
+
+  if TYPE_CHECKING:
+    # The constructor as type checkers see it (see OperatorDesc).
+    def __init__(
+      self,
+      input_tensors: Sequence[TensorDesc],
+      axis: SupportsIndex,
+      output_tensor: TensorDesc | None = None,
+      input_count: SupportsIndex | None = None,
+    ) -> None: ...
 
   def infer_output(self) -> TensorDesc | None:
     if not self.input_tensors:
@@ -176,7 +193,9 @@ def _join_cpu(*inputs: jax.Array, axis: int) -> jax.Array:
   return lax.reshape(joined, tuple(shape))
 
 
-def join(inputs: Sequence[Any], *, axis: int, feature_level: Any = None) -> jax.Array:
+def join(
+  inputs: Sequence[ArrayLike], *, axis: int, feature_level: FeatureLevelLike = None
+) -> jax.Array:
   """DML_OPERATOR_JOIN: concatenates `inputs` along `axis`.
 
   All inputs share one dtype and one rank, and equal sizes off `axis`.
@@ -208,7 +227,9 @@ def join(inputs: Sequence[Any], *, axis: int, feature_level: Any = None) -> jax.
   return _join((level, types, as_int(axis, "Axis")), *arrays)
 
 
-def _describe_join(types, shapes, axis) -> JoinDesc:
+def _describe_join(
+  types: tuple[DataType, ...], shapes: tuple[tuple[int, ...], ...], axis: int
+) -> JoinDesc:
   return JoinDesc(tuple(map(TensorDesc, types, shapes)), axis=axis)
 
 

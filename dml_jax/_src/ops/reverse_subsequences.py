@@ -9,18 +9,25 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
-from typing import Any
+from typing import TYPE_CHECKING, SupportsIndex
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
+from jax.typing import ArrayLike
 
 from dml_jax._src import arguments, dispatch, indexing, kernels, registry, rules
 from dml_jax._src.descriptor import OperatorDesc
 from dml_jax._src.dtypes import ALL_DATA, UP_TO_32_BIT, DataType
 from dml_jax._src.errors import Checker
-from dml_jax._src.feature_level import FeatureLevel, SupportTable, as_level, support
+from dml_jax._src.feature_level import (
+  FeatureLevel,
+  FeatureLevelLike,
+  SupportTable,
+  as_level,
+  support,
+)
 from dml_jax._src.fields import FieldKind, as_int, dml_field
 from dml_jax._src.rules import braced
 from dml_jax._src.tensor_desc import TensorDesc, packed_strides
@@ -86,6 +93,16 @@ class ReverseSubsequencesDesc(OperatorDesc):
   output_tensor: TensorDesc | None = dml_field(
     "OutputTensor", FieldKind.TENSOR, output=True, default=None
   )
+
+  if TYPE_CHECKING:
+    # The constructor as type checkers see it (see OperatorDesc).
+    def __init__(
+      self,
+      input_tensor: TensorDesc,
+      sequence_lengths_tensor: TensorDesc,
+      axis: SupportsIndex,
+      output_tensor: TensorDesc | None = None,
+    ) -> None: ...
 
   def infer_output(self) -> TensorDesc:
     return TensorDesc(self.input_tensor.data_type, self.input_tensor.sizes)
@@ -191,7 +208,11 @@ def _gather_rows(input: jax.Array, lengths: jax.Array, axis: int) -> jax.Array:
 
 
 def reverse_subsequences(
-  input: Any, sequence_lengths: Any, *, axis: int, feature_level: Any = None
+  input: ArrayLike,
+  sequence_lengths: ArrayLike,
+  *,
+  axis: int,
+  feature_level: FeatureLevelLike = None,
 ) -> jax.Array:
   """DML_OPERATOR_REVERSE_SUBSEQUENCES: reverses the first `length` elements of each lane.
 
@@ -241,7 +262,9 @@ def reverse_subsequences(
   return _reverse_subsequences((level, types, as_int(axis, "Axis")), input, lengths)
 
 
-def _describe_reverse_subsequences(types, shapes, axis) -> ReverseSubsequencesDesc:
+def _describe_reverse_subsequences(
+  types: tuple[DataType, ...], shapes: tuple[tuple[int, ...], ...], axis: int
+) -> ReverseSubsequencesDesc:
   return ReverseSubsequencesDesc(
     TensorDesc(types[0], shapes[0]), _lengths_desc(types[1], shapes, axis), axis=axis
   )
