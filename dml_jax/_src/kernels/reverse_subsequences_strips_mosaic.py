@@ -266,6 +266,15 @@ def reverse_lanes(
   return words.unpack(out, input.dtype).reshape(input.shape)
 
 
+def _constant(result: ir.Type, value: Any) -> ir.Value:
+  """Mosaic GPU code: `arith.constant(result, value)`, as jaxlib's arith.py defines it. It
+  replaces the generated constant(value, *, results), which is all a type checker sees."""
+  from jax._src.lib.mlir.dialects import arith
+
+  constant: Callable[..., ir.Value] = arith.constant
+  return constant(result, value)
+
+
 class _Ints(NamedTuple):
   """Mosaic GPU code: the integers of the exchange's row arithmetic, `bits` wide (64: MLIR's
   index type, as memrefs are indexed; 32: cast to it only there)."""
@@ -279,11 +288,7 @@ class _Ints(NamedTuple):
     return ir.IndexType.get() if self.bits == 64 else ir.IntegerType.get_signless(self.bits)
 
   def const(self, value: int) -> ir.Value:
-    from jax._src.lib.mlir.dialects import arith
-
-    # jaxlib's arith.py replaces the generated constant(value, *, results) by constant(result,
-    # value), which mypy does not see: it keeps the first definition of the name
-    return arith.constant(self.type, value)  # type: ignore[call-arg, arg-type]
+    return _constant(self.type, value)
 
   def of(self, value):
     """An index or an integer of another width, as one of these."""
@@ -336,16 +341,14 @@ def _thread_view(width: int, words: Words, ints: _Ints, threads: int) -> Callabl
 def _lane_masks(strip: Any, words: Words) -> list[Any]:
   """Mosaic GPU code: each lane's bits of a word of `strip`, as constants (None: a lane a word)."""
   from jax._src.lib.mlir import ir
-  from jax._src.lib.mlir.dialects import arith
 
   if words.lanes == 1:
     return [None]
   element = ir.MemRefType(strip.type).element_type
   ones = (1 << words.bits) - 1
   signed = lambda v: v - (1 << 8 * words.nbytes) if v >> (8 * words.nbytes - 1) else v
-  # arith.constant: jaxlib's replacement, which mypy does not see (see _Ints.const)
   return [
-    arith.constant(element, ir.IntegerAttr.get(element, signed(ones << (j * words.bits))))  # type: ignore[call-arg, arg-type]
+    _constant(element, ir.IntegerAttr.get(element, signed(ones << (j * words.bits))))
     for j in range(words.lanes)
   ]
 
@@ -355,7 +358,7 @@ def _word(strip, column, sources, masks, ints, keep=None):
   `column`; with `keep`, only the lanes j where `keep[j]` holds, the others zero."""
   from jax._src.lib.mlir.dialects import arith, memref
 
-  value = None
+  value: ir.Value | None = None
   for j, (source, mask) in enumerate(zip(sources, masks, strict=True)):
     part = memref.load(strip, ints.at(source, column))
     if mask is not None:
@@ -376,10 +379,8 @@ def _store_from_held(strip, out, word, rows, sources, masks, ints):
 
 def _zero(like):
   from jax._src.lib.mlir import ir
-  from jax._src.lib.mlir.dialects import arith
 
-  # arith.constant: jaxlib's replacement, which mypy does not see (see _Ints.const)
-  return arith.constant(like.type, ir.IntegerAttr.get(like.type, 0))  # type: ignore[call-arg, arg-type]
+  return _constant(like.type, ir.IntegerAttr.get(like.type, 0))
 
 
 def _gather_strip(
