@@ -1,7 +1,6 @@
 """Every DirectML fixture through the functional API, the descriptors and the Runner."""
 
 import chex
-import numpy as np
 import pytest
 from absl.testing import parameterized
 
@@ -9,6 +8,7 @@ import dml_jax as dml
 from dml_jax._src import conformance, reference
 from dml_jax._src.device import Runner
 from dml_jax._src.fixtures import get_fixture, load_fixtures
+from tests.helpers import assert_bits_equal
 
 FIXTURES = load_fixtures()
 WITH_DATA = [f for f in FIXTURES if not f.shape_only]
@@ -23,14 +23,6 @@ FUNCTIONS = {
   ),
   "JOIN": lambda a, p: dml.join(a["inputs"], **p),
 }
-
-
-def assert_bits_equal(got, want):
-  got = np.asarray(got)
-  assert got.dtype == want.dtype and got.shape == want.shape, (got.dtype, got.shape)
-  np.testing.assert_array_equal(
-    got.view(f"u{got.dtype.itemsize}"), want.view(f"u{want.dtype.itemsize}")
-  )
 
 
 def test_every_seed_operator_has_fixtures():

@@ -8,7 +8,7 @@ from jax import lax
 
 import dml_jax as dml
 from dml_jax._src.ops import join as join_module
-from tests.test_fixtures import assert_bits_equal
+from tests.helpers import assert_bits_equal
 
 CASES = [  # (shape off the axis sizes, axis): flat, squeezed and plain forms
   ((5,), 0),

@@ -25,6 +25,7 @@ import pytest
 
 from dml_jax._src import reference
 from dml_jax._src.fixtures import DATA_TYPES, Fixture, get_fixture, load_fixtures
+from tests.helpers import assert_bits_equal
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -38,13 +39,6 @@ REFERENCE_FUNCTIONS: dict[str, Callable[..., np.ndarray]] = {
   "REVERSE_SUBSEQUENCES": reference.reverse_subsequences,
   "JOIN": reference.join,
 }
-
-
-def assert_identical(actual: np.ndarray, expected: np.ndarray) -> None:
-  """Asserts equal dtype, shape and values (exactly, no tolerance)."""
-  assert actual.dtype == expected.dtype, (actual.dtype, expected.dtype)
-  assert actual.shape == expected.shape, (actual.shape, expected.shape)
-  np.testing.assert_array_equal(actual, expected, strict=True)
 
 
 # =========================================================================== #
@@ -64,7 +58,7 @@ def _ids(fixtures: list[Fixture]) -> list[str]:
 def test_reference_reproduces_documented_output(fixture: Fixture) -> None:
   function = REFERENCE_FUNCTIONS[fixture.op]
   actual = function(**fixture.arrays(), **fixture.params)
-  assert_identical(actual, fixture.output.data)
+  assert_bits_equal(actual, fixture.output.data)
 
 
 @pytest.mark.parametrize("fixture", GATHER_ND_FIXTURES, ids=_ids(GATHER_ND_FIXTURES))
@@ -216,33 +210,33 @@ class TestGatherElements:
   @pytest.mark.parametrize("dtype", [np.int32, np.int64])
   def test_negative_indices_count_from_end(self, dtype: type) -> None:
     actual = self._gather([-1, -4, 0, -2], dtype)
-    assert_identical(actual, np.array([40, 10, 10, 30], np.float32))
+    assert_bits_equal(actual, np.array([40, 10, 10, 30], np.float32))
 
   def test_below_minus_size_clamps_to_first(self) -> None:
     actual = self._gather([-5, -(2**31)], np.int32)
-    assert_identical(actual, np.array([10, 10], np.float32))
+    assert_bits_equal(actual, np.array([10, 10], np.float32))
     actual = self._gather([-(2**63)], np.int64)
-    assert_identical(actual, np.array([10], np.float32))
+    assert_bits_equal(actual, np.array([10], np.float32))
 
   def test_unsigned_max_clamps_to_last(self) -> None:
     # 0xFFFFFFFE would read 30 if it wrapped to -2.
     actual = self._gather([0xFFFFFFFF, 0xFFFFFFFE, 4], np.uint32)
-    assert_identical(actual, np.array([40, 40, 40], np.float32))
+    assert_bits_equal(actual, np.array([40, 40, 40], np.float32))
 
   def test_uint64_max_clamps_to_last(self) -> None:
     actual = self._gather([2**64 - 1, 2**64 - 2, 2**63], np.uint64)
-    assert_identical(actual, np.array([40, 40, 40], np.float32))
+    assert_bits_equal(actual, np.array([40, 40, 40], np.float32))
 
   def test_int64_above_32_bits_is_not_truncated(self) -> None:
     # Truncated to 32 bits, 2**32 + 1 would read element 1 (20).
     actual = self._gather([2**32 + 1, 2**32], np.int64)
-    assert_identical(actual, np.array([40, 40], np.float32))
+    assert_bits_equal(actual, np.array([40, 40], np.float32))
 
   def test_axis_1_and_output_shape_from_indices(self) -> None:
     data = np.arange(6, dtype=np.int16).reshape(2, 3)
     indices = np.array([[2, 0, 1, -1], [1, 1, 0, -3]], dtype=np.int32)
     actual = reference.gather_elements(data, indices, axis=1)
-    assert_identical(actual, np.array([[2, 0, 1, 2], [4, 4, 3, 3]], np.int16))
+    assert_bits_equal(actual, np.array([[2, 0, 1, 2], [4, 4, 3, 3]], np.int16))
 
   def test_rank_mismatch_is_rejected(self) -> None:
     with pytest.raises(AssertionError):
@@ -255,26 +249,26 @@ class TestGatherNd:
     indices = np.array([[-1, -1], [-3, 0], [5, -9], [2**32 + 1, 1]], dtype=np.int64)
     actual = reference.gather_nd(data, indices)
     # Components clamp against their own dimension: rows of 3, columns of 4.
-    assert_identical(actual, np.array([[11, 0, 8, 9]], np.float64))  # padded to rank 2
+    assert_bits_equal(actual, np.array([[11, 0, 8, 9]], np.float64))  # padded to rank 2
 
   def test_unsigned_components_never_wrap(self) -> None:
     data = np.arange(12, dtype=np.int8).reshape(3, 4)
     indices = np.array([[0xFFFFFFFF, 0], [0, 0xFFFFFFFE]], dtype=np.uint32)
     actual = reference.gather_nd(data, indices)
-    assert_identical(actual, np.array([[8, 3]], np.int8))
+    assert_bits_equal(actual, np.array([[8, 3]], np.int8))
 
   def test_output_is_right_aligned_with_leading_ones(self) -> None:
     data = np.arange(12, dtype=np.float32).reshape(1, 1, 4, 3)
     indices = np.array([3, 1], dtype=np.uint32).reshape(1, 1, 2, 1)
     actual = reference.gather_nd(data, indices, input_dimension_count=2, indices_dimension_count=2)
     expected = np.array([[9, 10, 11], [3, 4, 5]], np.float32).reshape(1, 1, 2, 3)
-    assert_identical(actual, expected)
+    assert_bits_equal(actual, expected)
 
   def test_whole_tuple_gives_one_element_padded_to_rank(self) -> None:
     data = np.arange(12, dtype=np.uint16).reshape(3, 4)
     indices = np.array([[2, 1]], dtype=np.int32)
     actual = reference.gather_nd(data, indices, indices_dimension_count=1)
-    assert_identical(actual, np.array([[9]], np.uint16))
+    assert_bits_equal(actual, np.array([[9]], np.uint16))
 
   def test_batch_dims(self) -> None:
     # GATHER_ND1, B = 1: out[b, p, r] = in[b, idx[b, p, 0], r].
@@ -282,7 +276,7 @@ class TestGatherNd:
     indices = np.array([[[2], [0]], [[1], [-1]]], dtype=np.int64)
     actual = reference.gather_nd(data, indices, batch_dimension_count=1)
     expected = np.array([[[4, 5], [0, 1]], [[8, 9], [10, 11]]], np.int32)
-    assert_identical(actual, expected)
+    assert_bits_equal(actual, expected)
 
   def test_batch_dims_with_padding_and_full_tuples(self) -> None:
     # I = (2, 2, 3), X = (2, 1, 2), B = 1, t = 2 -> logical out (2, 1).
@@ -295,7 +289,7 @@ class TestGatherNd:
       indices_dimension_count=3,
       batch_dimension_count=1,
     )
-    assert_identical(actual, np.array([5, 8], np.float16).reshape(1, 1, 2, 1))
+    assert_bits_equal(actual, np.array([5, 8], np.float16).reshape(1, 1, 2, 1))
 
   @pytest.mark.parametrize(
     ("input_sizes", "indices_sizes", "counts", "expected"),
@@ -357,24 +351,24 @@ class TestReverseSubsequences:
   def test_lengths_at_or_above_axis_size_reverse_whole_lane(self, length: int, dtype: type) -> None:
     lengths = np.array([[length]], dtype=dtype)
     actual = reference.reverse_subsequences(self.DATA, lengths, axis=1)
-    assert_identical(actual, np.array([[5, 4, 3, 2, 1]], np.int64))
+    assert_bits_equal(actual, np.array([[5, 4, 3, 2, 1]], np.int64))
 
   @pytest.mark.parametrize("length", [0, 1])
   def test_lengths_zero_and_one_are_no_ops(self, length: int) -> None:
     lengths = np.array([[length]], dtype=np.uint32)
     actual = reference.reverse_subsequences(self.DATA, lengths, axis=1)
-    assert_identical(actual, self.DATA)
+    assert_bits_equal(actual, self.DATA)
 
   def test_only_prefix_is_reversed_tail_is_kept(self) -> None:
     lengths = np.array([[3]], dtype=np.uint64)
     actual = reference.reverse_subsequences(self.DATA, lengths, axis=1)
-    assert_identical(actual, np.array([[3, 2, 1, 4, 5]], np.int64))
+    assert_bits_equal(actual, np.array([[3, 2, 1, 4, 5]], np.int64))
 
   def test_one_length_per_lane_along_axis_0(self) -> None:
     data = np.arange(6, dtype=np.uint8).reshape(3, 2)
     lengths = np.array([[3, 2]], dtype=np.uint32)
     actual = reference.reverse_subsequences(data, lengths, axis=0)
-    assert_identical(actual, np.array([[4, 3], [2, 1], [0, 5]], np.uint8))
+    assert_bits_equal(actual, np.array([[4, 3], [2, 1], [0, 5]], np.uint8))
 
   def test_signed_lengths_are_rejected(self) -> None:
     with pytest.raises(AssertionError):
@@ -386,7 +380,7 @@ class TestJoin:
   def test_single_input_is_a_copy_with_same_dtype(self, dtype: type) -> None:
     data = np.array([[1, 2, 3], [4, 5, 6]], dtype=dtype)
     actual = reference.join([data], axis=1)
-    assert_identical(actual, data)
+    assert_bits_equal(actual, data)
     assert not np.shares_memory(actual, data)
 
   def test_unequal_axis_sizes(self) -> None:
@@ -395,13 +389,13 @@ class TestJoin:
     c = np.array([[9, 10], [11, 12]], np.int32)
     actual = reference.join([a, b, c], axis=1)
     expected = np.array([[1, 3, 4, 5, 9, 10], [2, 6, 7, 8, 11, 12]], np.int32)
-    assert_identical(actual, expected)
+    assert_bits_equal(actual, expected)
 
   def test_64_bit_values_survive(self) -> None:
     a = np.array([2**64 - 1], np.uint64)
     b = np.array([2**63 + 1, 7], np.uint64)
     actual = reference.join((a, b), axis=0)
-    assert_identical(actual, np.array([2**64 - 1, 2**63 + 1, 7], np.uint64))
+    assert_bits_equal(actual, np.array([2**64 - 1, 2**63 + 1, 7], np.uint64))
 
   def test_mismatches_are_rejected(self) -> None:
     a = np.zeros((2, 2), np.float32)
@@ -483,7 +477,7 @@ def test_gather_elements_matches_take_along_axis(seed: int) -> None:
   indices = _random_indices(rng, tuple(indices_shape), shape[axis])
 
   expected = np.take_along_axis(data, _numpy_normalize(indices, shape[axis]), axis=axis)
-  assert_identical(reference.gather_elements(data, indices, axis=axis), expected)
+  assert_bits_equal(reference.gather_elements(data, indices, axis=axis), expected)
 
 
 def _random_gather_nd_case(rng: np.random.Generator) -> dict:
@@ -544,7 +538,7 @@ def test_gather_nd_matches_advanced_indexing(seed: int) -> None:
     batch_dimension_count=case["batch"],
   )
   expected = _numpy_gather_nd(data, indices, case["batch"], rank)
-  assert_identical(actual, expected)
+  assert_bits_equal(actual, expected)
   assert actual.shape == reference.gather_nd_output_sizes(
     pad(logical_input),
     pad(logical_indices),
@@ -578,7 +572,7 @@ def test_reverse_subsequences_matches_flip(seed: int) -> None:
   lengths = rng.integers(0, shape[axis] + 3, size=lengths_shape).astype(dtype)
 
   expected = _numpy_reverse_subsequences(data, lengths, axis)
-  assert_identical(reference.reverse_subsequences(data, lengths, axis=axis), expected)
+  assert_bits_equal(reference.reverse_subsequences(data, lengths, axis=axis), expected)
 
 
 @pytest.mark.parametrize("seed", SEEDS)
@@ -594,4 +588,4 @@ def test_join_matches_concatenate(seed: int) -> None:
     inputs.append(rng.integers(0, 100, size=piece_shape).astype(dtype))
 
   expected = np.concatenate(inputs, axis=axis)
-  assert_identical(reference.join(inputs, axis=axis), expected)
+  assert_bits_equal(reference.join(inputs, axis=axis), expected)
