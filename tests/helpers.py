@@ -4,7 +4,8 @@ Test files never import each other; what two of them need lives here, one sectio
 kind of helper (tests/conftest.py registers this module for pytest's assertion rewriting):
 
 * bit equality: `assert_bits_equal` (and the predicate `bits_equal`), the only comparison
-  of results bit for bit.
+  of results bit for bit;
+* GPU kernel test data.
 """
 
 from __future__ import annotations
@@ -51,3 +52,16 @@ def assert_bits_equal(got: Any, want: Any, *, context: str = "") -> None:
       f"got bits:  {got_bits.ravel().tolist()}\n"
       f"want bits: {want_bits.ravel().tolist()}"
     )
+
+
+# =========================================================================== #
+# GPU kernel test data
+# =========================================================================== #
+
+
+def kernel_data(rng: np.random.Generator, dtype, shape) -> np.ndarray:
+  """The GPU kernels' test data: normal floats, full-range integers."""
+  if np.issubdtype(dtype, np.floating):
+    return rng.standard_normal(shape).astype(dtype)
+  info = np.iinfo(dtype)
+  return rng.integers(info.min, info.max, shape, dtype=dtype, endpoint=True)

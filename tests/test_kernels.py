@@ -13,6 +13,7 @@ import pytest
 
 import dml_jax as dml
 from dml_jax._src import kernels, reference
+from tests.helpers import kernel_data as _data
 
 DATA_TYPES = [np.float32, np.float16, np.int32, np.uint32, np.int16, np.uint16, np.int8, np.uint8]
 
@@ -23,13 +24,6 @@ def _indices(rng, dtype, shape, size):
   out = rng.integers(low, size + 3, shape).astype(dtype)
   out.flat[:4] = [info.max, info.min, size, size - 1]
   return out
-
-
-def _data(rng, dtype, shape):
-  if np.issubdtype(dtype, np.floating):
-    return rng.standard_normal(shape).astype(dtype)
-  info = np.iinfo(dtype)
-  return rng.integers(info.min, info.max, shape, dtype=dtype, endpoint=True)
 
 
 def _bits(a):

@@ -13,7 +13,7 @@ import pytest
 
 import dml_jax as dml
 from dml_jax._src import reference, strip_kernel
-from tests.test_kernels import _data  # the GPU kernels' test data: normal floats, full-range ints
+from tests.helpers import kernel_data as _data  # normal floats, full-range ints
 
 
 @pytest.fixture
