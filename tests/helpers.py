@@ -5,14 +5,20 @@ kind of helper (tests/conftest.py registers this module for pytest's assertion r
 
 * bit equality: `assert_bits_equal` (and the predicate `bits_equal`), the only comparison
   of results bit for bit;
+* validation messages: the DmlValidationError checks of the spec's rules;
 * GPU kernel test data.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
+import pytest
+
+import dml_jax as dml
+from dml_jax import DmlValidationError, FeatureLevel
 
 # =========================================================================== #
 # Bit equality
@@ -52,6 +58,71 @@ def assert_bits_equal(got: Any, want: Any, *, context: str = "") -> None:
       f"got bits:  {got_bits.ravel().tolist()}\n"
       f"want bits: {want_bits.ravel().tolist()}"
     )
+
+
+# =========================================================================== #
+# Validation messages
+# =========================================================================== #
+
+
+def violation_pattern(
+  field: str, rule: str, value: str | re.Pattern, level: str, hint: str | None = None
+) -> str:
+  """A regex for one line of a DmlValidationError message.
+
+  The line reads ``  - {field}: {rule}; got {value} (at FL {level})[. Hint: {hint}]``;
+  `rule` and `hint` are literal fragments, `field`, `value` and `level` exact
+  (`value` may be a compiled regex instead).
+  """
+  value = value.pattern if isinstance(value, re.Pattern) else re.escape(value)
+  pattern = (
+    rf"(?m)^  - {re.escape(field)}: [^\n]*{re.escape(rule)}[^\n]*;"
+    rf" got {value} \(at FL {re.escape(level)}\)"
+  )
+  if hint is not None:
+    pattern += rf"\. Hint: [^\n]*{re.escape(hint)}"
+  return pattern
+
+
+def assert_rejected(
+  desc: dml.OperatorDesc,
+  level: str | None,
+  field: str,
+  rule: str,
+  value: str | re.Pattern,
+  hint: str | None = None,
+) -> DmlValidationError:
+  """Asserts desc.validate(level) raises a DmlValidationError naming this violation."""
+  shown = str(FeatureLevel.from_any(level))
+  with pytest.raises(
+    DmlValidationError, match=violation_pattern(field, rule, value, shown, hint)
+  ) as info:
+    desc.validate(level)
+  error = info.value
+  assert isinstance(error, ValueError)
+  assert str(error).startswith(
+    f"DML_OPERATOR_{desc.OPERATOR} descriptor is invalid at DML_FEATURE_LEVEL_{shown} ("
+  )
+  assert error.operator == desc.OPERATOR and error.feature_level == shown
+  assert any(v.field == field and v.feature_level == shown for v in error.violations)
+  assert not desc.is_valid(level)
+  assert desc.violations(level) == error.violations
+  return error
+
+
+def assert_valid(desc: dml.OperatorDesc, level: str | None) -> None:
+  assert desc.violations(level) == (), "\n".join(map(str, desc.violations(level)))
+  assert desc.is_valid(level)
+  assert desc.validate(level) is desc
+
+
+def fields_of(desc: dml.OperatorDesc, level: str | None) -> list[str]:
+  return [v.field for v in desc.violations(level)]
+
+
+def braces(sizes) -> str:
+  """DirectML's brace notation, as the messages write sizes: {2,3}."""
+  return "{" + ",".join(map(str, sizes)) + "}"
 
 
 # =========================================================================== #

@@ -1,4 +1,11 @@
-"""JOIN's CPU lowering: views joined where XLA:CPU would copy on one thread, bit for bit."""
+"""JOIN (§3.4): the operator's own rules and pinned cases, and its CPU lowering.
+
+What every operator shares (the tensor layer, the support tables, the fixtures, the
+property tests against the reference) is tested in the cross-cutting files under tests/.
+The CPU lowering joins views where XLA:CPU would copy on one thread; it must be bit exact.
+"""
+
+from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
@@ -7,8 +14,100 @@ import pytest
 from jax import lax
 
 import dml_jax as dml
+from dml_jax import DmlValidationError
 from dml_jax._src.ops import join as join_module
-from tests.helpers import assert_bits_equal
+from tests.helpers import (
+  assert_bits_equal,
+  assert_rejected,
+  assert_valid,
+  braces,
+  violation_pattern,
+)
+
+T = dml.TensorDesc
+
+# =========================================================================== #
+# Validation (§3.4)
+# =========================================================================== #
+
+
+def test_join_needs_at_least_one_input():
+  error = assert_rejected(
+    dml.JoinDesc((), axis=0), "6_4", "InputCount", "must be > 0 (at least one input)", "0"
+  )
+  assert len(error.violations) == 1
+
+
+@pytest.mark.parametrize("count", [0, 1, 3])
+def test_join_input_count_must_equal_the_number_of_inputs(count):
+  desc = dml.JoinDesc((T("FLOAT32", (1, 1, 2, 3)),) * 2, axis=3, input_count=count)
+  assert_rejected(
+    desc, "6_4", "InputCount", "must equal the number of InputTensors (2)", str(count)
+  )
+  assert dml.JoinDesc((T("FLOAT32", (1, 1, 2, 3)),) * 2, axis=3).input_count == 2
+
+
+@pytest.mark.parametrize("index, other", [(1, "INT32"), (2, "FLOAT16")])
+def test_join_inputs_must_share_the_data_type(index, other):
+  tensors = [T("FLOAT32", (1, 1, 2, 3))] * 3
+  tensors[index] = T(other, (1, 1, 2, 3))
+  assert_rejected(
+    dml.JoinDesc(tuple(tensors), axis=3),
+    "6_4",
+    f"InputTensors[{index}].DataType",
+    "must equal InputTensors[0].DataType (FLOAT32); JOIN never converts types",
+    other,
+    hint="jnp.concatenate",
+  )
+
+
+@pytest.mark.parametrize(
+  "second, axis, dimension",
+  [((1, 1, 3, 3), 3, 2), ((1, 2, 2, 5), 3, 1), ((2, 1, 2, 3), 2, 0)],
+)
+def test_join_sizes_must_agree_off_axis(second, axis, dimension):
+  desc = dml.JoinDesc((T("FLOAT32", (1, 1, 2, 3)), T("FLOAT32", second)), axis=axis)
+  assert_rejected(
+    desc,
+    "6_4",
+    "InputTensors[1].Sizes",
+    f"must equal InputTensors[0].Sizes {{1,1,2,3}} in every dimension but Axis ({axis});"
+    f" dimension {dimension} differs",
+    braces(second),
+  )
+
+
+def test_join_single_input_is_a_copy():
+  desc = dml.JoinDesc((T("INT16", (1, 1, 2, 3)),), axis=1)
+  assert_valid(desc, "1_0")
+  assert desc.output == T("INT16", (1, 1, 2, 3))
+
+
+def test_functional_join_validates_like_the_descriptor():
+  with pytest.raises(
+    DmlValidationError,
+    match=violation_pattern(
+      "InputTensors[0].DataType", "for DML_OPERATOR_JOIN", "INT8", "1_0", "from FL 2_1"
+    ),
+  ):
+    dml.join([np.zeros((1, 1, 1, 2), np.int8)] * 2, axis=3, feature_level="1_0")
+  with pytest.raises(
+    DmlValidationError,
+    match=violation_pattern(
+      "InputTensors[1].DataType", "JOIN never converts types", "INT8", "6_4", "jnp.concatenate"
+    ),
+  ):
+    dml.join([np.zeros((1, 2), np.float32), np.zeros((1, 2), np.int8)], axis=0)
+  with pytest.raises(
+    DmlValidationError, match=violation_pattern("InputCount", "must be > 0", "0", "6_4")
+  ):
+    dml.join([], axis=0)
+
+
+# =========================================================================== #
+# The CPU lowering
+# =========================================================================== #
+
 
 CASES = [  # (shape off the axis sizes, axis): flat, squeezed and plain forms
   ((5,), 0),

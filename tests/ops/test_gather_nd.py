@@ -1,0 +1,199 @@
+"""GATHER_ND and GATHER_ND1 (§3.2): the operators' own rules and pinned cases.
+
+What every operator shares (the tensor layer, the support tables, the fixtures, the
+property tests against the reference) is tested in the cross-cutting files under tests/.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import dml_jax as dml
+from dml_jax import DmlValidationError
+from tests.helpers import (
+  assert_rejected,
+  assert_valid,
+  fields_of,
+)
+
+T = dml.TensorDesc
+
+# =========================================================================== #
+# Validation (§3.2)
+# =========================================================================== #
+
+
+@pytest.mark.parametrize(
+  "field, counts, found",
+  [
+    ("InputDimensionCount", dict(input_dimension_count=0), "0"),
+    ("InputDimensionCount", dict(input_dimension_count=4), "4"),
+    ("IndicesDimensionCount", dict(indices_dimension_count=0), "0"),
+    ("IndicesDimensionCount", dict(indices_dimension_count=4), "4"),
+    ("InputDimensionCount", dict(input_dimension_count=-1), "-1"),
+  ],
+)
+def test_gather_nd_dimension_counts_in_1_to_n(field, counts, found):
+  desc = dml.GatherNdDesc(T("FLOAT32", (1, 3, 4)), T("UINT32", (1, 2, 1)), **counts)
+  assert_rejected(desc, "6_4", field, "must be in [1, DimensionCount] = [1, 3]", found)
+
+
+@pytest.mark.parametrize(
+  "input_sizes, indices_sizes, field, count, found",
+  [
+    ((2, 3, 4), (1, 2, 1), "InputTensor.Sizes", 2, "{2,3,4}"),
+    ((1, 3, 4), (2, 2, 1), "IndicesTensor.Sizes", 2, "{2,2,1}"),
+  ],
+)
+def test_gather_nd_leading_dimensions_must_be_1(input_sizes, indices_sizes, field, count, found):
+  desc = dml.GatherNdDesc(
+    T("FLOAT32", input_sizes),
+    T("UINT32", indices_sizes),
+    input_dimension_count=2,
+    indices_dimension_count=2,
+  )
+  assert_rejected(
+    desc, "6_4", field, f"dimensions before the trailing {count} meaningful ones must be 1", found
+  )
+
+
+@pytest.mark.parametrize(
+  "input_sizes, indices_sizes, batch, bound, found",
+  [
+    ((2, 3, 4), (1, 2, 4), 0, 3, "4"),  # t > InputDimensionCount
+    ((2, 3, 4), (2, 1, 3), 1, 2, "3"),  # t > InputDimensionCount - BatchDimensionCount
+  ],
+)
+def test_gather_nd_index_tuple_length_at_most_input_dimension_count_minus_batch(
+  input_sizes, indices_sizes, batch, bound, found
+):
+  desc = dml.GatherNdDesc(
+    T("FLOAT32", input_sizes), T("UINT32", indices_sizes), batch_dimension_count=batch
+  )
+  assert_rejected(
+    desc,
+    "6_4",
+    "IndicesTensor.Sizes",
+    "the last size is the index tuple length and must be in"
+    f" [1, InputDimensionCount - BatchDimensionCount] = [1, {bound}]",
+    found,
+  )
+
+
+def test_gather_nd_index_tuple_length_at_least_1():
+  desc = dml.GatherNdDesc(T("FLOAT32", (3, 4)), T("UINT32", (2, 0)))
+  error = assert_rejected(
+    desc,
+    "6_4",
+    "IndicesTensor.Sizes",
+    "the last size is the index tuple length and must be in [1,",
+    "0",
+  )
+  assert any("every size must be >= 1" in v.rule for v in error.violations)
+
+
+@pytest.mark.parametrize(
+  "counts, batch, bound",
+  [
+    (dict(), 3, 3),  # b = n
+    (
+      dict(indices_dimension_count=2),
+      2,
+      2,
+    ),  # DirectMLX's stricter bound: b < IndicesDimensionCount
+    (dict(input_dimension_count=1), 1, 1),  # and b < InputDimensionCount
+    (dict(), -1, 3),
+  ],
+)
+def test_gather_nd1_batch_dimension_count_below_both_counts(counts, batch, bound):
+  desc = dml.GatherNdDesc(
+    T("FLOAT32", (1, 3, 4)), T("UINT32", (1, 1, 1)), batch_dimension_count=batch, **counts
+  )
+  assert_rejected(
+    desc,
+    "6_4",
+    "BatchDimensionCount",
+    f"must be in [0, min(InputDimensionCount, IndicesDimensionCount)) = [0, {bound})",
+    str(batch),
+  )
+
+
+def test_gather_nd1_batch_dimensions_must_agree():
+  # §3.2 (INFERRED): the batch dims are shared, not broadcast.
+  desc = dml.GatherNdDesc(T("FLOAT32", (2, 3, 4)), T("UINT32", (3, 2, 1)), batch_dimension_count=1)
+  assert_rejected(
+    desc, "6_4", "IndicesTensor.Sizes", "the 1 batch dimensions must equal the input's {2}", "{3}"
+  )
+  broadcast = dml.GatherNdDesc(
+    T("FLOAT32", (2, 3, 4)), T("UINT32", (1, 2, 1)), batch_dimension_count=1
+  )
+  assert "IndicesTensor.Sizes" in fields_of(broadcast, "6_4")
+
+
+def test_gather_nd_output_rank_must_fit():
+  # k = (q - 1) + (m - b - t) = 2 + 2 = 4 > n = 3
+  desc = dml.GatherNdDesc(T("FLOAT32", (2, 3, 4)), T("UINT32", (2, 2, 1)))
+  assert_rejected(
+    desc,
+    "6_4",
+    "OutputTensor.DimensionCount",
+    "the output's meaningful dimensions (IndicesDimensionCount - 1 + InputDimensionCount -"
+    " BatchDimensionCount - t = 4) must fit in DimensionCount 3",
+    "4",
+  )
+  with pytest.raises(DmlValidationError, match=r"OutputTensor\.DimensionCount"):
+    desc.output  # noqa: B018  (no output can be inferred: the property raises)
+
+
+@pytest.mark.parametrize(
+  "input_sizes, indices_sizes, counts, expected",
+  [
+    # §3.2 worked example, and the right-alignment rule.
+    (
+      (3, 4, 5, 6, 7),
+      (1, 1, 1, 2, 3),
+      dict(input_dimension_count=5, indices_dimension_count=3),
+      (1, 1, 2, 6, 7),
+    ),
+    ((2, 2), (2, 1), dict(), (2, 2)),
+    (
+      (1, 2, 2, 2),
+      (1, 1, 2, 2),
+      dict(input_dimension_count=3, indices_dimension_count=2),
+      (1, 1, 2, 2),
+    ),
+    (
+      (1, 3, 2, 2),
+      (1, 3, 2, 2),
+      dict(input_dimension_count=3, indices_dimension_count=3, batch_dimension_count=1),
+      (1, 1, 3, 2),
+    ),
+    ((2, 3), (1, 2), dict(indices_dimension_count=1), (1, 1)),  # k = 0: all leading 1s
+    ((2, 3, 4), (2, 1, 2), dict(batch_dimension_count=1), (1, 2, 1)),
+  ],
+)
+def test_gather_nd_valid_shapes(input_sizes, indices_sizes, counts, expected):
+  desc = dml.GatherNdDesc(T("FLOAT32", input_sizes), T("UINT32", indices_sizes), **counts)
+  assert_valid(desc, "6_4")
+  assert desc.output.sizes == expected
+
+
+def test_functional_gather_nd_validates_like_the_descriptor():
+  x = np.zeros((1, 1, 3, 4), np.float32)
+  i = np.zeros((1, 1, 2, 1), np.uint32)
+  with pytest.raises(
+    DmlValidationError, match=r"^DML_OPERATOR_GATHER_ND1 .*\n  - DML_OPERATOR_TYPE:"
+  ):
+    dml.gather_nd(
+      x,
+      i,
+      input_dimension_count=2,
+      indices_dimension_count=2,
+      batch_dimension_count=1,
+      feature_level=0x2100,
+    )
+  with pytest.raises(DmlValidationError) as info:
+    dml.gather_nd(np.zeros((2, 3, 4), np.float32), np.zeros((2, 2, 1), np.uint32))
+  desc = dml.GatherNdDesc(T("FLOAT32", (2, 3, 4)), T("UINT32", (2, 2, 1)))
+  assert info.value.violations == desc.violations() != ()
