@@ -6,11 +6,13 @@ kind of helper (tests/conftest.py registers this module for pytest's assertion r
 * bit equality: `assert_bits_equal` (and the predicate `bits_equal`), the only comparison
   of results bit for bit;
 * validation messages: the DmlValidationError checks of the spec's rules;
+* explanations and HTML: reading dml.explain's sections and parsing `_repr_html_` tables;
 * GPU kernel test data.
 """
 
 from __future__ import annotations
 
+import html.parser
 import re
 from typing import Any
 
@@ -123,6 +125,68 @@ def fields_of(desc: dml.OperatorDesc, level: str | None) -> list[str]:
 def braces(sizes) -> str:
   """DirectML's brace notation, as the messages write sizes: {2,3}."""
   return "{" + ",".join(map(str, sizes)) + "}"
+
+
+# =========================================================================== #
+# Explanations and HTML
+# =========================================================================== #
+
+
+def explain_section(text: str, title: str) -> list[str]:
+  """The lines of one section of a dml.explain text, without their indentation."""
+  block = text.split(f"\n\n{title}")[1].split("\n\n")[0]
+  return [line.strip() for line in block.splitlines()[1:]]
+
+
+_VOID = {"br", "hr", "img"}
+
+
+class HtmlTables(html.parser.HTMLParser):
+  """Checks that tags nest, and collects every table as rows of cell texts."""
+
+  def __init__(self):
+    super().__init__(convert_charrefs=True)
+    self.open: list[str] = []
+    self.tables: list[list[list[str]]] = []
+    self.captions: list[str] = []
+    self._cell: list[str] | None = None
+    self._caption: list[str] | None = None
+
+  def handle_starttag(self, tag, attrs):
+    if tag not in _VOID:
+      self.open.append(tag)
+    if tag == "table":
+      self.tables.append([])
+    elif tag == "tr":
+      self.tables[-1].append([])
+    elif tag in ("td", "th"):
+      self._cell = []
+    elif tag == "caption":
+      self._caption = []
+
+  def handle_endtag(self, tag):
+    assert self.open and self.open[-1] == tag, f"</{tag}> closes {self.open}"
+    self.open.pop()
+    if tag in ("td", "th"):
+      self.tables[-1][-1].append("".join(self._cell))
+      self._cell = None
+    elif tag == "caption":
+      self.captions.append("".join(self._caption))
+      self._caption = None
+
+  def handle_data(self, data):
+    for part in (self._cell, self._caption):
+      if part is not None:
+        part.append(data)
+
+
+def parse_html(markup: str) -> HtmlTables:
+  """The markup's tables and captions; asserts that every tag is closed, in order."""
+  parser = HtmlTables()
+  parser.feed(markup)
+  parser.close()
+  assert not parser.open, f"unclosed: {parser.open}"
+  return parser
 
 
 # =========================================================================== #

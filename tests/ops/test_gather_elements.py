@@ -17,6 +17,7 @@ from tests.helpers import (
   assert_rejected,
   assert_valid,
   braces,
+  explain_section,
   violation_pattern,
 )
 
@@ -72,3 +73,21 @@ def test_functional_gather_elements_validates_like_the_descriptor():
     ),
     str(info.value),
   )
+
+
+# =========================================================================== #
+# Explanation
+# =========================================================================== #
+
+
+def test_gather_elements_output_is_the_indices_sizes_and_the_input_type():
+  desc = dml.GatherElementsDesc(T("FLOAT16", (3, 4)), T("INT64", (3, 7)), axis=1)
+  output = explain_section(dml.explain(desc), "Output:")
+  assert output == [
+    "out[o] = InputTensor[o with o[1] := IndicesTensor[o]]: every output element reads one"
+    " input element of its own lane along Axis 1.",
+    "OutputTensor.Sizes = IndicesTensor.Sizes = {3,7}: one output element per index.",
+    "IndicesTensor.Sizes must equal InputTensor.Sizes {3,4} off Axis 1; on Axis 1 it is free:"
+    " 7 index(es) per lane of 4 element(s).",
+    "OutputTensor.DataType = InputTensor.DataType = FLOAT16 (not the index type INT64).",
+  ]

@@ -11,10 +11,14 @@ import pytest
 
 import dml_jax as dml
 from dml_jax import DmlValidationError
+from dml_jax._src import conformance
+from dml_jax._src.fixtures import get_fixture
 from tests.helpers import (
   assert_rejected,
   assert_valid,
+  explain_section,
   fields_of,
+  parse_html,
 )
 
 T = dml.TensorDesc
@@ -197,3 +201,68 @@ def test_functional_gather_nd_validates_like_the_descriptor():
     dml.gather_nd(np.zeros((2, 3, 4), np.float32), np.zeros((2, 2, 1), np.uint32))
   desc = dml.GatherNdDesc(T("FLOAT32", (2, 3, 4)), T("UINT32", (2, 2, 1)))
   assert info.value.violations == desc.violations() != ()
+
+
+# =========================================================================== #
+# Explanation and HTML
+# =========================================================================== #
+
+
+def test_gather_nd_sizes_are_derived_step_by_step():
+  text = dml.explain(conformance.descriptor_for(get_fixture("gather_nd/output-sizes")))
+  output = explain_section(text, "Output:")
+  assert output[:8] == [
+    "n = DimensionCount = 5; m = InputDimensionCount = 5; q = IndicesDimensionCount = 3;"
+    " B = BatchDimensionCount = 0.",
+    "Logical input I = InputTensor.Sizes[n - m:] = {3,4,5,6,7}.",
+    "Logical indices X = IndicesTensor.Sizes[n - q:] = {1,2,3} (the 2 leading size(s) before"
+    " it must be 1).",
+    "Tuple length t = X[-1] = 3: each index tuple holds 3 coordinate(s) into I[B:B + t] = {3,4,5}.",
+    "Each tuple selects I[B + t:] = {6,7}: a sub-block of 42 element(s) is copied per tuple.",
+    "Logical output = X[:-1] ++ I[B + t:] = {1,2} ++ {6,7} = {1,2,6,7} (k = 4 dimension(s)).",
+    "Right-aligned into n = 5 dimensions with 1 leading 1(s): OutputTensor.Sizes = {1,1,2,6,7}.",
+    "out[b, p, r] = I[b, X[b, p, 0], ..., X[b, p, t - 1], r] (b: batch, p: tuple position,"
+    " r: within the sub-block).",
+  ]
+  assert "BatchDimensionCount 0: DML_OPERATOR_GATHER_ND (from FL 2_1)" in text
+
+
+def test_gather_nd1_names_its_batches_and_its_single_elements():
+  text = dml.explain(conformance.descriptor_for(get_fixture("gather_nd1/example-2-batch-count")))
+  output = explain_section(text, "Output:")
+  assert (
+    "The first B = 1 dimension(s) of I and X are batches ({3} and {3}, which must be equal):"
+    " the tuples of batch j index into I[j] only."
+  ) in output
+  assert "Each tuple selects I[B + t:] = {}: a single element is copied per tuple." in output
+  assert "BatchDimensionCount 1 > 0 makes this DML_OPERATOR_GATHER_ND1 (from FL 3_0)." in output
+
+
+def test_gather_nd_says_why_no_output_can_be_inferred():
+  too_long = dml.GatherNdDesc(T("FLOAT32", (2, 2)), T("UINT32", (1, 3)))
+  assert explain_section(dml.explain(too_long), "Output:")[-1] == (
+    "t must be in [1, m - B] = [1, 2]: no output can be inferred."
+  )
+  assert "Fields:\n" in dml.explain(too_long)
+  assert "  OutputTensor = (none given, none inferred)" in dml.explain(too_long)
+  ranks = dml.GatherNdDesc(T("FLOAT32", (2, 2)), T("UINT32", (2,)))
+  assert explain_section(dml.explain(ranks), "Output:")[-1] == (
+    "The counts do not fit the tensors' ranks: no output can be inferred."
+  )
+
+
+def test_gather_nd_html_names_the_struct_and_its_own_attributes():
+  gather_nd = dml.GatherNdDesc(dml.TensorDesc("FLOAT32", (2, 2)), dml.TensorDesc("UINT32", (2, 1)))
+  attributes = parse_html(gather_nd._repr_html_()).tables[1]
+  assert [row[0] for row in attributes[1:]] == ["InputDimensionCount", "IndicesDimensionCount"]
+  assert "(DML_GATHER_ND_OPERATOR_DESC)" in gather_nd._repr_html_()
+  gather_nd1 = dml.GatherNdDesc(
+    dml.TensorDesc("FLOAT32", (3, 2)), dml.TensorDesc("UINT32", (3, 1)), batch_dimension_count=1
+  )
+  attributes = parse_html(gather_nd1._repr_html_()).tables[1]
+  assert [row[0] for row in attributes[1:]] == [
+    "InputDimensionCount",
+    "IndicesDimensionCount",
+    "BatchDimensionCount",
+  ]
+  assert "(DML_GATHER_ND1_OPERATOR_DESC)" in gather_nd1._repr_html_()

@@ -21,6 +21,8 @@ from tests.helpers import (
   assert_rejected,
   assert_valid,
   braces,
+  explain_section,
+  parse_html,
   violation_pattern,
 )
 
@@ -102,6 +104,37 @@ def test_functional_join_validates_like_the_descriptor():
     DmlValidationError, match=violation_pattern("InputCount", "must be > 0", "0", "6_4")
   ):
     dml.join([], axis=0)
+
+
+# =========================================================================== #
+# Explanation and HTML
+# =========================================================================== #
+
+
+def test_join_explains_the_summed_axis_and_where_each_input_lands():
+  desc = dml.JoinDesc((T("UINT16", (2, 3)), T("UINT16", (2, 4)), T("UINT16", (2, 1))), axis=1)
+  assert explain_section(dml.explain(desc), "Output:") == [
+    "OutputTensor.Sizes = InputTensors[0].Sizes with Axis 1 replaced by 3 + 4 + 1 = 8: {2,8}.",
+    "Along Axis 1: InputTensors[0] -> [0, 3), InputTensors[1] -> [3, 7),"
+    " InputTensors[2] -> [7, 8).",
+    "OutputTensor.DataType = InputTensors[0].DataType = UINT16; every input must have it (JOIN"
+    " never converts; jnp.concatenate would promote).",
+  ]
+  single = dml.JoinDesc((T("UINT16", (2, 3)),), axis=0)
+  assert (
+    explain_section(dml.explain(single), "Output:")[-1] == "A single input: the output is a copy."
+  )
+
+
+def test_join_html_lists_every_input_and_an_output_that_cannot_be_inferred():
+  desc = dml.JoinDesc((dml.TensorDesc("INT8", (1, 2)), dml.TensorDesc("INT8", (2,))), axis=0)
+  tensors = parse_html(desc._repr_html_()).tables[0]
+  assert [row[0] for row in tensors[1:]] == ["InputTensors[0]", "InputTensors[1]", "OutputTensor"]
+  assert tensors[-1][:4] == ["OutputTensor", "output (inferred)", "-", "cannot be inferred"]
+  given = dml.JoinDesc(
+    (dml.TensorDesc("INT8", (2,)),), axis=0, output_tensor=dml.TensorDesc("INT8", (2,))
+  )
+  assert parse_html(given._repr_html_()).tables[0][-1][:2] == ["OutputTensor", "output"]
 
 
 # =========================================================================== #

@@ -14,6 +14,7 @@ from dml_jax import DmlValidationError, FeatureLevel
 from tests.helpers import (
   assert_rejected,
   braces,
+  explain_section,
   violation_pattern,
 )
 
@@ -101,3 +102,21 @@ def test_functional_lengths_of_other_shapes_are_rejected(lengths_shape):
     dml.reverse_subsequences(x, np.zeros(lengths_shape, np.uint32), axis=1)
   if len(lengths_shape) == 4:
     assert "Strides 0" in str(info.value)  # the hint: how to share a length
+
+
+# =========================================================================== #
+# Explanation
+# =========================================================================== #
+
+
+def test_reverse_subsequences_explains_lanes_and_clamped_lengths():
+  desc = dml.ReverseSubsequencesDesc(T("INT8", (2, 5, 3)), T("UINT32", (2, 1, 3)), axis=1)
+  assert explain_section(dml.explain(desc), "Output:") == [
+    "OutputTensor.Sizes = InputTensor.Sizes = {2,5,3}; OutputTensor.DataType ="
+    " InputTensor.DataType = INT8.",
+    "Lanes run along Axis 1, 5 element(s) each; there are 6 lane(s), one length per lane:"
+    " SequenceLengthsTensor.Sizes = InputTensor.Sizes with 1 on Axis = {2,1,3}.",
+    "In each lane, with L = min(length, 5): out[i] = in[L - 1 - i] for i < L and out[i] = in[i]"
+    " for i >= L. Lengths 0 and 1 leave the lane unchanged; lengths above 5 reverse the whole"
+    " lane.",
+  ]
