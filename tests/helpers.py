@@ -7,6 +7,7 @@ kind of helper (tests/conftest.py registers this module for pytest's assertion r
   of results bit for bit;
 * validation messages: the DmlValidationError checks of the spec's rules;
 * explanations and HTML: reading dml.explain's sections and parsing `_repr_html_` tables;
+* reference cross-check data: random small cases for the NumPy oracles of the oracle;
 * GPU kernel test data.
 """
 
@@ -21,6 +22,7 @@ import pytest
 
 import dml_jax as dml
 from dml_jax import DmlValidationError, FeatureLevel
+from dml_jax._src.fixtures import DATA_TYPES
 
 # =========================================================================== #
 # Bit equality
@@ -187,6 +189,45 @@ def parse_html(markup: str) -> HtmlTables:
   parser.close()
   assert not parser.open, f"unclosed: {parser.open}"
   return parser
+
+
+# =========================================================================== #
+# Reference cross-check data: random small cases for plain-NumPy oracles
+# =========================================================================== #
+
+ALL_DTYPES = tuple(DATA_TYPES.values())
+"""Every data type the fixtures and the reference take."""
+
+_INDEX_DTYPES = (np.int32, np.int64, np.uint32, np.uint64)
+
+CROSS_CHECK_SEEDS = range(25)
+"""The random cases each cross-check of the reference runs."""
+
+
+def random_shape(rng: np.random.Generator, rank: int, high: int = 4) -> tuple[int, ...]:
+  return tuple(int(s) for s in rng.integers(1, high + 1, size=rank))
+
+
+def random_data(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+  """Integers in [0, 100) in a random data type."""
+  dtype = ALL_DTYPES[rng.integers(len(ALL_DTYPES))]
+  return rng.integers(0, 100, size=shape).astype(dtype)
+
+
+def random_indices(
+  rng: np.random.Generator, shape: tuple[int, ...], size: int | np.ndarray
+) -> np.ndarray:
+  """Indices around the valid range: negatives and overshoots included."""
+  dtype = np.dtype(_INDEX_DTYPES[rng.integers(len(_INDEX_DTYPES))])
+  low = -size - 2 if dtype.kind == "i" else 0
+  return rng.integers(low, size + 3, size=shape).astype(dtype)
+
+
+def numpy_normalize(indices: np.ndarray, size: int | np.ndarray) -> np.ndarray:
+  """Vectorised negative-index rule + clamp (for small index values)."""
+  values = indices.astype(np.int64)
+  values = np.where(values < 0, values + size, values)
+  return np.clip(values, 0, np.asarray(size) - 1)
 
 
 # =========================================================================== #

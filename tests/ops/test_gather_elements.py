@@ -13,11 +13,18 @@ import pytest
 
 import dml_jax as dml
 from dml_jax import DmlValidationError
+from dml_jax._src import reference
 from tests.helpers import (
+  CROSS_CHECK_SEEDS,
+  assert_bits_equal,
   assert_rejected,
   assert_valid,
   braces,
   explain_section,
+  numpy_normalize,
+  random_data,
+  random_indices,
+  random_shape,
   violation_pattern,
 )
 
@@ -91,3 +98,67 @@ def test_gather_elements_output_is_the_indices_sizes_and_the_input_type():
     " 7 index(es) per lane of 4 element(s).",
     "OutputTensor.DataType = InputTensor.DataType = FLOAT16 (not the index type INT64).",
   ]
+
+
+# =========================================================================== #
+# The reference: pinned cases and cross-checks against plain NumPy
+# =========================================================================== #
+
+
+class TestReference:
+  """The NumPy reference, reference.gather_elements, on hand-written cases pinned from the spec."""
+
+  DATA = np.array([10, 20, 30, 40], dtype=np.float32)
+
+  def _gather(self, indices: list[int], dtype: type) -> np.ndarray:
+    return reference.gather_elements(self.DATA, np.array(indices, dtype=dtype), axis=0)
+
+  @pytest.mark.parametrize("dtype", [np.int32, np.int64])
+  def test_negative_indices_count_from_end(self, dtype: type) -> None:
+    actual = self._gather([-1, -4, 0, -2], dtype)
+    assert_bits_equal(actual, np.array([40, 10, 10, 30], np.float32))
+
+  def test_below_minus_size_clamps_to_first(self) -> None:
+    actual = self._gather([-5, -(2**31)], np.int32)
+    assert_bits_equal(actual, np.array([10, 10], np.float32))
+    actual = self._gather([-(2**63)], np.int64)
+    assert_bits_equal(actual, np.array([10], np.float32))
+
+  def test_unsigned_max_clamps_to_last(self) -> None:
+    # 0xFFFFFFFE would read 30 if it wrapped to -2.
+    actual = self._gather([0xFFFFFFFF, 0xFFFFFFFE, 4], np.uint32)
+    assert_bits_equal(actual, np.array([40, 40, 40], np.float32))
+
+  def test_uint64_max_clamps_to_last(self) -> None:
+    actual = self._gather([2**64 - 1, 2**64 - 2, 2**63], np.uint64)
+    assert_bits_equal(actual, np.array([40, 40, 40], np.float32))
+
+  def test_int64_above_32_bits_is_not_truncated(self) -> None:
+    # Truncated to 32 bits, 2**32 + 1 would read element 1 (20).
+    actual = self._gather([2**32 + 1, 2**32], np.int64)
+    assert_bits_equal(actual, np.array([40, 40], np.float32))
+
+  def test_axis_1_and_output_shape_from_indices(self) -> None:
+    data = np.arange(6, dtype=np.int16).reshape(2, 3)
+    indices = np.array([[2, 0, 1, -1], [1, 1, 0, -3]], dtype=np.int32)
+    actual = reference.gather_elements(data, indices, axis=1)
+    assert_bits_equal(actual, np.array([[2, 0, 1, 2], [4, 4, 3, 3]], np.int16))
+
+  def test_rank_mismatch_is_rejected(self) -> None:
+    with pytest.raises(AssertionError):
+      reference.gather_elements(self.DATA, np.zeros((1, 4), np.int32), axis=0)
+
+
+@pytest.mark.parametrize("seed", CROSS_CHECK_SEEDS)
+def test_gather_elements_matches_take_along_axis(seed: int) -> None:
+  rng = np.random.default_rng(seed)
+  rank = int(rng.integers(1, 5))
+  shape = random_shape(rng, rank)
+  axis = int(rng.integers(rank))
+  data = random_data(rng, shape)
+  indices_shape = list(shape)
+  indices_shape[axis] = int(rng.integers(1, 6))
+  indices = random_indices(rng, tuple(indices_shape), shape[axis])
+
+  expected = np.take_along_axis(data, numpy_normalize(indices, shape[axis]), axis=axis)
+  assert_bits_equal(reference.gather_elements(data, indices, axis=axis), expected)

@@ -11,17 +11,24 @@ import pytest
 
 import dml_jax as dml
 from dml_jax import DmlValidationError
-from dml_jax._src import conformance
-from dml_jax._src.fixtures import get_fixture
+from dml_jax._src import conformance, reference
+from dml_jax._src.fixtures import Fixture, get_fixture, load_fixtures
 from tests.helpers import (
+  CROSS_CHECK_SEEDS,
+  assert_bits_equal,
   assert_rejected,
   assert_valid,
   explain_section,
   fields_of,
+  numpy_normalize,
   parse_html,
+  random_data,
+  random_indices,
+  random_shape,
 )
 
 T = dml.TensorDesc
+GATHER_ND_FIXTURES = [f for f in load_fixtures() if f.op in ("GATHER_ND", "GATHER_ND1")]
 
 # =========================================================================== #
 # Validation (§3.2)
@@ -266,3 +273,177 @@ def test_gather_nd_html_names_the_struct_and_its_own_attributes():
     "BatchDimensionCount",
   ]
   assert "(DML_GATHER_ND1_OPERATOR_DESC)" in gather_nd1._repr_html_()
+
+
+# =========================================================================== #
+# The reference: pinned cases and cross-checks against plain NumPy
+# =========================================================================== #
+
+
+@pytest.mark.parametrize("fixture", GATHER_ND_FIXTURES, ids=[f.id for f in GATHER_ND_FIXTURES])
+def test_gather_nd_output_sizes_match_documented_sizes(fixture: Fixture) -> None:
+  sizes = reference.gather_nd_output_sizes(
+    fixture.inputs["input"].sizes, fixture.inputs["indices"].sizes, **fixture.params
+  )
+  assert sizes == fixture.output.sizes
+
+
+class TestReference:
+  """The NumPy reference, reference.gather_nd, on hand-written cases pinned from the spec."""
+
+  def test_negative_and_out_of_range_components(self) -> None:
+    data = np.arange(12, dtype=np.float64).reshape(3, 4)
+    indices = np.array([[-1, -1], [-3, 0], [5, -9], [2**32 + 1, 1]], dtype=np.int64)
+    actual = reference.gather_nd(data, indices)
+    # Components clamp against their own dimension: rows of 3, columns of 4.
+    assert_bits_equal(actual, np.array([[11, 0, 8, 9]], np.float64))  # padded to rank 2
+
+  def test_unsigned_components_never_wrap(self) -> None:
+    data = np.arange(12, dtype=np.int8).reshape(3, 4)
+    indices = np.array([[0xFFFFFFFF, 0], [0, 0xFFFFFFFE]], dtype=np.uint32)
+    actual = reference.gather_nd(data, indices)
+    assert_bits_equal(actual, np.array([[8, 3]], np.int8))
+
+  def test_output_is_right_aligned_with_leading_ones(self) -> None:
+    data = np.arange(12, dtype=np.float32).reshape(1, 1, 4, 3)
+    indices = np.array([3, 1], dtype=np.uint32).reshape(1, 1, 2, 1)
+    actual = reference.gather_nd(data, indices, input_dimension_count=2, indices_dimension_count=2)
+    expected = np.array([[9, 10, 11], [3, 4, 5]], np.float32).reshape(1, 1, 2, 3)
+    assert_bits_equal(actual, expected)
+
+  def test_whole_tuple_gives_one_element_padded_to_rank(self) -> None:
+    data = np.arange(12, dtype=np.uint16).reshape(3, 4)
+    indices = np.array([[2, 1]], dtype=np.int32)
+    actual = reference.gather_nd(data, indices, indices_dimension_count=1)
+    assert_bits_equal(actual, np.array([[9]], np.uint16))
+
+  def test_batch_dims(self) -> None:
+    # GATHER_ND1, B = 1: out[b, p, r] = in[b, idx[b, p, 0], r].
+    data = np.arange(12, dtype=np.int32).reshape(2, 3, 2)
+    indices = np.array([[[2], [0]], [[1], [-1]]], dtype=np.int64)
+    actual = reference.gather_nd(data, indices, batch_dimension_count=1)
+    expected = np.array([[[4, 5], [0, 1]], [[8, 9], [10, 11]]], np.int32)
+    assert_bits_equal(actual, expected)
+
+  def test_batch_dims_with_padding_and_full_tuples(self) -> None:
+    # I = (2, 2, 3), X = (2, 1, 2), B = 1, t = 2 -> logical out (2, 1).
+    data = np.arange(12, dtype=np.float16).reshape(1, 2, 2, 3)
+    indices = np.array([[[1, 2]], [[0, -1]]], dtype=np.int32).reshape(1, 2, 1, 2)
+    actual = reference.gather_nd(
+      data,
+      indices,
+      input_dimension_count=3,
+      indices_dimension_count=3,
+      batch_dimension_count=1,
+    )
+    assert_bits_equal(actual, np.array([5, 8], np.float16).reshape(1, 1, 2, 1))
+
+  @pytest.mark.parametrize(
+    ("input_sizes", "indices_sizes", "counts", "expected"),
+    [
+      ((3, 4, 5, 6, 7), (1, 1, 1, 2, 3), (5, 3, 0), (1, 1, 2, 6, 7)),
+      ((2, 2), (2, 1), (2, 2, 0), (2, 2)),
+      ((1, 2, 2, 2), (1, 1, 2, 2), (3, 2, 0), (1, 1, 2, 2)),
+      ((1, 3, 2, 2), (1, 3, 2, 2), (3, 3, 1), (1, 1, 3, 2)),
+      ((1, 1, 4, 6), (1, 1, 5, 1), (2, 2, 0), (1, 1, 5, 6)),
+      ((3, 4), (1, 2), (2, 1, 0), (1, 1)),
+      ((2, 3, 4, 5), (2, 3, 7, 1), (4, 4, 2), (2, 3, 7, 5)),
+    ],
+  )
+  def test_output_sizes(
+    self,
+    input_sizes: tuple[int, ...],
+    indices_sizes: tuple[int, ...],
+    counts: tuple[int, int, int],
+    expected: tuple[int, ...],
+  ) -> None:
+    input_count, indices_count, batch = counts
+    sizes = reference.gather_nd_output_sizes(
+      input_sizes,
+      indices_sizes,
+      input_dimension_count=input_count,
+      indices_dimension_count=indices_count,
+      batch_dimension_count=batch,
+    )
+    assert sizes == expected
+
+  def test_output_rank_above_tensor_rank_is_rejected(self) -> None:
+    # X[:-1] ++ I[t:] = (3, 3) ++ (4, 5) has 4 dims, more than the rank 3.
+    with pytest.raises(AssertionError):
+      reference.gather_nd_output_sizes(
+        (2, 4, 5), (3, 3, 1), input_dimension_count=3, indices_dimension_count=3
+      )
+
+  def test_non_one_leading_dims_are_rejected(self) -> None:
+    with pytest.raises(AssertionError):
+      reference.gather_nd_output_sizes(
+        (2, 4, 5), (1, 3, 1), input_dimension_count=2, indices_dimension_count=2
+      )
+
+
+def _random_gather_nd_case(rng: np.random.Generator) -> dict:
+  """A random valid GATHER_ND1 configuration (sizes and counts)."""
+  while True:
+    rank = int(rng.integers(1, 6))
+    input_count = int(rng.integers(1, rank + 1))
+    batch = int(rng.integers(0, input_count))
+    tuple_size = int(rng.integers(1, input_count - batch + 1))
+    positions = int(rng.integers(0, 3))
+    indices_count = batch + positions + 1
+    output_rank = batch + positions + (input_count - batch - tuple_size)
+    if indices_count <= rank and output_rank <= rank:
+      break
+  logical_input = random_shape(rng, input_count)
+  logical_indices = logical_input[:batch] + random_shape(rng, positions, high=3) + (tuple_size,)
+  return {
+    "rank": rank,
+    "input_count": input_count,
+    "indices_count": indices_count,
+    "batch": batch,
+    "logical_input": logical_input,
+    "logical_indices": logical_indices,
+  }
+
+
+def _numpy_gather_nd(data: np.ndarray, indices: np.ndarray, batch: int, rank: int) -> np.ndarray:
+  """GATHER_ND1 on logical shapes by NumPy advanced indexing."""
+  tuple_size = indices.shape[-1]
+  position_shape = indices.shape[:-1]
+  sizes = np.array(data.shape[batch : batch + tuple_size])
+  components = numpy_normalize(indices, sizes)
+  batch_grids = tuple(
+    np.arange(position_shape[d]).reshape((1,) * d + (-1,) + (1,) * (len(position_shape) - d - 1))
+    for d in range(batch)
+  )
+  gathered = data[batch_grids + tuple(components[..., j] for j in range(tuple_size))]
+  return gathered.reshape((1,) * (rank - gathered.ndim) + gathered.shape)
+
+
+@pytest.mark.parametrize("seed", CROSS_CHECK_SEEDS)
+def test_gather_nd_matches_advanced_indexing(seed: int) -> None:
+  rng = np.random.default_rng(seed)
+  case = _random_gather_nd_case(rng)
+  rank = case["rank"]
+  logical_input, logical_indices = case["logical_input"], case["logical_indices"]
+  data = random_data(rng, logical_input)
+  tuple_size = logical_indices[-1]
+  bound = np.array(logical_input[case["batch"] : case["batch"] + tuple_size])
+  indices = random_indices(rng, logical_indices, bound)
+
+  pad = lambda shape: (1,) * (rank - len(shape)) + shape
+  actual = reference.gather_nd(
+    data.reshape(pad(logical_input)),
+    indices.reshape(pad(logical_indices)),
+    input_dimension_count=case["input_count"],
+    indices_dimension_count=case["indices_count"],
+    batch_dimension_count=case["batch"],
+  )
+  expected = _numpy_gather_nd(data, indices, case["batch"], rank)
+  assert_bits_equal(actual, expected)
+  assert actual.shape == reference.gather_nd_output_sizes(
+    pad(logical_input),
+    pad(logical_indices),
+    input_dimension_count=case["input_count"],
+    indices_dimension_count=case["indices_count"],
+    batch_dimension_count=case["batch"],
+  )

@@ -15,14 +15,18 @@ from jax import lax
 
 import dml_jax as dml
 from dml_jax import DmlValidationError
+from dml_jax._src import reference
 from dml_jax._src.ops import join as join_module
 from tests.helpers import (
+  ALL_DTYPES,
+  CROSS_CHECK_SEEDS,
   assert_bits_equal,
   assert_rejected,
   assert_valid,
   braces,
   explain_section,
   parse_html,
+  random_shape,
   violation_pattern,
 )
 
@@ -135,6 +139,63 @@ def test_join_html_lists_every_input_and_an_output_that_cannot_be_inferred():
     (dml.TensorDesc("INT8", (2,)),), axis=0, output_tensor=dml.TensorDesc("INT8", (2,))
   )
   assert parse_html(given._repr_html_()).tables[0][-1][:2] == ["OutputTensor", "output"]
+
+
+# =========================================================================== #
+# The reference: pinned cases and cross-checks against plain NumPy
+# =========================================================================== #
+
+
+class TestReference:
+  """The NumPy reference, reference.join, on hand-written cases pinned from the spec."""
+
+  @pytest.mark.parametrize("dtype", [np.int8, np.float16, np.uint64])
+  def test_single_input_is_a_copy_with_same_dtype(self, dtype: type) -> None:
+    data = np.array([[1, 2, 3], [4, 5, 6]], dtype=dtype)
+    actual = reference.join([data], axis=1)
+    assert_bits_equal(actual, data)
+    assert not np.shares_memory(actual, data)
+
+  def test_unequal_axis_sizes(self) -> None:
+    a = np.array([[1], [2]], np.int32)
+    b = np.array([[3, 4, 5], [6, 7, 8]], np.int32)
+    c = np.array([[9, 10], [11, 12]], np.int32)
+    actual = reference.join([a, b, c], axis=1)
+    expected = np.array([[1, 3, 4, 5, 9, 10], [2, 6, 7, 8, 11, 12]], np.int32)
+    assert_bits_equal(actual, expected)
+
+  def test_64_bit_values_survive(self) -> None:
+    a = np.array([2**64 - 1], np.uint64)
+    b = np.array([2**63 + 1, 7], np.uint64)
+    actual = reference.join((a, b), axis=0)
+    assert_bits_equal(actual, np.array([2**64 - 1, 2**63 + 1, 7], np.uint64))
+
+  def test_mismatches_are_rejected(self) -> None:
+    a = np.zeros((2, 2), np.float32)
+    with pytest.raises(AssertionError):
+      reference.join([a, a.astype(np.float16)], axis=0)  # dtype
+    with pytest.raises(AssertionError):
+      reference.join([a, np.zeros((2, 3), np.float32)], axis=0)  # non-axis size
+    with pytest.raises(AssertionError):
+      reference.join([a, np.zeros((1, 2, 2), np.float32)], axis=0)  # rank
+    with pytest.raises(AssertionError):
+      reference.join([], axis=0)
+
+
+@pytest.mark.parametrize("seed", CROSS_CHECK_SEEDS)
+def test_join_matches_concatenate(seed: int) -> None:
+  rng = np.random.default_rng(seed)
+  rank = int(rng.integers(1, 5))
+  shape = random_shape(rng, rank)
+  axis = int(rng.integers(rank))
+  dtype = ALL_DTYPES[rng.integers(len(ALL_DTYPES))]
+  inputs = []
+  for _ in range(int(rng.integers(1, 5))):
+    piece_shape = shape[:axis] + (int(rng.integers(1, 4)),) + shape[axis + 1 :]
+    inputs.append(rng.integers(0, 100, size=piece_shape).astype(dtype))
+
+  expected = np.concatenate(inputs, axis=axis)
+  assert_bits_equal(reference.join(inputs, axis=axis), expected)
 
 
 # =========================================================================== #

@@ -11,10 +11,15 @@ import pytest
 
 import dml_jax as dml
 from dml_jax import DmlValidationError, FeatureLevel
+from dml_jax._src import reference
 from tests.helpers import (
+  CROSS_CHECK_SEEDS,
+  assert_bits_equal,
   assert_rejected,
   braces,
   explain_section,
+  random_data,
+  random_shape,
   violation_pattern,
 )
 
@@ -120,3 +125,78 @@ def test_reverse_subsequences_explains_lanes_and_clamped_lengths():
     " for i >= L. Lengths 0 and 1 leave the lane unchanged; lengths above 5 reverse the whole"
     " lane.",
   ]
+
+
+# =========================================================================== #
+# The reference: pinned cases and cross-checks against plain NumPy
+# =========================================================================== #
+
+
+class TestReference:
+  """The NumPy reference, reference.reverse_subsequences, on hand-written cases pinned from the spec."""
+
+  DATA = np.arange(1, 6, dtype=np.int64).reshape(1, 5)
+
+  @pytest.mark.parametrize(
+    ("length", "dtype"),
+    [
+      (5, np.uint32),
+      (6, np.uint32),
+      (100, np.uint32),
+      (0xFFFFFFFF, np.uint32),
+      (2**64 - 1, np.uint64),
+      (2**32 + 2, np.uint64),
+    ],
+  )
+  def test_lengths_at_or_above_axis_size_reverse_whole_lane(self, length: int, dtype: type) -> None:
+    lengths = np.array([[length]], dtype=dtype)
+    actual = reference.reverse_subsequences(self.DATA, lengths, axis=1)
+    assert_bits_equal(actual, np.array([[5, 4, 3, 2, 1]], np.int64))
+
+  @pytest.mark.parametrize("length", [0, 1])
+  def test_lengths_zero_and_one_are_no_ops(self, length: int) -> None:
+    lengths = np.array([[length]], dtype=np.uint32)
+    actual = reference.reverse_subsequences(self.DATA, lengths, axis=1)
+    assert_bits_equal(actual, self.DATA)
+
+  def test_only_prefix_is_reversed_tail_is_kept(self) -> None:
+    lengths = np.array([[3]], dtype=np.uint64)
+    actual = reference.reverse_subsequences(self.DATA, lengths, axis=1)
+    assert_bits_equal(actual, np.array([[3, 2, 1, 4, 5]], np.int64))
+
+  def test_one_length_per_lane_along_axis_0(self) -> None:
+    data = np.arange(6, dtype=np.uint8).reshape(3, 2)
+    lengths = np.array([[3, 2]], dtype=np.uint32)
+    actual = reference.reverse_subsequences(data, lengths, axis=0)
+    assert_bits_equal(actual, np.array([[4, 3], [2, 1], [0, 5]], np.uint8))
+
+  def test_signed_lengths_are_rejected(self) -> None:
+    with pytest.raises(AssertionError):
+      reference.reverse_subsequences(self.DATA, np.array([[2]], np.int32), axis=1)
+
+
+def _numpy_reverse_subsequences(data: np.ndarray, lengths: np.ndarray, axis: int) -> np.ndarray:
+  """Lane by lane with ``np.flip`` on the first ``min(length, size)`` elements."""
+  lanes = np.moveaxis(data, axis, -1).reshape(-1, data.shape[axis])
+  lane_lengths = np.moveaxis(lengths, axis, -1).reshape(-1)
+  rows = [
+    np.concatenate([np.flip(lane[: int(n)]), lane[int(n) :]])
+    for lane, n in zip(lanes, lane_lengths, strict=True)
+  ]
+  moved_shape = np.moveaxis(data, axis, -1).shape
+  return np.moveaxis(np.stack(rows).reshape(moved_shape), -1, axis)
+
+
+@pytest.mark.parametrize("seed", CROSS_CHECK_SEEDS)
+def test_reverse_subsequences_matches_flip(seed: int) -> None:
+  rng = np.random.default_rng(seed)
+  rank = int(rng.integers(1, 5))
+  shape = random_shape(rng, rank, high=5)
+  axis = int(rng.integers(rank))
+  data = random_data(rng, shape)
+  lengths_shape = shape[:axis] + (1,) + shape[axis + 1 :]
+  dtype = (np.uint32, np.uint64)[rng.integers(2)]
+  lengths = rng.integers(0, shape[axis] + 3, size=lengths_shape).astype(dtype)
+
+  expected = _numpy_reverse_subsequences(data, lengths, axis)
+  assert_bits_equal(reference.reverse_subsequences(data, lengths, axis=axis), expected)
