@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+import jax
 import numpy as np
 import pytest
 
@@ -98,6 +99,32 @@ def test_gather_elements_output_is_the_indices_sizes_and_the_input_type():
     " 7 index(es) per lane of 4 element(s).",
     "OutputTensor.DataType = InputTensor.DataType = FLOAT16 (not the index type INT64).",
   ]
+
+
+# =========================================================================== #
+# Pinned examples of the index rules (the property tests cover them too)
+# =========================================================================== #
+
+
+@pytest.mark.parametrize(
+  "value, element",
+  [(-(2**32) + 1, 0), (2**32 + 1, 3), (-(2**63), 0), (2**63 - 1, 3), (-5, 0), (-4, 0), (-1, 3)],
+)
+def test_int64_index_not_truncated(x64, value, element):
+  x = np.array([10, 11, 12, 13], np.int16)
+  index = np.array([value], np.int64)
+  assert_bits_equal(dml.gather_elements(x, index, axis=0), np.array([x[element]]))
+  assert_bits_equal(
+    jax.jit(lambda x, i: dml.gather_elements(x, i, axis=0))(x, index), np.array([x[element]])
+  )
+
+
+@pytest.mark.parametrize("dtype", [np.uint32, np.uint64])
+def test_unsigned_index_never_counts_from_the_end(x64, dtype):
+  """UINT 0xFFFF...FE is a huge index (clamped to the last element), not -2."""
+  x = np.array([10, 11, 12, 13], np.uint8)
+  index = np.array([np.iinfo(dtype).max - 1], dtype)
+  assert_bits_equal(dml.gather_elements(x, index, axis=0), np.array([13], np.uint8))
 
 
 # =========================================================================== #

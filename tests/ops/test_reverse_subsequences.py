@@ -6,6 +6,8 @@ property tests against the reference) is tested in the cross-cutting files under
 
 from __future__ import annotations
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
@@ -125,6 +127,36 @@ def test_reverse_subsequences_explains_lanes_and_clamped_lengths():
     " for i >= L. Lengths 0 and 1 leave the lane unchanged; lengths above 5 reverse the whole"
     " lane.",
   ]
+
+
+# =========================================================================== #
+# Pinned examples: lengths and rows (the property tests cover them too)
+# =========================================================================== #
+
+
+@pytest.mark.parametrize("length", [2**32 + 1, 2**32 + 2, 2**64 - 1])
+def test_uint64_sequence_length_not_truncated(x64, length):
+  """A length above the axis size reverses the whole lane (2**32 + 1 is not 1)."""
+  x = np.arange(4, dtype=np.float16).reshape(1, 4)
+  lengths = np.array([[length]], np.uint64)
+  assert_bits_equal(dml.reverse_subsequences(x, lengths, axis=1), x[:, ::-1])
+
+
+@pytest.mark.parametrize("lengths_shape", [(2, 1, 1), (2, 1, 8)], ids=["compact", "full"])
+def test_rows_of_float16_differentiate_forward_and_backward(lengths_shape):
+  """Rows of float16 move as bitcast words, which have no derivative: the tangent takes the
+  plain row gather. A reversal is its own inverse, so grad gives the reversed weights."""
+  rng = np.random.default_rng(5)
+  x = rng.integers(-8, 9, (2, 6, 8)).astype(np.float16)
+  n = np.broadcast_to(np.array([[[4]], [[9]]], np.uint32), lengths_shape)
+  f = lambda x: dml.reverse_subsequences(x, n, axis=1)
+  want = lambda v: reference.reverse_subsequences(v, np.broadcast_to(n, (2, 1, 8)), axis=1)
+  t = rng.integers(-8, 9, x.shape).astype(np.float16)
+  primal, tangent = jax.jvp(f, (x,), (t,))
+  assert_bits_equal(primal, want(x), context="jvp primal")
+  assert_bits_equal(tangent, want(t), context="jvp tangent")
+  grad = jax.grad(lambda x: jnp.sum(f(x).astype(np.float32) * want(t).astype(np.float32)))(x)
+  assert_bits_equal(grad, t, context="grad: the weights reversed back")
 
 
 # =========================================================================== #
