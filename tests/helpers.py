@@ -5,6 +5,7 @@ kind of helper (tests/conftest.py registers this module for pytest's assertion r
 
 * bit equality: `assert_bits_equal` (and the predicate `bits_equal`), the only comparison
   of results bit for bit;
+* the fixture file read as plain JSON, to derive counts instead of pinning them;
 * validation messages: the DmlValidationError checks of the spec's rules;
 * explanations and HTML: reading dml.explain's sections and parsing `_repr_html_` tables;
 * reference cross-check data: random small cases for the NumPy oracles of the oracle;
@@ -14,6 +15,8 @@ kind of helper (tests/conftest.py registers this module for pytest's assertion r
 from __future__ import annotations
 
 import html.parser
+import importlib.resources
+import json
 import re
 from typing import Any
 
@@ -62,6 +65,18 @@ def assert_bits_equal(got: Any, want: Any, *, context: str = "") -> None:
       f"got bits:  {got_bits.ravel().tolist()}\n"
       f"want bits: {want_bits.ravel().tolist()}"
     )
+
+
+# =========================================================================== #
+# The fixture file, read without dml_jax's loader
+# =========================================================================== #
+
+
+def fixture_file_entries() -> list[dict[str, Any]]:
+  """The entries of dml_jax's fixture file as plain JSON: counts of fixtures (per operator,
+  shape-only, ...) are derived from it, so adding a fixture or an operator breaks no test."""
+  path = importlib.resources.files("dml_jax._src.fixtures") / "directml_examples.json"
+  return json.loads(path.read_text(encoding="utf-8"))["fixtures"]
 
 
 # =========================================================================== #
