@@ -1,4 +1,8 @@
-"""dml.explain: the output sizes derived in words, the feature level's rules, the verdict."""
+"""dml.explain: the output sizes derived in words, the feature level's rules, the verdict.
+
+What every operator's explanation shares; each operator's own Output section is tested in
+tests/ops/test_<operator>.py.
+"""
 
 import pytest
 

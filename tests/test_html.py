@@ -1,4 +1,7 @@
-"""The notebook forms: `_repr_html_` of descriptors and errors, well formed and complete."""
+"""The notebook forms: `_repr_html_` of descriptors and errors, well formed and complete.
+
+GATHER_ND's and JOIN's own tables are tested in tests/ops/test_<operator>.py.
+"""
 
 import numpy as np
 import pytest

@@ -30,7 +30,7 @@ from tests.helpers import assert_rejected, assert_valid, braces, fields_of
 T = dml.TensorDesc
 
 # =========================================================================== #
-# Helpers
+# Descriptor builders (the checks themselves are in tests/helpers.py)
 # =========================================================================== #
 
 

@@ -1,7 +1,10 @@
 """GATHER_ELEMENTS (§3.1): the operator's own rules and pinned cases.
 
-What every operator shares (the tensor layer, the support tables, the fixtures, the
-property tests against the reference) is tested in the cross-cutting files under tests/.
+Its validation rules (the indices' sizes off the axis), its explanation, pinned examples
+of its index rules, and the NumPy reference on hand-written cases and against
+np.take_along_axis. What every operator shares (the tensor layer, the support tables, the
+fixtures, the property tests against the reference) is tested in the cross-cutting files
+under tests/.
 """
 
 from __future__ import annotations
@@ -133,7 +136,7 @@ def test_unsigned_index_never_counts_from_the_end(x64, dtype):
 
 
 class TestReference:
-  """The NumPy reference, reference.gather_elements, on hand-written cases pinned from the spec."""
+  """reference.gather_elements on hand-written cases pinned from the spec."""
 
   DATA = np.array([10, 20, 30, 40], dtype=np.float32)
 

@@ -1,7 +1,10 @@
 """GATHER_ND and GATHER_ND1 (§3.2): the operators' own rules and pinned cases.
 
-What every operator shares (the tensor layer, the support tables, the fixtures, the
-property tests against the reference) is tested in the cross-cutting files under tests/.
+Their validation rules (the dimension counts, the tuple length, the batch dimensions, the
+output rank), their explanations and HTML form, and the NumPy reference on the documented
+output sizes, on hand-written cases and against NumPy's advanced indexing. What every
+operator shares (the tensor layer, the support tables, the fixtures, the property tests
+against the reference) is tested in the cross-cutting files under tests/.
 """
 
 from __future__ import annotations
@@ -289,7 +292,7 @@ def test_gather_nd_output_sizes_match_documented_sizes(fixture: Fixture) -> None
 
 
 class TestReference:
-  """The NumPy reference, reference.gather_nd, on hand-written cases pinned from the spec."""
+  """reference.gather_nd on hand-written cases pinned from the spec."""
 
   def test_negative_and_out_of_range_components(self) -> None:
     data = np.arange(12, dtype=np.float64).reshape(3, 4)

@@ -1,8 +1,10 @@
 """JOIN (§3.4): the operator's own rules and pinned cases, and its CPU lowering.
 
-What every operator shares (the tensor layer, the support tables, the fixtures, the
-property tests against the reference) is tested in the cross-cutting files under tests/.
-The CPU lowering joins views where XLA:CPU would copy on one thread; it must be bit exact.
+Its validation rules (InputCount, one data type, the sizes off the axis), its explanation
+and HTML form, the NumPy reference on hand-written cases and against np.concatenate, and
+its CPU lowering: views joined where XLA:CPU would copy on one thread, bit for bit. What
+every operator shares (the tensor layer, the support tables, the fixtures, the property
+tests against the reference) is tested in the cross-cutting files under tests/.
 """
 
 from __future__ import annotations
@@ -147,7 +149,7 @@ def test_join_html_lists_every_input_and_an_output_that_cannot_be_inferred():
 
 
 class TestReference:
-  """The NumPy reference, reference.join, on hand-written cases pinned from the spec."""
+  """reference.join on hand-written cases pinned from the spec."""
 
   @pytest.mark.parametrize("dtype", [np.int8, np.float16, np.uint64])
   def test_single_input_is_a_copy_with_same_dtype(self, dtype: type) -> None:

@@ -1,7 +1,10 @@
 """REVERSE_SUBSEQUENCES (§3.3): the operator's own rules and pinned cases.
 
-What every operator shares (the tensor layer, the support tables, the fixtures, the
-property tests against the reference) is tested in the cross-cutting files under tests/.
+Its validation rules (the lengths' sizes; lengths with 1 on a dimension in the functional
+API), its explanation, pinned examples of its lengths and of its float16 rows, and the
+NumPy reference on hand-written cases and against np.flip. What every operator shares (the
+tensor layer, the support tables, the fixtures, the property tests against the reference)
+is tested in the cross-cutting files under tests/.
 """
 
 from __future__ import annotations
@@ -165,7 +168,7 @@ def test_rows_of_float16_differentiate_forward_and_backward(lengths_shape):
 
 
 class TestReference:
-  """The NumPy reference, reference.reverse_subsequences, on hand-written cases pinned from the spec."""
+  """reference.reverse_subsequences on hand-written cases pinned from the spec."""
 
   DATA = np.arange(1, 6, dtype=np.int64).reshape(1, 5)
 
