@@ -15,8 +15,9 @@ With --forms, row-gather forms of the same rows, by kernel time: XLA's gather of
 the rows viewed as 64-bit words (wider loads, if the gather does not vectorise), contiguous
 rows, and the Pallas (Triton) row kernel of pallas_probe.py.
 
-With --widths, dml_jax's row-copy kernel against XLA's gather (the lax path) over row widths
-and data types, by kernel time: 64 MiB of rows gathered at random from 1 GiB.
+With --widths, dml_jax's row-copy kernel (`gather_nd_rows_triton.copy_rows`, called for every
+width, with its default `RowCopyConfig`) against XLA's gather (the lax path) over row widths and
+data types, by kernel time: 64 MiB of rows gathered at random from 1 GiB.
 
 Usage: PYTHONPATH=.:benchmarks python3 benchmarks/kernel_time_probe.py [--forms | --widths]
 """
@@ -104,7 +105,7 @@ def row_forms():
 
 
 def widths():
-  from dml_jax._src import kernels
+  from dml_jax._src.kernels import gather_nd_rows_triton
 
   rng = np.random.default_rng(2)
   big = jnp.asarray(rng.standard_normal(2**28, dtype=np.float32))
@@ -137,7 +138,7 @@ def widths():
     moved = 2 * want.nbytes + rows.nbytes
     t, r = jnp.asarray(table), jnp.asarray(rows)
     xla = jax.jit(lambda t, r: t.at[r[:, 0]].get(mode="promise_in_bounds"))
-    kernel = jax.jit(lambda t, r: kernels._row_copies(t, r, batch_dims=0, interpret=False))
+    kernel = jax.jit(lambda t, r: gather_nd_rows_triton.copy_rows(t, r, batch_dims=0))
     line = f"  {np.dtype(dtype).name:<8} {width:6} ({width * itemsize:6} B rows)"
     for name, fn in (("xla", xla), ("kernel", kernel)):
       ok = np.array_equal(np.asarray(fn(t, r)), want)

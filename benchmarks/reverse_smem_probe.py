@@ -1,6 +1,8 @@
 """Probe: REVERSE_SUBSEQUENCES with per-lane lengths staged in shared memory (Mosaic GPU).
 
-Not part of the library; it records how `dml_jax/_src/strip_kernel.py` came about.
+Not part of the library; it records how its REVERSE_SUBSEQUENCES kernel came about
+(`dml_jax/_src/kernels/reverse_subsequences_strips_mosaic.py`, once `strip_kernel.py`), and
+times that kernel with variants of its tuning, each passed as a `StripConfig`.
 
 Prediction: the Triton kernels stall at 0.44 of a copy because the lanes of one 32-byte
 sector read it at different times, so it comes from L2 once per lane. If a thread block owns a
@@ -51,7 +53,7 @@ from jax._src.lib.mlir.dialects import arith, gpu, memref, vector
 from jax.experimental import pallas as pl
 from jax.experimental.pallas import mosaic_gpu as plgpu
 
-from dml_jax._src import strip_kernel
+from dml_jax._src.kernels import reverse_subsequences_strips_mosaic as strips
 
 _BOX = 256  # a TMA copy spans at most 256 elements along each dimension
 
@@ -145,42 +147,20 @@ def tma_round_trip(x, lengths, *, lanes, strips_fastest=True, read_only=True):
   )(x)
 
 
-def library_kernel(
-  x,
-  lengths,
-  strip_bytes=None,
-  cluster=None,
-  late=None,
-  held_kib=None,
-  word_bytes=None,
-  row_bits=None,
-  late_lanes=None,
-  lengths_by_tma=None,
-):
-  """The library's kernel; with strip_bytes, its strips that wide; with cluster, that many
-  neighbouring strips launched as one thread-block cluster; with late False, strips held whole
-  only; with held_kib, strips held all but their last rows hold that much; with word_bytes 1,
-  a lane a thread instead of a word of lanes; with row_bits 64, row arithmetic on MLIR's index
-  type; with late_lanes 4, late rows for int8 too; with lengths_by_tma False, the lengths
-  loaded from global memory by the exchange (the traced code)."""
-  patch = {
-    "_WORD_BYTES": word_bytes or strip_kernel._WORD_BYTES,
-    "_ROW_BITS": row_bits or strip_kernel._ROW_BITS,
-    "_MAX_LATE_LANES": late_lanes or strip_kernel._MAX_LATE_LANES,
-    "_LENGTHS_BY_TMA": strip_kernel._LENGTHS_BY_TMA if lengths_by_tma is None else lengths_by_tma,
-    "_STRIP_BYTES": (strip_bytes,) if strip_bytes else strip_kernel._STRIP_BYTES,
-    "_CLUSTER": cluster or strip_kernel._CLUSTER,
-    "_LATE": strip_kernel._LATE if late is None else late,
-    "_MAX_STRIP_BYTES": held_kib * 1024 if held_kib else strip_kernel._MAX_STRIP_BYTES,
-  }
-  saved = {name: getattr(strip_kernel, name) for name in patch}
-  for name, value in patch.items():
-    setattr(strip_kernel, name, value)
-  try:
-    return strip_kernel.reverse_lanes(x, lengths[:, None, :], axis=1)
-  finally:
-    for name, value in saved.items():
-      setattr(strip_kernel, name, value)
+def library_kernel(x, lengths, config=None):
+  """The library's kernel (`reverse_lanes`) with `config`, a `StripConfig` (None: the library's
+  own). Its fields name what the variants change: `strip_bytes` (rows that wide), `cluster`
+  (that many neighbouring strips as one thread-block cluster), `late` (False: strips held
+  whole only), `max_strip_bytes` (strips held all but their last rows hold that much),
+  `word_bytes` (1: a lane a thread instead of a word of lanes), `row_bits` (64: row arithmetic
+  on MLIR's index type), `max_late_lanes` (4: late rows for int8 too), `lengths_by_tma` (False:
+  the lengths loaded from global memory by the exchange, the traced code)."""
+  return strips.reverse_lanes(x, lengths[:, None, :], axis=1, config=config)
+
+
+def library(**changes):
+  """The library's kernel with its default `StripConfig` changed by `changes`."""
+  return functools.partial(library_kernel, config=strips.StripConfig(**changes))
 
 
 F32, F16, I8 = np.dtype(np.float32), np.dtype(np.float16), np.dtype(np.int8)
@@ -199,25 +179,25 @@ VARIANTS = [  # (label, function, shape, dtype, the result is the reversal)
   ("tma trip, 32 lanes, T=1024", functools.partial(tma_round_trip, lanes=32), SHORT, F32, False),
   ("tma trip, 8 lanes, T=2048", functools.partial(tma_round_trip, lanes=8), HALF, F32, False),
   ("tma trip, 16 lanes, T=2048", functools.partial(tma_round_trip, lanes=16), HALF, F32, False),
-  ("strip_kernel, 32-byte rows, T=2048", functools.partial(library_kernel, strip_bytes=32), HALF, F32, True),
-  ("strip_kernel, 64-byte rows, T=2048", functools.partial(library_kernel, strip_bytes=64), HALF, F32, True),
-  ("strip_kernel, 128-byte rows, T=1024", functools.partial(library_kernel, strip_bytes=128), SHORT, F32, True),
+  ("strip_kernel, 32-byte rows, T=2048", library(strip_bytes=(32,)), HALF, F32, True),
+  ("strip_kernel, 64-byte rows, T=2048", library(strip_bytes=(64,)), HALF, F32, True),
+  ("strip_kernel, 128-byte rows, T=1024", library(strip_bytes=(128,)), SHORT, F32, True),
   *[("strip_kernel, widest rows, T=2048", library_kernel, HALF, t, True) for t in (F32, F16, I8)],
   *[("strip_kernel, widest rows, T=1024", library_kernel, SHORT, t, True) for t in (F32, F16, I8)],
   *[("strip_kernel, as chosen", library_kernel, SHAPE, t, True) for t in (F32, F16, I8)],
-  *[("strip_kernel, whole strips", functools.partial(library_kernel, late=False), SHAPE, t, True) for t in (F32, F16, I8)],
-  *[(f"strip_kernel, late rows, {w}-byte rows, {h} KiB held", functools.partial(library_kernel, strip_bytes=w, late=True, held_kib=h), SHAPE, t, True) for w, h, t in ((64, 192, F32), (64, 208, F32), (64, 224, F32), (64, 224, F16))],
-  *[(f"strip_kernel, late rows, {w}-byte rows, {h} KiB held, T=2048", functools.partial(library_kernel, strip_bytes=w, late=True, held_kib=h), HALF, F32, True) for w, h in ((128, 192), (128, 224))],
-  *[(f"strip_kernel, late rows, {w}-byte rows, {h} KiB held, T=8192", functools.partial(library_kernel, strip_bytes=w, late=True, held_kib=h), LONG, t, True) for w, h, t in ((32, 192, F32), (32, 224, F32), (32, 224, F16))],
-  *[("strip_kernel, a lane a thread", functools.partial(library_kernel, word_bytes=1), SHAPE, t, True) for t in (F16, I8)],
-  *[("strip_kernel, a word a thread, 32-byte rows", functools.partial(library_kernel, strip_bytes=32), SHAPE, t, True) for t in (F16, I8)],
-  *[("strip_kernel, a lane a thread, T=2048", functools.partial(library_kernel, word_bytes=1), HALF, t, True) for t in (F16, I8)],
-  *[(f"strip_kernel, {b}-bit rows", functools.partial(library_kernel, row_bits=b), SHAPE, t, True) for b in (64, 32) for t in (F32, F16, I8)],
-  *[(f"strip_kernel, {b}-bit rows, a word a thread, 32-byte rows", functools.partial(library_kernel, strip_bytes=32, row_bits=b), SHAPE, t, True) for b in (64, 32) for t in (F16, I8)],
-  *[(f"strip_kernel, two blocks an SM: 32-byte rows, {h} KiB held", functools.partial(library_kernel, strip_bytes=32, late=True, held_kib=h, late_lanes=4), SHAPE, t, True) for h in (104, 112) for t in (F32, F16, I8)],
-  *[(f"strip_kernel, lengths {'by TMA' if t else 'loaded'}", functools.partial(library_kernel, lengths_by_tma=t), s, d, True) for s in (SHAPE, HALF) for d in (F32, F16, I8) for t in (False, True)],
-  ("strip_kernel, int8 late: 64-byte rows, 512 late", functools.partial(library_kernel, strip_bytes=64, late_lanes=4), SHAPE, I8, True),
-  *[(f"strip_kernel, clusters of {c}", functools.partial(library_kernel, cluster=c), SHAPE, t, True) for c in (1, 4, 8) for t in (F32, I8)],
+  *[("strip_kernel, whole strips", library(late=False), SHAPE, t, True) for t in (F32, F16, I8)],
+  *[(f"strip_kernel, late rows, {w}-byte rows, {h} KiB held", library(strip_bytes=(w,), late=True, max_strip_bytes=h * 1024), SHAPE, t, True) for w, h, t in ((64, 192, F32), (64, 208, F32), (64, 224, F32), (64, 224, F16))],
+  *[(f"strip_kernel, late rows, {w}-byte rows, {h} KiB held, T=2048", library(strip_bytes=(w,), late=True, max_strip_bytes=h * 1024), HALF, F32, True) for w, h in ((128, 192), (128, 224))],
+  *[(f"strip_kernel, late rows, {w}-byte rows, {h} KiB held, T=8192", library(strip_bytes=(w,), late=True, max_strip_bytes=h * 1024), LONG, t, True) for w, h, t in ((32, 192, F32), (32, 224, F32), (32, 224, F16))],
+  *[("strip_kernel, a lane a thread", library(word_bytes=1), SHAPE, t, True) for t in (F16, I8)],
+  *[("strip_kernel, a word a thread, 32-byte rows", library(strip_bytes=(32,)), SHAPE, t, True) for t in (F16, I8)],
+  *[("strip_kernel, a lane a thread, T=2048", library(word_bytes=1), HALF, t, True) for t in (F16, I8)],
+  *[(f"strip_kernel, {b}-bit rows", library(row_bits=b), SHAPE, t, True) for b in (64, 32) for t in (F32, F16, I8)],
+  *[(f"strip_kernel, {b}-bit rows, a word a thread, 32-byte rows", library(strip_bytes=(32,), row_bits=b), SHAPE, t, True) for b in (64, 32) for t in (F16, I8)],
+  *[(f"strip_kernel, two blocks an SM: 32-byte rows, {h} KiB held", library(strip_bytes=(32,), late=True, max_strip_bytes=h * 1024, max_late_lanes=4), SHAPE, t, True) for h in (104, 112) for t in (F32, F16, I8)],
+  *[(f"strip_kernel, lengths {'by TMA' if t else 'loaded'}", library(lengths_by_tma=t), s, d, True) for s in (SHAPE, HALF) for d in (F32, F16, I8) for t in (False, True)],
+  ("strip_kernel, int8 late: 64-byte rows, 512 late", library(strip_bytes=(64,), max_late_lanes=4), SHAPE, I8, True),
+  *[(f"strip_kernel, clusters of {c}", library(cluster=c), SHAPE, t, True) for c in (1, 4, 8) for t in (F32, I8)],
 ]  # fmt: skip
 
 

@@ -10,9 +10,9 @@ Options:
                                  sized for an 80 GB GPU (inputs several times its L2: 50 MB on an
                                  H100); small for 2 CPU cores (a few minutes); tiny for the smoke
                                  test (seconds).
-  --only PATTERN                 the cases to run: a name, an fnmatch pattern or a substring;
-                                 repeat it or separate patterns with commas. The copy ceiling
-                                 always runs.
+  --only PATTERN                 the cases to run: a name, an fnmatch pattern, a substring or
+                                 a DirectML operator (GATHER_ND1); repeat it or separate
+                                 patterns with commas. The copy ceiling always runs.
   --repeats N                    timed repeats per implementation (>= 5, default 7); the median
                                  is reported.
   --json PATH                    also write every number and every check as JSON.
@@ -21,7 +21,13 @@ Options:
 The process exits with status 1 if any correctness check fails (or an implementation raised),
 2 for bad arguments, else 0.
 
-The cases (large sizes; the small and tiny ones have the same structure, see SIZES):
+Cases: each is registered next to the function that makes it, with `@case(OPERATOR, sizes=...,
+variants=...)`: the DirectML operator it times, the sizes each preset (--size) gives it, and
+the case names it makes with their parameters. A preset runs every case that has sizes for it,
+in the order they are registered; a preset itself fixes only the copy ceiling's buffer and the
+timing's targets (PRESETS). Adding a case is registering it; nothing else lists the cases.
+
+The cases (large sizes; the small and tiny ones have the same structure, see each `@case`):
   join_axis{0,1}              JOIN of 4 float32 (4096, 8192) inputs along axis 0, axis 1.
   gather_elements_axis{1,0}   GATHER_ELEMENTS of a float32 (8192, 8192) input with random int32
                               indices of the same shape, along axis 1, axis 0.
@@ -149,60 +155,22 @@ from jax import lax
 import dml_jax as dml
 from dml_jax._src import reference
 
-# -- sizes ---------------------------------------------------------------------------------
+# -- presets -------------------------------------------------------------------------------
 
 
 @dataclasses.dataclass(frozen=True)
-class Sizes:
+class Preset:
+  """What a --size preset fixes besides its cases' sizes (which each case registers)."""
+
   copy_elements: int  # float32 elements of the copy ceiling's buffer
-  join: tuple[int, int]  # each of the 4 JOIN inputs
-  gather_elements: tuple[int, int]  # input and indices
-  gather_nd_input: tuple[int, int, int]  # (H, W, row); tuples index (H, W)
-  gather_nd_tuples: int
-  gather_nd1_input: tuple[int, int, int, int]  # (batch, H, W, row)
-  gather_nd1_tuples: int  # per batch entry
-  reverse: tuple[int, int, int]  # (batch, time, feature); reversed along time
   target_s: float  # how long one timed repeat should last
   max_calls: int  # at most this many calls per repeat
 
 
-SIZES = {
-  "large": Sizes(
-    copy_elements=2**28,
-    join=(4096, 8192),
-    gather_elements=(8192, 8192),
-    gather_nd_input=(1024, 1024, 256),
-    gather_nd_tuples=65536,
-    gather_nd1_input=(64, 128, 128, 256),
-    gather_nd1_tuples=1024,
-    reverse=(64, 4096, 1024),
-    target_s=0.05,
-    max_calls=1000,
-  ),
-  "small": Sizes(
-    copy_elements=2**25,
-    join=(2048, 2048),
-    gather_elements=(4096, 4096),
-    gather_nd_input=(256, 256, 256),
-    gather_nd_tuples=65536,
-    gather_nd1_input=(16, 64, 64, 256),
-    gather_nd1_tuples=4096,
-    reverse=(16, 1024, 1024),
-    target_s=0.1,
-    max_calls=100,
-  ),
-  "tiny": Sizes(
-    copy_elements=4096,
-    join=(8, 16),
-    gather_elements=(12, 20),
-    gather_nd_input=(8, 6, 4),
-    gather_nd_tuples=16,
-    gather_nd1_input=(2, 5, 4, 3),
-    gather_nd1_tuples=6,
-    reverse=(2, 9, 6),
-    target_s=0.002,
-    max_calls=20,
-  ),
+PRESETS = {
+  "large": Preset(copy_elements=2**28, target_s=0.05, max_calls=1000),
+  "small": Preset(copy_elements=2**25, target_s=0.1, max_calls=100),
+  "tiny": Preset(copy_elements=4096, target_s=0.002, max_calls=20),
 }
 
 _SHORT = {"float32": "f32", "float16": "f16", "int8": "i8"}
@@ -351,7 +319,9 @@ def run_batch(impl: Impl, calls: int) -> float:
   return time.perf_counter() - start
 
 
-def measure(impl: Impl, repeats: int, sizes: Sizes, first_output: Callable[[Any], None]) -> Timing:
+def measure(
+  impl: Impl, repeats: int, preset: Preset, first_output: Callable[[Any], None]
+) -> Timing:
   """Warms up (handing the first output to `first_output`), then times `repeats` repeats.
 
   The calls per repeat come from untimed batches of 1, 2, 4, ... calls (as timeit's autorange)
@@ -370,12 +340,12 @@ def measure(impl: Impl, repeats: int, sizes: Sizes, first_output: Callable[[Any]
   while True:
     seconds = run_batch(impl, calls)
     calibration.append((calls, seconds))
-    if seconds >= sizes.target_s / 2 or calls >= sizes.max_calls:
+    if seconds >= preset.target_s / 2 or calls >= preset.max_calls:
       break
-    calls = min(sizes.max_calls, calls * 2)
+    calls = min(preset.max_calls, calls * 2)
   for _ in range(2):
     per_call = seconds / calls
-    calls = max(1, min(sizes.max_calls, round(sizes.target_s / max(per_call, 1e-9))))
+    calls = max(1, min(preset.max_calls, round(preset.target_s / max(per_call, 1e-9))))
     seconds = run_batch(impl, calls)
     calibration.append((calls, seconds))
     if seconds / calls > per_call / 2:
@@ -509,8 +479,8 @@ def ort_impl(
 
 @dataclasses.dataclass
 class Case:
-  name: str
-  op: str
+  """One case's data and what to time and check on it (its name and operator: `Registered`)."""
+
   dtype: str
   shape: str  # compact, for the table
   description: str
@@ -525,8 +495,52 @@ class Case:
   notes: list[str] = dataclasses.field(default_factory=list)
 
 
-def join_case(sizes: Sizes, rng, axis: int, dtype=np.float32) -> Case:
-  rows, cols = sizes.join
+@dataclasses.dataclass(frozen=True)
+class Registered:
+  """A case in the registry: its name, the DirectML operator it times, the sizes each preset
+  gives it, and `make(sizes, rng, **params) -> Case`."""
+
+  name: str
+  op: str
+  sizes: dict[str, Any]  # preset -> the sizes `make` takes; a preset without them skips it
+  make: Callable[..., Case]
+  params: dict[str, Any]
+
+  def build(self, preset: str, rng: np.random.Generator) -> Case:
+    return self.make(self.sizes[preset], rng, **self.params)
+
+
+CASES: dict[str, Registered] = {}  # by case name, in the order registered
+
+
+def case(op: str, *, sizes: dict[str, Any], variants: dict[str, dict[str, Any]]):
+  """Registers the decorated `make(sizes, rng, **params) -> Case` as the cases of DirectML
+  operator `op` named in `variants`, each with its `params`; `sizes` maps a preset to the sizes
+  it gives them (a preset not in it does not run them)."""
+
+  def register(make):
+    for name, params in variants.items():
+      if name in CASES:
+        raise ValueError(f"benchmark case {name} is registered twice")
+      CASES[name] = Registered(name, op, sizes, make, params)
+    return make
+
+  return register
+
+
+def cases_of(preset: str) -> list[str]:
+  """The cases that `preset` runs, in the order registered."""
+  return [name for name, registered in CASES.items() if preset in registered.sizes]
+
+
+@case(
+  "JOIN",
+  sizes={"large": (4096, 8192), "small": (2048, 2048), "tiny": (8, 16)},
+  variants={"join_axis0": dict(axis=0), "join_axis1": dict(axis=1)},
+)
+def join_case(shape: tuple[int, int], rng, *, axis: int, dtype=np.float32) -> Case:
+  """JOIN of 4 inputs of `shape` along `axis`."""
+  rows, cols = shape
   host = [random_data(rng, (rows, cols), dtype) for _ in range(4)]
   xs = device_put(host)
   out_shape = (4 * rows, cols) if axis == 0 else (rows, 4 * cols)
@@ -558,8 +572,6 @@ def join_case(sizes: Sizes, rng, axis: int, dtype=np.float32) -> Case:
     return impls
 
   return Case(
-    name=f"join_axis{axis}",
-    op="JOIN",
     dtype=np.dtype(dtype).name,
     shape=f"4x({rows},{cols}) ax{axis}",
     description=f"JOIN of 4 x ({rows}, {cols}) along axis {axis} -> {out_shape}",
@@ -573,8 +585,18 @@ def join_case(sizes: Sizes, rng, axis: int, dtype=np.float32) -> Case:
   )
 
 
-def gather_elements_case(sizes: Sizes, rng, axis: int, dtype=np.float32, suffix="") -> Case:
-  shape = sizes.gather_elements
+@case(
+  "GATHER_ELEMENTS",
+  sizes={"large": (8192, 8192), "small": (4096, 4096), "tiny": (12, 20)},
+  variants={
+    "gather_elements_axis1": dict(axis=1),
+    "gather_elements_axis0": dict(axis=0),
+    "gather_elements_axis1_f16": dict(axis=1, dtype=np.float16),
+    "gather_elements_axis1_i8": dict(axis=1, dtype=np.int8),
+  },
+)
+def gather_elements_case(shape: tuple[int, int], rng, *, axis: int, dtype=np.float32) -> Case:
+  """GATHER_ELEMENTS of an input of `shape` along `axis`, random int32 indices of the same shape."""
   host = [random_data(rng, shape, dtype), random_indices(rng, shape, shape[axis])]
   x, indices = device_put(host)
   itemsize = np.dtype(dtype).itemsize
@@ -623,8 +645,6 @@ def gather_elements_case(sizes: Sizes, rng, axis: int, dtype=np.float32, suffix=
 
   short = _SHORT[np.dtype(dtype).name]
   return Case(
-    name=f"gather_elements_axis{axis}{suffix}",
-    op="GATHER_ELEMENTS",
     dtype=np.dtype(dtype).name,
     shape=f"{_tuple(shape)} idx i32 ax{axis}",
     description=f"GATHER_ELEMENTS of {short} {shape} with random int32 indices {shape} along"
@@ -639,9 +659,19 @@ def gather_elements_case(sizes: Sizes, rng, axis: int, dtype=np.float32, suffix=
   )
 
 
-def gather_nd_case(sizes: Sizes, rng) -> Case:
-  height, width, row = shape = sizes.gather_nd_input
-  tuples = sizes.gather_nd_tuples
+@case(
+  "GATHER_ND",
+  sizes={
+    "large": ((1024, 1024, 256), 65536),
+    "small": ((256, 256, 256), 65536),
+    "tiny": ((8, 6, 4), 16),
+  },
+  variants={"gather_nd": {}},
+)
+def gather_nd_case(sizes: tuple[tuple[int, int, int], int], rng) -> Case:
+  """GATHER_ND: `sizes` is the input's (H, W, row) and the count of (H, W) tuples."""
+  shape, tuples = sizes
+  height, width, row = shape
   host = [
     random_data(rng, shape, np.float32),
     np.stack(
@@ -698,8 +728,6 @@ def gather_nd_case(sizes: Sizes, rng) -> Case:
     return impls
 
   return Case(
-    name="gather_nd",
-    op="GATHER_ND",
     dtype="float32",
     shape=f"{_tuple(shape)} idx{_tuple((1, tuples, 2))}",
     description=f"GATHER_ND of {tuples} int32 2-tuples (indices (1, {tuples}, 2)) into f32"
@@ -714,9 +742,20 @@ def gather_nd_case(sizes: Sizes, rng) -> Case:
   )
 
 
-def gather_nd1_case(sizes: Sizes, rng) -> Case:
-  batch, height, width, row = shape = sizes.gather_nd1_input
-  tuples = sizes.gather_nd1_tuples
+@case(
+  "GATHER_ND1",
+  sizes={
+    "large": ((64, 128, 128, 256), 1024),
+    "small": ((16, 64, 64, 256), 4096),
+    "tiny": ((2, 5, 4, 3), 6),
+  },
+  variants={"gather_nd1": {}},
+)
+def gather_nd1_case(sizes: tuple[tuple[int, int, int, int], int], rng) -> Case:
+  """GATHER_ND1 with one batch dimension: `sizes` is the input's (batch, H, W, row) and the count
+  of (H, W) tuples per batch entry."""
+  shape, tuples = sizes
+  batch, height, width, row = shape
   host = [
     random_data(rng, shape, np.float32),
     np.stack(
@@ -791,8 +830,6 @@ def gather_nd1_case(sizes: Sizes, rng) -> Case:
     return impls
 
   return Case(
-    name="gather_nd1",
-    op="GATHER_ND1",
     dtype="float32",
     shape=f"{_tuple(shape)} idx{_tuple((1, batch, tuples, 2))} b1",
     description=f"GATHER_ND1, 1 batch dimension: f32 {shape}, int32 indices"
@@ -807,20 +844,33 @@ def gather_nd1_case(sizes: Sizes, rng) -> Case:
   )
 
 
-# REVERSE_SUBSEQUENCES's lengths: form -> (case name suffix, how they are drawn)
+# REVERSE_SUBSEQUENCES's lengths: form -> how they are drawn
 _REVERSE_LENGTHS = {
-  "per lane": ("", "random per lane"),
-  "equal": ("_equal", "equal across the last axis"),
-  "per batch": ("_per_batch", "per batch"),
+  "per lane": "random per lane",
+  "equal": "equal across the last axis",
+  "per batch": "per batch",
 }
 
 
-def reverse_case(sizes: Sizes, rng, *, form: str = "per lane", dtype=np.float32, suffix="") -> Case:
-  """`form`: "per lane" (random), "equal" (one per batch entry, repeated across the last
-  axis: DirectML's full lengths tensor) or "per batch" (the same as a (batch, 1, 1) array,
-  which the functional API describes with zero strides)."""
-  batch, steps, features = shape = sizes.reverse
-  name_suffix, said = _REVERSE_LENGTHS[form]
+@case(
+  "REVERSE_SUBSEQUENCES",
+  sizes={"large": (64, 4096, 1024), "small": (16, 1024, 1024), "tiny": (2, 9, 6)},
+  variants={
+    "reverse_subsequences": {},
+    "reverse_subsequences_equal": dict(form="equal"),
+    "reverse_subsequences_per_batch": dict(form="per batch"),
+    "reverse_subsequences_i8": dict(dtype=np.int8),
+  },
+)
+def reverse_case(
+  shape: tuple[int, int, int], rng, *, form: str = "per lane", dtype=np.float32
+) -> Case:
+  """REVERSE_SUBSEQUENCES of a (batch, time, feature) input of `shape` along time. `form`:
+  "per lane" (random), "equal" (one per batch entry, repeated across the last axis: DirectML's
+  full lengths tensor) or "per batch" (the same as a (batch, 1, 1) array, which the functional
+  API describes with zero strides)."""
+  batch, steps, features = shape
+  said = _REVERSE_LENGTHS[form]
   equal = form != "per lane"
   if equal:  # one length per batch entry
     per_batch = rng.integers(0, steps + 1, (batch, 1, 1), dtype=np.uint32)
@@ -886,8 +936,6 @@ def reverse_case(sizes: Sizes, rng, *, form: str = "per lane", dtype=np.float32,
     )
   short = _SHORT[np.dtype(dtype).name]
   return Case(
-    name=f"reverse_subsequences{name_suffix}{suffix}",
-    op="REVERSE_SUBSEQUENCES",
     dtype=np.dtype(dtype).name,
     shape=f"{_tuple(shape)} L{_tuple(host[1].shape)}{' eq' if form == 'equal' else ''} ax1",
     description=f"REVERSE_SUBSEQUENCES of {short} {shape} along axis 1, uint32 lengths"
@@ -920,21 +968,6 @@ def _tuple(t) -> str:
   return "(" + ",".join(map(str, t)) + ")"
 
 
-CASES: dict[str, Callable[[Sizes, Any], Case]] = {
-  "join_axis0": lambda s, k: join_case(s, k, 0),
-  "join_axis1": lambda s, k: join_case(s, k, 1),
-  "gather_elements_axis1": lambda s, k: gather_elements_case(s, k, 1),
-  "gather_elements_axis0": lambda s, k: gather_elements_case(s, k, 0),
-  "gather_elements_axis1_f16": lambda s, k: gather_elements_case(s, k, 1, np.float16, "_f16"),
-  "gather_elements_axis1_i8": lambda s, k: gather_elements_case(s, k, 1, np.int8, "_i8"),
-  "gather_nd": gather_nd_case,
-  "gather_nd1": gather_nd1_case,
-  "reverse_subsequences": lambda s, k: reverse_case(s, k),
-  "reverse_subsequences_equal": lambda s, k: reverse_case(s, k, form="equal"),
-  "reverse_subsequences_per_batch": lambda s, k: reverse_case(s, k, form="per batch"),
-  "reverse_subsequences_i8": lambda s, k: reverse_case(s, k, dtype=np.int8, suffix="_i8"),
-}
-
 # -- running -------------------------------------------------------------------------------
 
 
@@ -966,7 +999,7 @@ class Row:
 
 
 def run_impl(
-  row: Row, impl: Impl, repeats: int, sizes: Sizes, check: Callable[[np.ndarray], str]
+  row: Row, impl: Impl, repeats: int, preset: Preset, check: Callable[[np.ndarray], str]
 ) -> Row:
   """Times impl into row; `check` judges its first output (a NumPy array)."""
 
@@ -974,15 +1007,15 @@ def run_impl(
     row.check = check(impl.to_numpy(out))
 
   try:
-    row.timing = measure(impl, repeats, sizes, first_output)
+    row.timing = measure(impl, repeats, preset, first_output)
   except Exception as e:
     row.check = f"ERROR: {type(e).__name__}: {e}".splitlines()[0][:200]
     traceback.print_exc(file=sys.stderr)
   return row
 
 
-def copy_ceiling(env: Env, sizes: Sizes, repeats: int) -> list[Row]:
-  n = sizes.copy_elements
+def copy_ceiling(env: Env, preset: Preset, repeats: int) -> list[Row]:
+  n = preset.copy_elements
   host = random_data(np.random.default_rng(1), (n,), np.float32)
   (x,) = device_put([host])
   nbytes = 2 * n * 4
@@ -1007,7 +1040,7 @@ def copy_ceiling(env: Env, sizes: Sizes, repeats: int) -> list[Row]:
       Row("copy", "copy", "float32", shape, "jax.jit(jnp.copy)", "jax", nbytes, note=note),
       jax_impl(env, "jax.jit(jnp.copy)", "jax", copy, x),
       repeats,
-      sizes,
+      preset,
       same,
     )
   )
@@ -1028,7 +1061,7 @@ def copy_ceiling(env: Env, sizes: Sizes, repeats: int) -> list[Row]:
         Row("copy", "copy", "float32", shape, impl.name, "torch", nbytes, note="preallocated dst"),
         impl,
         repeats,
-        sizes,
+        preset,
         same,
       )
     )
@@ -1056,7 +1089,7 @@ def copy_ceiling(env: Env, sizes: Sizes, repeats: int) -> list[Row]:
         ),
         impl,
         repeats,
-        sizes,
+        preset,
         same,
       )
     )
@@ -1065,11 +1098,13 @@ def copy_ceiling(env: Env, sizes: Sizes, repeats: int) -> list[Row]:
   return rows
 
 
-def run_case(case: Case, env: Env, sizes: Sizes, repeats: int) -> list[Row]:
+def run_case(
+  registered: Registered, case: Case, env: Env, preset: Preset, repeats: int
+) -> list[Row]:
   host = case.host
   make_row = lambda impl: Row(
-    case.name,
-    case.op,
+    registered.name,
+    registered.op,
     case.dtype,
     case.shape,
     impl.name,
@@ -1100,15 +1135,15 @@ def run_case(case: Case, env: Env, sizes: Sizes, repeats: int) -> list[Row]:
     )
 
   dml_impl = jax_impl(env, "dml_jax", "dml", case.dml, *case.inputs)
-  rows = [run_impl(make_row(dml_impl), dml_impl, repeats, sizes, check_dml)]
+  rows = [run_impl(make_row(dml_impl), dml_impl, repeats, preset, check_dml)]
   try:
     impls = case.peers(env, host)
   except Exception as e:
     traceback.print_exc(file=sys.stderr)
     rows.append(
       Row(
-        case.name,
-        case.op,
+        registered.name,
+        registered.op,
         case.dtype,
         case.shape,
         "(peer setup)",
@@ -1119,7 +1154,7 @@ def run_case(case: Case, env: Env, sizes: Sizes, repeats: int) -> list[Row]:
     )
     impls = []
   for impl in impls:
-    rows.append(run_impl(make_row(impl), impl, repeats, sizes, check_peer))
+    rows.append(run_impl(make_row(impl), impl, repeats, preset, check_peer))
   del impls
   dml_out.clear()
   dml_row = rows[0]
@@ -1176,7 +1211,7 @@ def header_lines(env: Env, size: str, args) -> list[str]:
     f"# torch: {env.torch_note}",
     f"# onnxruntime: {env.ort_note}",
     f"# load average {_load()}",
-    f"# size {size}  repeats {args.repeats} (median)  target {SIZES[size].target_s * 1e3:g} ms"
+    f"# size {size}  repeats {args.repeats} (median)  target {PRESETS[size].target_s * 1e3:g} ms"
     f" per repeat  {'pipelined calls' if env.pipelined else 'each call waited for'}"
     f"  XLA_PYTHON_CLIENT_PREALLOCATE={os.environ.get('XLA_PYTHON_CLIENT_PREALLOCATE')}"
     + "".join(
@@ -1291,7 +1326,7 @@ def parse_args(argv):
   )
   parser.add_argument(
     "--size",
-    choices=("auto", "tiny", "small", "large"),
+    choices=("auto", *PRESETS),
     default="auto",
     help="auto (default): large on a GPU/TPU, small on the CPU",
   )
@@ -1300,7 +1335,8 @@ def parse_args(argv):
     action="append",
     default=[],
     metavar="PATTERN",
-    help="cases to run: name, fnmatch pattern or substring; repeatable, comma-separated",
+    help="cases to run: name, fnmatch pattern, substring or DirectML operator; repeatable,"
+    " comma-separated",
   )
   parser.add_argument("--repeats", type=int, default=7, help="timed repeats, >= 5 (default 7)")
   parser.add_argument("--json", metavar="PATH", help="also write all numbers as JSON to PATH")
@@ -1310,7 +1346,10 @@ def parse_args(argv):
     parser.error("--repeats must be at least 5")
   patterns = [p.strip() for value in args.only for p in value.split(",") if p.strip()]
   names = [
-    n for n in CASES if not patterns or any(fnmatch.fnmatchcase(n, p) or p in n for p in patterns)
+    name
+    for name, registered in CASES.items()
+    if not patterns
+    or any(fnmatch.fnmatchcase(name, p) or p in name or p == registered.op for p in patterns)
   ]
   if not names:
     parser.error(f"--only {','.join(patterns)} matches no case; cases: {', '.join(CASES)}")
@@ -1322,12 +1361,16 @@ def main(argv=None) -> int:
   size = args.size
   if size == "auto":
     size = "small" if jax.default_backend() == "cpu" else "large"
-  sizes = SIZES[size]
+  preset = PRESETS[size]
+  names = [name for name in names if name in cases_of(size)]
+  if not names:
+    print(f"no case selected has sizes for --size {size}", file=sys.stderr)
+    return 2
   env = make_env(not args.no_peers)
   header = header_lines(env, size, args)
   print("\n".join(header), flush=True)
 
-  rows = copy_ceiling(env, sizes, args.repeats)
+  rows = copy_ceiling(env, preset, args.repeats)
   free_memory(env)
   ceiling_row = max((r for r in rows if r.timing and not r.failed), key=Row.gbps, default=None)
   ceiling = ceiling_row.gbps() if ceiling_row else None
@@ -1341,17 +1384,19 @@ def main(argv=None) -> int:
 
   cases_json = []
   for i, name in enumerate(names):
-    case = CASES[name](sizes, np.random.default_rng(1000 + i))
+    registered = CASES[name]
+    case = registered.build(size, np.random.default_rng(1000 + i))
     print(
       f"# {name}: {case.description}; {_bytes(case.bytes_moved)} to move at least"
       + "".join(f"; {n}" for n in case.notes),
       flush=True,
     )
-    case_rows = run_case(case, env, sizes, args.repeats)
+    case_rows = run_case(registered, case, env, preset, args.repeats)
     cases_json.append(
       {
         "case": name,
-        "op": case.op,
+        "op": registered.op,
+        "sizes": registered.sizes[size],
         "description": case.description,
         "bytes_moved": case.bytes_moved,
         "notes": case.notes,
@@ -1394,7 +1439,8 @@ ort: ONNX Runtime, CPU.""")
         {
           "header": header,
           "size": size,
-          "sizes": dataclasses.asdict(sizes),
+          "sizes": dataclasses.asdict(preset)
+          | {"cases": {name: CASES[name].sizes[size] for name in cases_of(size)}},
           "argv": sys.argv[1:],
           "device_kind": jax.devices()[0].device_kind,
           "platform": env.platform,

@@ -1,15 +1,16 @@
 #!/usr/bin/env python3
 """Imports DirectML's documented examples into dml_jax's fixture file.
 
-Reads the spec's ``doc-examples.json`` (format: ``dml-semantics.md`` section 6),
-keeps the examples of the operators dml_jax implements from that dossier
-(GATHER_ELEMENTS, GATHER_ND, GATHER_ND1, REVERSE_SUBSEQUENCES, JOIN), and writes
-them to ``dml_jax/_src/fixtures/directml_examples.json`` in the
-``dml_jax-fixtures/1`` format:
+Reads the developers' transcription of DirectML's worked examples
+(``doc-examples.json``), keeps the examples of the operators in dml_jax's
+operator registry, and writes them to
+``dml_jax/_src/fixtures/directml_examples.json`` in the ``dml_jax-fixtures/1``
+format:
 
 * snake_case parameter and tensor-role names that match the keyword arguments of
   ``dml_jax._src.reference`` (``input``, ``indices``, ``sequence_lengths``,
-  ``inputs``; ``axis``, ``input_dimension_count``, ...);
+  ``inputs``; ``axis``, ``input_dimension_count``, ...), taken from each
+  descriptor's field declarations (counts such as InputCount are implied);
 * structured provenance (page, repository, path, commit, example heading);
 * the documentation errata that were applied, each as ``{issue, resolution}``.
 
@@ -19,7 +20,8 @@ Usage::
 
 ``SOURCE`` defaults to ``../shared/spec/doc-examples.json`` relative to the
 repository root. ``--check`` writes nothing and exits with status 1 if the
-fixture file is out of date. Only the standard library is used.
+fixture file is out of date. It imports dml_jax (for the registry), so run it
+where the package is installed.
 """
 
 from __future__ import annotations
@@ -33,28 +35,18 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from dml_jax._src import registry
+from dml_jax._src.fields import DmlField, dml_fields
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_SOURCE = REPO_ROOT.parent / "shared" / "spec" / "doc-examples.json"
 DEFAULT_OUTPUT = REPO_ROOT / "dml_jax" / "_src" / "fixtures" / "directml_examples.json"
 FORMAT = "dml_jax-fixtures/1"
 
-OPS = ("GATHER_ELEMENTS", "GATHER_ND", "GATHER_ND1", "REVERSE_SUBSEQUENCES", "JOIN")
 
-# DML struct field name -> fixture / reference keyword name.
-PARAM_NAMES = {
-  "Axis": "axis",
-  "InputDimensionCount": "input_dimension_count",
-  "IndicesDimensionCount": "indices_dimension_count",
-  "BatchDimensionCount": "batch_dimension_count",
-}
-# Parameters implied by the fixture itself (JOIN's InputCount = len(inputs)).
-IMPLIED_PARAMS = {"InputCount"}
-ROLE_NAMES = {
-  "InputTensor": "input",
-  "IndicesTensor": "indices",
-  "SequenceLengthsTensor": "sequence_lengths",
-  "InputTensors": "inputs",
-}
+def _fields(op: str) -> dict[str, DmlField]:
+  """DML field name -> its declaration, for a registered operator."""
+  return {field.dml_name: field for field in dml_fields(registry.lookup(op))}
 
 # Short, stable fixture slugs per (op, example heading). Headings not listed
 # here fall back to an automatic slug of the heading.
@@ -142,25 +134,28 @@ def convert_tensor(tensor: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def convert_params(op: str, params: Mapping[str, Any], inputs: Mapping[str, Any]) -> dict:
-  """Renames DML parameters to snake_case and drops implied ones."""
-  converted = {}
+  """Renames DML parameters to snake_case and drops the counts the arrays imply."""
+  fields, converted = _fields(op), {}
   for name, value in params.items():
-    if name in IMPLIED_PARAMS:
-      if name == "InputCount" and value != len(inputs["InputTensors"]):
-        raise ValueError(f"{op}: InputCount {value} != number of inputs")
+    field = fields[name]
+    if field.count_of is not None:
+      counted = next(f for f in fields.values() if f.name == field.count_of)
+      length = len(inputs.get(counted.dml_name) or params.get(counted.dml_name) or ())
+      if value != length:
+        raise ValueError(f"{op}: {name} {value} != the length of {counted.dml_name}")
       continue
-    converted[PARAM_NAMES[name]] = int(value)
+    converted[field.name] = value
   return converted
 
 
-def convert_inputs(inputs: Mapping[str, Any]) -> dict[str, Any]:
-  """Renames tensor roles; JOIN's tensor array becomes a list under 'inputs'."""
-  converted = {}
+def convert_inputs(op: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
+  """Renames tensor roles to the functional API's arguments; arrays become lists."""
+  fields, converted = _fields(op), {}
   for role, tensor in inputs.items():
     if isinstance(tensor, list):
-      converted[ROLE_NAMES[role]] = [convert_tensor(t) for t in tensor]
+      converted[fields[role].argument] = [convert_tensor(t) for t in tensor]
     else:
-      converted[ROLE_NAMES[role]] = convert_tensor(tensor)
+      converted[fields[role].argument] = convert_tensor(tensor)
   return converted
 
 
@@ -218,6 +213,14 @@ def errata_for(example: Mapping[str, Any]) -> list[dict[str, str]]:
         "the role 'sequence_lengths'.",
       }
     )
+  if example.get("doc_issue") and not errata:  # any other operator's documented slip
+    errata.append(
+      {
+        "issue": f"The page's example: {example['doc_issue']}.",
+        "resolution": "Recorded as the operator's definition and the example's own data"
+        " require.",
+      }
+    )
   return errata
 
 
@@ -230,7 +233,7 @@ def convert_example(example: Mapping[str, Any]) -> dict[str, Any]:
     "op": op,
     "provenance": parse_provenance(example["source"], example["example"]),
     "params": convert_params(op, example["params"], example["inputs"]),
-    "inputs": convert_inputs(example["inputs"]),
+    "inputs": convert_inputs(op, example["inputs"]),
     "output": convert_tensor(example["output"]),
     "shape_only": bool(example["shape_only"]),
     "documented_output": bool(example["output_documented"]),
@@ -243,11 +246,12 @@ def build_fixture_document(source_path: Path) -> dict[str, Any]:
   """Reads the source file and builds the whole fixture document."""
   raw = source_path.read_bytes()
   examples = json.loads(raw)
-  fixtures = [convert_example(e) for e in examples if e["op"] in OPS]
+  ops = registry.operators()
+  fixtures = [convert_example(e) for e in examples if e["op"] in ops]
   ids = [f["id"] for f in fixtures]
   if len(set(ids)) != len(ids):
     raise ValueError(f"duplicate fixture ids: {sorted(ids)}")
-  missing = set(OPS) - {f["op"] for f in fixtures}
+  missing = set(ops) - {f["op"] for f in fixtures}
   if missing:
     raise ValueError(f"no examples found for {sorted(missing)}")
   return {

@@ -1,15 +1,16 @@
 """Helpers shared by the test files: the one module they import besides strategies.py.
 
-Test files never import each other; what two of them need lives here, one section per
-kind of helper (tests/conftest.py registers this module for pytest's assertion rewriting):
+Test files never import each other; what two of them need lives here. Keep each group of
+helpers in its own section, so that branches adding helpers merge cleanly
+(tests/conftest.py registers this module for pytest's assertion rewriting):
 
-* bit equality: `assert_bits_equal` (and the predicate `bits_equal`), the only comparison
-  of results bit for bit;
+* bit equality: `assert_bits_equal` (and the predicate `bits_equal`, and `bits`, the raw
+  bits they compare), the one comparison of results bit for bit;
 * the fixture file read as plain JSON, to derive counts instead of pinning them;
 * validation messages: the DmlValidationError checks of the spec's rules;
 * explanations and HTML: reading dml.explain's sections and parsing `_repr_html_` tables;
 * reference cross-check data: random small cases for the NumPy oracles of the oracle;
-* GPU kernel test data.
+* test data for the GPU kernels.
 """
 
 from __future__ import annotations
@@ -32,16 +33,18 @@ from dml_jax._src.fixtures import DATA_TYPES
 # =========================================================================== #
 
 
-def _bits(array: np.ndarray) -> np.ndarray:
-  """The array's raw bits, as unsigned integers of its item size."""
-  return array.view(np.dtype(f"u{array.dtype.itemsize}"))
+def bits(a) -> np.ndarray:
+  """`a`'s elements as unsigned integers of their width, to compare floats bit for bit: what
+  assert_bits_equal compares (tests/test_kernels.py compares them itself)."""
+  a = np.asarray(a)
+  return a.view(f"u{a.dtype.itemsize}")
 
 
 def bits_equal(a: Any, b: Any) -> bool:
   """Whether `a` and `b` have the same dtype, shape and raw bytes (a predicate, for scripts
   that report rather than assert; tests use assert_bits_equal)."""
   a, b = np.asarray(a), np.asarray(b)
-  return a.dtype == b.dtype and a.shape == b.shape and np.array_equal(_bits(a), _bits(b))
+  return a.dtype == b.dtype and a.shape == b.shape and np.array_equal(bits(a), bits(b))
 
 
 def assert_bits_equal(got: Any, want: Any, *, context: str = "") -> None:
@@ -54,7 +57,7 @@ def assert_bits_equal(got: Any, want: Any, *, context: str = "") -> None:
   where = f"{context}: " if context else ""
   assert got.dtype == want.dtype, f"{where}dtype {got.dtype} != {want.dtype}"
   assert got.shape == want.shape, f"{where}shape {got.shape} != {want.shape}"
-  got_bits, want_bits = _bits(got), _bits(want)
+  got_bits, want_bits = bits(got), bits(want)
   if not np.array_equal(got_bits, want_bits):
     wrong = np.argwhere(got_bits != want_bits)
     raise AssertionError(
@@ -245,14 +248,22 @@ def numpy_normalize(indices: np.ndarray, size: int | np.ndarray) -> np.ndarray:
   return np.clip(values, 0, np.asarray(size) - 1)
 
 
-# =========================================================================== #
-# GPU kernel test data
-# =========================================================================== #
+# -- test data for the GPU kernels (tests/test_kernels.py, tests/test_strip_kernel.py) ------
 
 
 def kernel_data(rng: np.random.Generator, dtype, shape) -> np.ndarray:
-  """The GPU kernels' test data: normal floats, full-range integers."""
+  """Data of every bit pattern a kernel must move: normal floats, integers over their range."""
   if np.issubdtype(dtype, np.floating):
     return rng.standard_normal(shape).astype(dtype)
   info = np.iinfo(dtype)
   return rng.integers(info.min, info.max, shape, dtype=dtype, endpoint=True)
+
+
+def kernel_indices(rng: np.random.Generator, dtype, shape, size: int) -> np.ndarray:
+  """Raw indices into a dimension of `size` of every value class: in range, negative (signed
+  types), past either end, and the type's extremes."""
+  info = np.iinfo(dtype)
+  low = -size - 3 if info.min < 0 else 0
+  out = rng.integers(low, size + 3, shape).astype(dtype)
+  out.flat[:4] = [info.max, info.min, size, size - 1]
+  return out

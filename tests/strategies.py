@@ -19,15 +19,10 @@ from hypothesis import strategies as st
 
 import dml_jax as dml
 from dml_jax import DataType, FeatureLevel, TensorDesc
-from dml_jax._src import reference
+from dml_jax._src import reference, registry
 
-OPERATORS = ("GATHER_ELEMENTS", "GATHER_ND", "REVERSE_SUBSEQUENCES", "JOIN")
-DESCS = {
-  "GATHER_ELEMENTS": dml.GatherElementsDesc,
-  "GATHER_ND": dml.GatherNdDesc,
-  "REVERSE_SUBSEQUENCES": dml.ReverseSubsequencesDesc,
-  "JOIN": dml.JoinDesc,
-}
+DESCS = dict(registry.operators())
+OPERATORS = tuple(DESCS)
 
 
 @dataclasses.dataclass
@@ -41,11 +36,11 @@ class Case:
   expected: Callable[[], np.ndarray]  # the NumPy reference's output
 
 
-def _table(desc_type, level, batched=False):
-  probe = desc_type.__new__(desc_type)
-  if desc_type is dml.GatherNdDesc:
-    object.__setattr__(probe, "batch_dimension_count", int(batched))
-  return probe.SUPPORT.at(level)
+GATHER_ND_DESCS = (dml.GatherNdDesc, dml.GatherNd1Desc)
+
+
+def _table(desc_type, level):
+  return desc_type.SUPPORT.at(level)
 
 
 def _rank_range(table, level):
@@ -55,9 +50,9 @@ def _rank_range(table, level):
 
 
 @st.composite
-def levels(draw, op, batched=False):
+def levels(draw, op):
   desc_type = DESCS[op]
-  return draw(st.sampled_from([lv for lv in FeatureLevel if _table(desc_type, lv, batched)]))
+  return draw(st.sampled_from([lv for lv in FeatureLevel if _table(desc_type, lv)]))
 
 
 def _data(draw, data_type: DataType, shape):
@@ -126,10 +121,11 @@ def gather_elements_case(draw):
 
 
 @st.composite
-def gather_nd_case(draw):
-  batched = draw(st.booleans())
-  level = draw(levels("GATHER_ND", batched))
-  table = _table(dml.GatherNdDesc, level, batched)
+def gather_nd_case(draw, op="GATHER_ND"):
+  """GATHER_ND, or GATHER_ND1 with or without batch dimensions."""
+  batched = op == "GATHER_ND1" and draw(st.booleans())
+  level = draw(levels(op))
+  table = DESCS[op].SUPPORT.at(level)
   low, high = _rank_range(table, level)
   n = draw(st.integers(max(low, 2 if batched else 1), high))
   data_type = draw(st.sampled_from(table["InputTensor"].data_types))
@@ -146,9 +142,11 @@ def gather_nd_case(draw):
   x = _data(draw, data_type, in_sizes)
   i = _indices(draw, index_type, idx_sizes, lambda pos: logical_in[b + pos[-1]])
   kwargs = dict(input_dimension_count=m, indices_dimension_count=q, batch_dimension_count=b)
-  desc = dml.GatherNdDesc(
-    TensorDesc(data_type, in_sizes), TensorDesc(index_type, idx_sizes), **kwargs
-  )
+  tensors = TensorDesc(data_type, in_sizes), TensorDesc(index_type, idx_sizes)
+  if op == "GATHER_ND1":
+    desc = dml.GatherNd1Desc(*tensors, **kwargs)
+  else:
+    desc = dml.GatherNdDesc(*tensors, input_dimension_count=m, indices_dimension_count=q)
   return Case(
     desc,
     level,
@@ -210,6 +208,7 @@ def join_case(draw):
 VALID = {
   "GATHER_ELEMENTS": gather_elements_case,
   "GATHER_ND": gather_nd_case,
+  "GATHER_ND1": lambda: gather_nd_case(op="GATHER_ND1"),
   "REVERSE_SUBSEQUENCES": reverse_subsequences_case,
   "JOIN": join_case,
 }
@@ -249,7 +248,7 @@ def _second(desc):
 def _mutations(desc, level, draw):
   """Yields (name, mutant descriptor, field the error must name)."""
   table = desc.SUPPORT.at(level)
-  inputs = list(desc._inputs())
+  inputs = list(desc.dml_inputs())
   name, row, tensor = inputs[0]
   n = tensor.dimension_count
   # Forbidden data types per role at this level.
@@ -337,7 +336,7 @@ def _with_rank(desc, rank):
   changes = {"input_tensor": fit(desc.input_tensor)}
   second = _second(desc)
   changes[second[1]] = fit(second[2])
-  if isinstance(desc, dml.GatherNdDesc):
+  if isinstance(desc, GATHER_ND_DESCS):
     changes.update(
       input_dimension_count=None, indices_dimension_count=None, batch_dimension_count=0
     )
@@ -351,7 +350,12 @@ def _rebuild(desc, changes):
   fields.update(changes)
   if "output_tensor" in fields:
     fields["output_tensor"] = None
-  return type(desc)(**fields)
+  desc_type = type(desc)
+  if isinstance(desc, GATHER_ND_DESCS):  # the batch count picks GATHER_ND or GATHER_ND1
+    b = fields.pop("batch_dimension_count", 0)
+    desc_type = dml.GatherNd1Desc if b else dml.GatherNdDesc
+    fields.update({"batch_dimension_count": b} if b else {})
+  return desc_type(**fields)
 
 
 def _operator_mutations(desc, level, draw):
@@ -381,12 +385,12 @@ def _operator_mutations(desc, level, draw):
       ),
       "IndicesTensor.DimensionCount",
     )
-  elif isinstance(desc, dml.GatherNdDesc):
+  elif isinstance(desc, GATHER_ND_DESCS):
     n, m, q, b = (
       desc.input_tensor.dimension_count,
       desc.input_dimension_count,
       desc.indices_dimension_count,
-      desc.batch_dimension_count,
+      getattr(desc, "batch_dimension_count", 0),
     )
     yield (
       "input count",

@@ -59,8 +59,8 @@ def test_tiny_run_times_and_checks_every_case(tmp_path):
   assert result.returncode == 0, result.stdout + result.stderr
   lines = result.stdout.splitlines()
   assert lines[-1].startswith("all ") and " checks passed" in lines[-1], lines[-1]
-  # Every case of the script (CASES among them: a new case changes no list here).
-  cases = list(_load_benchmark().CASES)
+  # Every case the script runs at this size (CASES among them: a new case changes no list here).
+  cases = _load_benchmark().cases_of("tiny")
   assert set(CASES) <= set(cases)
   for case in ("copy", *cases):
     rows = [line.split() for line in lines if line.startswith(f"{case} ")]
@@ -113,6 +113,43 @@ def test_a_wrong_dml_output_fails_the_run(monkeypatch, capsys):
   out = capsys.readouterr().out
   assert "CHECK FAILED: gather_elements_axis1 / dml_jax: FAIL: reference subset" in out
   assert "CHECK FAILED: join_axis0" not in out
+
+
+# The DirectML operator each case times.
+OPERATORS = {
+  "join_axis0": "JOIN",
+  "join_axis1": "JOIN",
+  "gather_elements_axis1": "GATHER_ELEMENTS",
+  "gather_elements_axis0": "GATHER_ELEMENTS",
+  "gather_elements_axis1_f16": "GATHER_ELEMENTS",
+  "gather_elements_axis1_i8": "GATHER_ELEMENTS",
+  "gather_nd": "GATHER_ND",
+  "gather_nd1": "GATHER_ND1",
+  "reverse_subsequences": "REVERSE_SUBSEQUENCES",
+  "reverse_subsequences_equal": "REVERSE_SUBSEQUENCES",
+  "reverse_subsequences_per_batch": "REVERSE_SUBSEQUENCES",
+  "reverse_subsequences_i8": "REVERSE_SUBSEQUENCES",
+}
+
+
+def test_every_preset_selects_every_case_from_the_registry():
+  bench = _load_benchmark()
+  # The cases named here, in registration order, time the operators named here; a new case
+  # (a new operator's) changes no list here.
+  assert {name: bench.CASES[name].op for name in OPERATORS} == OPERATORS
+  assert [name for name in bench.CASES if name in CASES] == list(CASES)
+  for preset in bench.PRESETS:
+    assert bench.cases_of(preset) == list(bench.CASES), preset
+
+
+def test_only_selects_cases_by_name_pattern_or_operator():
+  bench = _load_benchmark()
+  assert bench.parse_args(["--only", "GATHER_ND"])[1] == ["gather_nd"]
+  assert bench.parse_args(["--only", "GATHER_ND1,join_axis1"])[1] == ["join_axis1", "gather_nd1"]
+  assert bench.parse_args(["--only", "*_i8"])[1] == [
+    "gather_elements_axis1_i8",
+    "reverse_subsequences_i8",
+  ]
 
 
 @pytest.mark.parametrize(

@@ -31,7 +31,7 @@ def test_tensor_desc_html_is_a_table_of_every_dml_field():
     guaranteed_base_offset_alignment=16,
   )
   parsed = parse_html(tensor._repr_html_())
-  assert parsed.captions == [f"DML_BUFFER_TENSOR_DESC {tensor!r}"]
+  assert parsed.captions == [f"DML_BUFFER_TENSOR_DESC {tensor}"]
   (table,) = parsed.tables
   assert table[0] == ["field", "value"]
   fields = rows_by_first_cell(table[1:])

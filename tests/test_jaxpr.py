@@ -10,13 +10,15 @@ normalized and clamped in their own dtype; the only narrowing conversion applies
 to the clamped values.
 """
 
+import dataclasses
+
 import jax
 import numpy as np
 import pytest
 from jax.extend import core as jex_core
 
 import dml_jax as dml
-from dml_jax._src import strip_kernel
+from dml_jax._src.kernels import availability
 
 DATA_MOVEMENT = {
   "gather",
@@ -104,7 +106,8 @@ def test_one_length_a_row_is_known_from_the_shapes(lengths_shape):
 def test_jaxpr_with_the_strip_kernel_holds_only_data_movement(monkeypatch):
   """Where REVERSE_SUBSEQUENCES picks the Mosaic GPU strip kernel, the program around the
   kernel is the same data movement plus the run-time choice and the kernel's wrappers."""
-  monkeypatch.setattr(strip_kernel, "_gpus_have_tma", lambda: True)
+  with_tma = dataclasses.replace(availability.probe(), tma=True)
+  monkeypatch.setattr(availability, "probe", lambda: with_tma)
   fn = lambda x, n: dml.reverse_subsequences(x, n, axis=1)
   jaxpr = jax.make_jaxpr(fn)(np.zeros((2, 256, 64), np.float32), np.ones((2, 1, 64), np.uint32))
   kernel = {"mpmd_map", "pallas_call"}  # the kernel launch (its name differs across versions)

@@ -6,53 +6,58 @@ functions are checked on shapes that select a kernel (on a CUDA GPU they run the
 kernel, elsewhere the lax path), eagerly, under jit, vmap and grad.
 """
 
+import dataclasses
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
 import dml_jax as dml
-from dml_jax._src import kernels, reference
-from tests.helpers import kernel_data as _data
+from dml_jax._src import reference
+from dml_jax._src.kernels import (
+  availability,
+  gather_elements_rows_triton,
+  gather_elements_strips_triton,
+  gather_nd_rows_triton,
+)
+from tests.helpers import bits, kernel_data, kernel_indices
 
 DATA_TYPES = [np.float32, np.float16, np.int32, np.uint32, np.int16, np.uint16, np.int8, np.uint8]
 
 
-def _indices(rng, dtype, shape, size):
-  info = np.iinfo(dtype)
-  low = -size - 3 if info.min < 0 else 0
-  out = rng.integers(low, size + 3, shape).astype(dtype)
-  out.flat[:4] = [info.max, info.min, size, size - 1]
-  return out
-
-
-def _bits(a):
-  a = np.asarray(a)
-  return a.view(f"u{a.dtype.itemsize}")
+def _without_pallas_triton(monkeypatch):
+  """As where `jax.experimental.pallas.triton` cannot be imported."""
+  without = dataclasses.replace(availability.probe(), pallas_triton=False)
+  monkeypatch.setattr(availability, "probe", lambda: without)
 
 
 @pytest.mark.parametrize("data_type", DATA_TYPES, ids=lambda t: np.dtype(t).name)
 @pytest.mark.parametrize("index_type", [np.int32, np.uint32], ids=["int32", "uint32"])
 def test_kernel_body_matches_reference(data_type, index_type):
   rng = np.random.default_rng(0)
-  x = _data(rng, data_type, (3, 2, 300))
-  i = _indices(rng, index_type, (3, 2, 128), 300)
-  got = kernels._rows(jnp.asarray(x), jnp.asarray(i), interpret=True)
-  np.testing.assert_array_equal(_bits(got), _bits(reference.gather_elements(x, i, axis=2)))
+  x = kernel_data(rng, data_type, (3, 2, 300))
+  i = kernel_indices(rng, index_type, (3, 2, 128), 300)
+  got = gather_elements_rows_triton.gather_along_last_axis(
+    jnp.asarray(x), jnp.asarray(i), interpret=True
+  )
+  np.testing.assert_array_equal(bits(got), bits(reference.gather_elements(x, i, axis=2)))
 
 
 @pytest.mark.parametrize("index_type", [np.int64, np.uint64], ids=["int64", "uint64"])
 def test_kernel_body_keeps_64_bit_indices_wide(index_type, x64):
   rng = np.random.default_rng(1)
-  x = _data(rng, np.float32, (2, 200))
-  i = _indices(rng, index_type, (2, 128), 200)
+  x = kernel_data(rng, np.float32, (2, 200))
+  i = kernel_indices(rng, index_type, (2, 128), 200)
   i[0, 4:8] = [2**32 + 1, 2**40, 2**63 - 1, 2**33 + 2]  # never read element 1 or 2
-  got = kernels._rows(jnp.asarray(x), jnp.asarray(i), interpret=True)
+  got = gather_elements_rows_triton.gather_along_last_axis(
+    jnp.asarray(x), jnp.asarray(i), interpret=True
+  )
   np.testing.assert_array_equal(got, reference.gather_elements(x, i, axis=1))
 
 
 def test_kernel_applies_to_wide_power_of_two_rows_on_the_last_axis():
-  applies = kernels.rows_kernel_applies
+  applies = gather_elements_rows_triton.applies
   assert applies((8, 8192), (8, 8192), np.dtype(np.float32), 1)
   assert applies((4, 3, 300), (4, 3, 128), np.dtype(np.int8), 2)
   assert not applies((8, 8192), (8, 8192), np.dtype(np.float32), 0)  # not the last axis
@@ -63,10 +68,10 @@ def test_kernel_applies_to_wide_power_of_two_rows_on_the_last_axis():
 
 
 def test_kernel_never_applies_without_pallas_triton(monkeypatch):
-  monkeypatch.setattr(kernels, "_pallas_triton_available", lambda: False)
-  assert not kernels.rows_kernel_applies((8, 8192), (8, 8192), np.dtype(np.float32), 1)
+  _without_pallas_triton(monkeypatch)
+  assert not gather_elements_rows_triton.applies((8, 8192), (8, 8192), np.dtype(np.float32), 1)
   monkeypatch.undo()
-  assert kernels.rows_kernel_applies((8, 8192), (8, 8192), np.dtype(np.float32), 1)
+  assert gather_elements_rows_triton.applies((8, 8192), (8, 8192), np.dtype(np.float32), 1)
 
 
 # (input shape, indices shape, axis) that select a GATHER_ELEMENTS kernel on CUDA GPUs: the row
@@ -82,8 +87,8 @@ KERNEL_SHAPES = {
 def test_public_function_on_kernel_shapes(data_type, kernel):
   input_shape, indices_shape, axis = KERNEL_SHAPES[kernel][0]
   rng = np.random.default_rng(2)
-  x = _data(rng, data_type, input_shape)
-  i = _indices(rng, np.int32, indices_shape, input_shape[axis])
+  x = kernel_data(rng, data_type, input_shape)
+  i = kernel_indices(rng, np.int32, indices_shape, input_shape[axis])
   want = reference.gather_elements(x, i, axis=axis)
   np.testing.assert_array_equal(dml.gather_elements(x, i, axis=axis), want)
   jitted = jax.jit(lambda x, i: dml.gather_elements(x, i, axis=axis))
@@ -99,7 +104,7 @@ def test_gradient_on_kernel_shapes_is_the_scatter_add(kernel):
   input_shape, indices_shape, axis = KERNEL_SHAPES[kernel][1]
   rng = np.random.default_rng(3)
   x = rng.standard_normal(input_shape).astype(np.float32)
-  i = _indices(rng, np.int32, indices_shape, input_shape[axis])
+  i = kernel_indices(rng, np.int32, indices_shape, input_shape[axis])
   w = rng.integers(-3, 4, indices_shape).astype(np.float32)
   grad = jax.grad(lambda x: (dml.gather_elements(x, i, axis=axis) * w).sum())(x)
   want = np.zeros_like(x)
@@ -123,7 +128,7 @@ ROW_COPY_CASES = [
 
 def _raw_nd_indices(rng, index_type, shape, sizes):
   """Indices of every value class for GATHER_ND's tuples: in range, negative, far out."""
-  out = np.stack([_indices(rng, index_type, shape[:-1], n) for n in sizes], axis=-1)
+  out = np.stack([kernel_indices(rng, index_type, shape[:-1], n) for n in sizes], axis=-1)
   return out.astype(index_type)
 
 
@@ -133,9 +138,11 @@ def test_row_copy_body_matches_reference(data_type, case):
   input_shape, indices_shape, b = case
   rng = np.random.default_rng(4)
   t = indices_shape[-1]
-  x = _data(rng, data_type, input_shape)
+  x = kernel_data(rng, data_type, input_shape)
   i = _raw_nd_indices(rng, np.int32, indices_shape, input_shape[b : b + t])
-  got = kernels._row_copies(jnp.asarray(x), jnp.asarray(i), batch_dims=b, interpret=True)
+  got = gather_nd_rows_triton.copy_rows(
+    jnp.asarray(x), jnp.asarray(i), batch_dims=b, interpret=True
+  )
   padded = i.reshape((1,) * (x.ndim - i.ndim) + i.shape)  # the reference wants equal ranks
   want = reference.gather_nd(
     x,
@@ -144,7 +151,7 @@ def test_row_copy_body_matches_reference(data_type, case):
     indices_dimension_count=i.ndim,
     batch_dimension_count=b,
   )
-  np.testing.assert_array_equal(_bits(got).ravel(), _bits(want).ravel())
+  np.testing.assert_array_equal(bits(got).ravel(), bits(want).ravel())
   assert got.shape == indices_shape[:-1] + input_shape[b + t :]
 
 
@@ -153,11 +160,13 @@ def test_row_copy_body_takes_every_index_type(index_type, request):
   if np.dtype(index_type).itemsize == 8:
     request.getfixturevalue("x64")
   rng = np.random.default_rng(7)
-  x = _data(rng, np.float32, (3, 4, 5, 256))
+  x = kernel_data(rng, np.float32, (3, 4, 5, 256))
   i = _raw_nd_indices(rng, index_type, (3, 6, 2), (4, 5))
   if np.dtype(index_type).itemsize == 8:
     i[0, :3] = [[2**32 + 1, 2**40], [2**63 - 1, 2**33 + 2], [2**32, 2**32 + 4]]  # never wrap
-  got = kernels._row_copies(jnp.asarray(x), jnp.asarray(i), batch_dims=1, interpret=True)
+  got = gather_nd_rows_triton.copy_rows(
+    jnp.asarray(x), jnp.asarray(i), batch_dims=1, interpret=True
+  )
   want = reference.gather_nd(
     x, i[None], input_dimension_count=4, indices_dimension_count=3, batch_dimension_count=1
   )
@@ -165,7 +174,7 @@ def test_row_copy_body_takes_every_index_type(index_type, request):
 
 
 def test_row_copies_apply_to_wide_power_of_two_rows():
-  applies = kernels.row_copies_apply
+  applies = gather_nd_rows_triton.applies
   f32, i8 = np.dtype(np.float32), np.dtype(np.int8)
   assert applies((1024, 1024, 256), 0, 2, f32)  # 1 KiB rows
   assert applies((64, 128, 128, 256), 1, 2, f32)  # GATHER_ND1
@@ -181,16 +190,16 @@ def test_row_copies_apply_to_wide_power_of_two_rows():
 
 
 def test_row_copies_never_apply_without_pallas_triton(monkeypatch):
-  monkeypatch.setattr(kernels, "_pallas_triton_available", lambda: False)
-  assert not kernels.row_copies_apply((1024, 1024, 256), 0, 2, np.dtype(np.float32))
+  _without_pallas_triton(monkeypatch)
+  assert not gather_nd_rows_triton.applies((1024, 1024, 256), 0, 2, np.dtype(np.float32))
   monkeypatch.undo()
-  assert kernels.row_copies_apply((1024, 1024, 256), 0, 2, np.dtype(np.float32))
+  assert gather_nd_rows_triton.applies((1024, 1024, 256), 0, 2, np.dtype(np.float32))
 
 
 @pytest.mark.parametrize("data_type", [np.float32, np.int8], ids=["float32", "int8"])
 def test_gather_nd_on_row_copy_shapes(data_type):
   rng = np.random.default_rng(5)
-  x = _data(rng, data_type, (4, 6, 1024))
+  x = kernel_data(rng, data_type, (4, 6, 1024))
   i = _raw_nd_indices(rng, np.int32, (1, 8, 2), (4, 6))
   want = reference.gather_nd(x, i)
   np.testing.assert_array_equal(dml.gather_nd(x, i), want)
@@ -234,11 +243,13 @@ STRIP_CASES = [
 def test_strip_body_matches_reference(data_type, case):
   input_shape, indices_shape, axis = case
   rng = np.random.default_rng(8)
-  x = _data(rng, data_type, input_shape)
-  i = _indices(rng, np.int32, indices_shape, input_shape[axis])
-  got = kernels._strips(jnp.asarray(x), jnp.asarray(i), axis=axis, interpret=True)
+  x = kernel_data(rng, data_type, input_shape)
+  i = kernel_indices(rng, np.int32, indices_shape, input_shape[axis])
+  got = gather_elements_strips_triton.gather_in_strips(
+    jnp.asarray(x), jnp.asarray(i), axis=axis, interpret=True
+  )
   want = reference.gather_elements(x, i, axis=axis)
-  np.testing.assert_array_equal(_bits(got), _bits(want))
+  np.testing.assert_array_equal(bits(got), bits(want))
 
 
 @pytest.mark.parametrize("index_type", [np.uint32, np.int64, np.uint64], ids=lambda t: t.__name__)
@@ -246,16 +257,18 @@ def test_strip_body_takes_every_index_type(index_type, request):
   if np.dtype(index_type).itemsize == 8:
     request.getfixturevalue("x64")
   rng = np.random.default_rng(9)
-  x = _data(rng, np.float32, (20, 64))
-  i = _indices(rng, index_type, (8, 64), 20)
+  x = kernel_data(rng, np.float32, (20, 64))
+  i = kernel_indices(rng, index_type, (8, 64), 20)
   if np.dtype(index_type).itemsize == 8:
     i[0, 4:8] = [2**32 + 1, 2**40, 2**63 - 1, 2**33 + 2]  # never wrap
-  got = kernels._strips(jnp.asarray(x), jnp.asarray(i), axis=0, interpret=True)
+  got = gather_elements_strips_triton.gather_in_strips(
+    jnp.asarray(x), jnp.asarray(i), axis=0, interpret=True
+  )
   np.testing.assert_array_equal(got, reference.gather_elements(x, i, axis=0))
 
 
 def test_strips_apply_before_the_last_axis_to_whole_strips():
-  applies = kernels.strips_kernel_applies
+  applies = gather_elements_strips_triton.applies
   f32 = np.dtype(np.float32)
   assert applies((8192, 8192), (8192, 8192), f32, 0)
   assert applies((4, 2048, 1024), (4, 2048, 1024), np.dtype(np.int8), 1)
@@ -268,7 +281,7 @@ def test_strips_apply_before_the_last_axis_to_whole_strips():
 
 
 def test_strips_never_apply_without_pallas_triton(monkeypatch):
-  monkeypatch.setattr(kernels, "_pallas_triton_available", lambda: False)
-  assert not kernels.strips_kernel_applies((64, 64), (64, 64), np.dtype(np.float32), 0)
+  _without_pallas_triton(monkeypatch)
+  assert not gather_elements_strips_triton.applies((64, 64), (64, 64), np.dtype(np.float32), 0)
   monkeypatch.undo()
-  assert kernels.strips_kernel_applies((64, 64), (64, 64), np.dtype(np.float32), 0)
+  assert gather_elements_strips_triton.applies((64, 64), (64, 64), np.dtype(np.float32), 0)

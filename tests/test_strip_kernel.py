@@ -7,19 +7,29 @@ public function gives on kernel shapes, eagerly, under jit, vmap and grad (on an
 runs the kernel, elsewhere the lax path), for per-lane and shared lengths.
 """
 
+import dataclasses
+
 import jax
 import numpy as np
 import pytest
 
 import dml_jax as dml
-from dml_jax._src import reference, strip_kernel
-from tests.helpers import kernel_data as _data  # normal floats, full-range ints
+from dml_jax._src import reference
+from dml_jax._src.kernels import availability
+from dml_jax._src.kernels import reverse_subsequences_strips_mosaic as strips
+from tests.helpers import kernel_data
 
 
 @pytest.fixture
 def tma(monkeypatch):
   """As on a GPU with TMA, wherever these tests run."""
-  monkeypatch.setattr(strip_kernel, "_gpus_have_tma", lambda: True)
+  _set_tma(monkeypatch, True)
+
+
+def _set_tma(monkeypatch, tma: bool):
+  """As on a machine whose GPUs have TMA or not; the rest as here."""
+  probed = dataclasses.replace(availability.probe(), tma=tma)
+  monkeypatch.setattr(availability, "probe", lambda: probed)
 
 
 # (input shape, axis, dtype): a strip is 32 bytes of lanes; the axis is whole 256-row TMA boxes.
@@ -55,7 +65,7 @@ def _lowered_for_cuda(shape, dtype, axis, *, batch=(), lengths_shape=None):
   KERNEL_CASES,
 )
 def test_kernel_applies_to_whole_strips_and_boxes(shape, axis, dtype, tma):
-  assert strip_kernel.applies(shape, np.dtype(dtype), axis)
+  assert strips.applies(shape, np.dtype(dtype), axis)
 
 
 @pytest.mark.parametrize(
@@ -76,7 +86,7 @@ def test_kernel_applies_to_whole_strips_and_boxes(shape, axis, dtype, tma):
   ],
 )
 def test_strips_are_as_wide_as_fit(shape, axis, dtype, width, late):
-  assert strip_kernel._plan(shape, np.dtype(dtype).itemsize, axis) == (width, late)
+  assert strips.plan(shape, np.dtype(dtype).itemsize, axis) == (width, late)
 
 
 @pytest.mark.parametrize(
@@ -91,7 +101,7 @@ def test_strips_are_as_wide_as_fit(shape, axis, dtype, width, late):
   ],
 )
 def test_kernel_does_not_apply(shape, axis, dtype, why, tma):
-  assert not strip_kernel.applies(shape, np.dtype(dtype), axis), why
+  assert not strips.applies(shape, np.dtype(dtype), axis), why
 
 
 @pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.float16, np.int16, np.float32, np.float64])
@@ -99,8 +109,8 @@ def test_words_hold_lane_j_in_their_bits_j(dtype, x64):
   """The kernel picks each lane's length by its place in a word: lane j of a word is its bits
   [j * 8 * itemsize, (j + 1) * 8 * itemsize), and unpacking gives the lanes back."""
   rng = np.random.default_rng(3)
-  x = _data(rng, dtype, (3, 8, 16))
-  words = strip_kernel._words(np.dtype(dtype).itemsize)
+  x = kernel_data(rng, dtype, (3, 8, 16))
+  words = strips.DEFAULT.words(np.dtype(dtype).itemsize)
   packed = np.asarray(words.pack(x))
   assert packed.dtype.itemsize == max(4, np.dtype(dtype).itemsize) == words.nbytes
   assert packed.shape == (3, 8, 16 // words.lanes)
@@ -112,16 +122,16 @@ def test_words_hold_lane_j_in_their_bits_j(dtype, x64):
 
 
 def test_kernel_never_applies_without_tma(monkeypatch):
-  monkeypatch.setattr(strip_kernel, "_gpus_have_tma", lambda: False)
-  assert not strip_kernel.applies((2, 256, 64), np.dtype(np.float32), 1)
+  _set_tma(monkeypatch, False)
+  assert not strips.applies((2, 256, 64), np.dtype(np.float32), 1)
 
 
 def test_tma_check_follows_the_local_gpus():
   """False on a machine without CUDA GPUs (no error), True on one with only Hopper or newer."""
-  strip_kernel._gpus_have_tma.cache_clear()
+  availability.probe.cache_clear()
   gpus = [d for d in jax.devices() if d.platform == "gpu"]
   want = bool(gpus) and all(float(d.compute_capability) >= 9.0 for d in gpus)
-  assert strip_kernel._gpus_have_tma() == want
+  assert availability.probe().tma == want
 
 
 @pytest.mark.parametrize("shape, axis, dtype", KERNEL_CASES)
@@ -166,7 +176,7 @@ def _lengths(rng, shape, axis, *, shared):
 @pytest.mark.parametrize("shape, axis, dtype", KERNEL_CASES)
 def test_public_function_on_kernel_shapes(shape, axis, dtype, shared):
   rng = np.random.default_rng(7)
-  x = _data(rng, dtype, shape)
+  x = kernel_data(rng, dtype, shape)
   lengths_shape = shape[:axis] + (1,) + shape[axis + 1 :]
   expect = lambda x, n: reference.reverse_subsequences(
     x, np.broadcast_to(n, lengths_shape), axis=axis
@@ -204,9 +214,10 @@ def test_public_function_on_64_bit_kernel_shapes(dtype, x64):
 
 def _check_64_bit(shape, dtype):
   axis = 1
-  assert strip_kernel.applies(shape, np.dtype(dtype), axis) == strip_kernel._gpus_have_tma()
+  can_run = availability.probe().mosaic_gpu and availability.probe().tma
+  assert strips.applies(shape, np.dtype(dtype), axis) == can_run
   rng = np.random.default_rng(9)
-  x = _data(rng, dtype, shape)
+  x = kernel_data(rng, dtype, shape)
   n = _lengths(rng, shape, axis, shared=False)
   want = reference.reverse_subsequences(x, n, axis=axis)
   got = jax.jit(lambda x, n: dml.reverse_subsequences(x, n, axis=axis))(x, n)

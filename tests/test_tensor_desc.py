@@ -241,8 +241,11 @@ def test_tensor_desc_is_frozen_and_pickles():
     ),
   ],
 )
-def test_tensor_desc_compact_repr(desc, expected):
-  assert repr(desc) == expected
+def test_tensor_desc_compact_str_and_round_tripping_repr(desc, expected):
+  assert str(desc) == expected
+  assert repr(desc).startswith("TensorDesc(")
+  rebuilt = eval(repr(desc), {"TensorDesc": TensorDesc, "TensorFlags": dml.TensorFlags})
+  assert rebuilt == desc and repr(rebuilt) == repr(desc)
 
 
 # =========================================================================== #

@@ -6,19 +6,16 @@ import numpy as np
 import pytest
 
 import dml_jax as dml
-from dml_jax._src import dtypes
-from dml_jax._src.ops import _base
-from dml_jax._src.ops.gather_elements import GatherElementsDesc
-from dml_jax._src.ops.gather_nd import GatherNdDesc
-from dml_jax._src.ops.join import JoinDesc
-from dml_jax._src.ops.reverse_subsequences import ReverseSubsequencesDesc
+from dml_jax import GatherElementsDesc
+from dml_jax._src import dtypes, registry
+from dml_jax._src.arguments import tensor_operands
 
 
 @pytest.fixture
 def traces(monkeypatch):
   """Counts calls of each descriptor's lowering (one per trace) and of validation."""
   counts = {"lower": 0, "validate": 0}
-  for cls in (GatherElementsDesc, GatherNdDesc, JoinDesc, ReverseSubsequencesDesc):
+  for cls in registry.operators().values():
     original = cls.lower
 
     def lower(self, *arrays, _original=original):
@@ -26,13 +23,13 @@ def traces(monkeypatch):
       return _original(self, *arrays)
 
     monkeypatch.setattr(cls, "lower", lower)
-  original_validate = _base.OperatorDesc.validate
+  original_validate = dml.OperatorDesc.validate
 
   def validate(self, *args):
     counts["validate"] += 1
     return original_validate(self, *args)
 
-  monkeypatch.setattr(_base.OperatorDesc, "validate", validate)
+  monkeypatch.setattr(dml.OperatorDesc, "validate", validate)
   jax.clear_caches()  # every shape below is traced afresh
   yield counts
 
@@ -78,11 +75,11 @@ def test_the_eager_fast_path_agrees_with_as_operand():
   dml.gather_elements(x, jnp.zeros(3, jnp.int32), axis=0)  # as_operand records ArrayImpl
   assert type(x) in dtypes.ARRAY_TYPES
   for data, index in [(np.float32, np.int32), (np.int8, np.uint32), (np.float16, np.uint8)]:
-    fast = _base.input_and_indices(jnp.zeros(3, data), jnp.zeros(3, index), "IndicesTensor")
-    general = _base.input_and_indices(np.zeros(3, data), np.zeros(3, index), "IndicesTensor")
-    assert fast[2] is None and general[2] is None
-    assert _base.inputs([jnp.zeros(3, data)] * 2, "InputTensors")[1] is None
-    assert _base.inputs([np.zeros(3, data), jnp.zeros(3, data)], "InputTensors")[1] is None
+    fast = tensor_operands(GatherElementsDesc, jnp.zeros(3, data), jnp.zeros(3, index))
+    general = tensor_operands(GatherElementsDesc, np.zeros(3, data), np.zeros(3, index))
+    assert fast[1] is None and general[1] is None
+    assert tensor_operands(dml.JoinDesc, *[jnp.zeros(3, data)] * 2)[1] is None
+    assert tensor_operands(dml.JoinDesc, np.zeros(3, data), jnp.zeros(3, data))[1] is None
   with pytest.raises(TypeError, match="IndicesTensor must have an integer dtype; got float32"):
     dml.gather_elements(x, x, axis=0)
   with pytest.raises(TypeError, match="DirectML has no data type for dtype bool"):
@@ -106,7 +103,7 @@ def test_numpy_and_jax_arguments_share_a_trace(traces):
 def test_narrowed_host_indices_keep_their_declared_type(traces, no_x64):
   """With x64 off, int64 host indices run as int32 but validate as INT64: their own key."""
   x, i = np.zeros((3, 5), np.float32), np.zeros((2, 5), np.int64)
-  assert _base.input_and_indices(x, i, "IndicesTensor")[2] == (
+  assert tensor_operands(GatherElementsDesc, x, i)[1] == (
     dtypes.DataType.FLOAT32,
     dtypes.DataType.INT64,
   )

@@ -23,6 +23,7 @@ import numpy as np
 from jax._src import config as _jax_config  # bool_state: a flag in the jit key
 from jax.experimental import checkify
 
+from dml_jax._src.errors import DmlError, public
 from dml_jax._src.indexing import out_of_range
 
 _Fn = TypeVar("_Fn", bound=Callable[..., Any])
@@ -36,7 +37,8 @@ CHECKED_INDICES = _jax_config.bool_state(
 )
 
 
-class DmlIndexError(IndexError):
+@public
+class DmlIndexError(DmlError, IndexError):
   """An index out of range for the tensor it indexes, found in checked mode."""
 
 
@@ -57,7 +59,7 @@ def checked(fn: _Fn) -> _Fn:
     >>> dml.checked(f)(x, np.array([0, 3], np.int32))
     Traceback (most recent call last):
     ...
-    dml_jax._src.checked.DmlIndexError: dml.GATHER_ELEMENTS: IndicesTensor[1] = 3 is out of range for InputTensor.Sizes[0] = 3 (signed indices must be in [-3, 3))
+    dml_jax.DmlIndexError: dml.GATHER_ELEMENTS: IndicesTensor[1] = 3 is out of range for InputTensor.Sizes[0] = 3 (signed indices must be in [-3, 3))
   """
 
   @functools.wraps(fn)

@@ -14,7 +14,7 @@ import argparse
 import dataclasses
 import json
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import jax
@@ -22,29 +22,13 @@ import numpy as np
 
 from dml_jax._src import device as device_lib
 from dml_jax._src import html as _html
-from dml_jax._src.errors import DmlValidationError
+from dml_jax._src import registry
+from dml_jax._src.descriptor import OperatorDesc
+from dml_jax._src.errors import DmlValidationError, UnknownOperatorError
 from dml_jax._src.feature_level import FeatureLevel
+from dml_jax._src.fields import FieldKind, dml_fields
 from dml_jax._src.fixtures import Fixture, FixtureTensor, load_fixtures
-from dml_jax._src.ops._base import OperatorDesc
-from dml_jax._src.ops.gather_elements import GatherElementsDesc
-from dml_jax._src.ops.gather_nd import GatherNdDesc
-from dml_jax._src.ops.join import JoinDesc
-from dml_jax._src.ops.reverse_subsequences import ReverseSubsequencesDesc
 from dml_jax._src.tensor_desc import TensorDesc
-
-_Builder = Callable[[Mapping[str, Any], Mapping[str, int], TensorDesc], OperatorDesc]
-
-_BUILDERS: dict[str, _Builder] = {
-  "GATHER_ELEMENTS": lambda t, p, out: GatherElementsDesc(
-    t["input"], t["indices"], output_tensor=out, **p
-  ),
-  "GATHER_ND": lambda t, p, out: GatherNdDesc(t["input"], t["indices"], output_tensor=out, **p),
-  "GATHER_ND1": lambda t, p, out: GatherNdDesc(t["input"], t["indices"], output_tensor=out, **p),
-  "REVERSE_SUBSEQUENCES": lambda t, p, out: ReverseSubsequencesDesc(
-    t["input"], t["sequence_lengths"], output_tensor=out, **p
-  ),
-  "JOIN": lambda t, p, out: JoinDesc(t["inputs"], output_tensor=out, **p),
-}
 
 
 def _tensor(t: FixtureTensor) -> TensorDesc:
@@ -52,12 +36,22 @@ def _tensor(t: FixtureTensor) -> TensorDesc:
 
 
 def descriptor_for(fixture: Fixture) -> OperatorDesc:
-  """The operator descriptor of a fixture, its documented output included."""
-  tensors = {
-    role: tuple(map(_tensor, value)) if isinstance(value, tuple) else _tensor(value)
-    for role, value in fixture.inputs.items()
-  }
-  return _BUILDERS[fixture.op](tensors, fixture.params, _tensor(fixture.output))
+  """The operator descriptor of a fixture, its documented output(s) included.
+
+  The fixture's tensor roles are the functional API's argument names (input,
+  indices, inputs, ...), its parameters the descriptor's attribute fields; the
+  registry gives the descriptor class, whose field declarations say which is which.
+  """
+  desc_type = registry.lookup(fixture.op)
+  values: dict[str, Any] = dict(fixture.params)
+  for field in dml_fields(desc_type):
+    if field.kind.is_tensor and not field.output:
+      value = fixture.inputs[field.argument]
+      values[field.name] = tuple(map(_tensor, value)) if isinstance(value, tuple) else _tensor(value)
+    elif field.output:
+      outputs = tuple(map(_tensor, fixture.outputs))
+      values[field.name] = outputs if field.kind is FieldKind.TENSOR_ARRAY else outputs[0]
+  return desc_type(**values)
 
 
 def input_arrays(fixture: Fixture) -> list[np.ndarray]:
@@ -105,22 +99,28 @@ def check_fixture(fixture: Fixture, runner: device_lib.Runner, device: Any) -> O
   except DmlValidationError as error:
     return Outcome(fixture, where, False, f"rejected: {error.violations[0]}")
   if fixture.shape_only:
-    return Outcome(fixture, where, True, f"output sizes {list(desc.output.sizes)}")
+    sizes = ", ".join(str(list(t.sizes)) for t in desc.outputs)
+    return Outcome(fixture, where, True, f"output sizes {sizes}")
   try:
     record = runner.run(desc, *input_arrays(fixture), device=target)
   except Exception as error:  # a device failure is a FAIL row, not a crash
     return Outcome(fixture, where, False, f"error: {type(error).__name__}: {error}")
-  got, want = np.asarray(record.output), fixture.output.data
-  if got.dtype != want.dtype or got.shape != want.shape:
+  if len(record.outputs) != len(fixture.outputs):
     return Outcome(
-      fixture,
-      where,
-      False,
-      f"got {got.dtype}{list(got.shape)}, expected {want.dtype}{list(want.shape)}",
+      fixture, where, False, f"got {len(record.outputs)} outputs, expected {len(fixture.outputs)}"
     )
-  mismatches = int(np.count_nonzero(_bits(got) != _bits(want)))
-  if mismatches:
-    return Outcome(fixture, where, False, f"{mismatches} elements differ")
+  for got, expected in zip(record.outputs, fixture.outputs, strict=True):
+    got, want = np.asarray(got), expected.data
+    if got.dtype != want.dtype or got.shape != want.shape:
+      return Outcome(
+        fixture,
+        where,
+        False,
+        f"got {got.dtype}{list(got.shape)}, expected {want.dtype}{list(want.shape)}",
+      )
+    mismatches = int(np.count_nonzero(_bits(got) != _bits(want)))
+    if mismatches:
+      return Outcome(fixture, where, False, f"{mismatches} elements differ")
   return Outcome(fixture, device_lib.describe(record.device), True, "bit-exact")
 
 
@@ -201,12 +201,13 @@ def main(argv: Sequence[str] | None = None) -> int:
   args = parser.parse_args(argv)
   try:
     level = FeatureLevel.from_any(args.feature_level)
-    fixtures = (
-      [f for op in dict.fromkeys(o.upper() for o in args.op) for f in load_fixtures(op)]
-      if args.op
-      else list(load_fixtures())
-    )
-  except ValueError as error:
+    if args.op:
+      registry.lookup_all(args.op)  # every unknown name at once
+      names = dict.fromkeys(registry.canonical_name(o) for o in args.op)
+      fixtures = [f for op in names for f in load_fixtures(op)]
+    else:
+      fixtures = list(load_fixtures())
+  except (ValueError, UnknownOperatorError) as error:
     parser.error(str(error))
   devices = _devices_for(args.device)
   if not devices:

@@ -27,8 +27,10 @@ from typing import Any
 import jax
 
 from dml_jax._src import dtypes
+from dml_jax._src.descriptor import OperatorDesc
+from dml_jax._src.dispatch import apply_jitted
 from dml_jax._src.feature_level import FeatureLevel
-from dml_jax._src.ops._base import OperatorDesc, apply_jitted
+from dml_jax._src.fields import field_by_dml_name
 
 PLATFORMS = ("cpu", "gpu", "tpu")
 
@@ -88,9 +90,14 @@ class RunRecord:
   descriptor: OperatorDesc
   feature_level: FeatureLevel
   device: jax.Device
-  output: jax.Array
+  output: Any  # the output array; a tuple of arrays for an operator with OutputTensors
   compiled: bool  # this call compiled the executable
   seconds: float  # wall time of the call, compile included, output ready
+
+  @property
+  def outputs(self) -> tuple[jax.Array, ...]:
+    """Every output array, in field order (one for most operators)."""
+    return self.output if isinstance(self.output, tuple) else (self.output,)
 
   def __str__(self) -> str:
     first = " (compiled)" if self.compiled else ""
@@ -145,13 +152,13 @@ class Runner:
       executable = apply_jitted.lower(desc, *placed).compile()
       with self._lock:
         executable = self._executables.setdefault(key, executable)
-    output = executable(*placed)
-    output.block_until_ready()
+    output = jax.block_until_ready(executable(*placed))
+    first = output[0] if isinstance(output, tuple) else output
     record = RunRecord(
       desc.OPERATOR,
       desc,
       self.feature_level,
-      next(iter(output.devices())),
+      next(iter(first.devices())),
       output,
       compiled,
       time.perf_counter() - start,
@@ -172,19 +179,19 @@ class Runner:
 
 
 def _operands(desc: OperatorDesc, arrays: Sequence[Any]) -> list[Any]:
-  inputs = list(desc._inputs())
+  inputs = desc.dml_inputs()
   if len(arrays) != len(inputs):
     raise TypeError(
       f"{desc.OPERATOR} takes {len(inputs)} input arrays"
       f" ({', '.join(name for name, _, _ in inputs)}); got {len(arrays)}"
     )
   operands = []
-  for (name, _, tensor), array in zip(inputs, arrays, strict=True):
-    is_index = name in ("IndicesTensor", "SequenceLengthsTensor")
+  for (name, row, tensor), array in zip(inputs, arrays, strict=True):
+    is_index = field_by_dml_name(desc, row).index
     operand, data_type = dtypes.as_operand(array, role=name, is_index=is_index)
     if tuple(operand.shape) != tensor.sizes or data_type != tensor.data_type:
       raise ValueError(
-        f"{name} is described as {tensor!r}; got an array of"
+        f"{name} is described as {tensor}; got an array of"
         f" {data_type}[{','.join(map(str, operand.shape))}]"
       )
     operands.append(operand)

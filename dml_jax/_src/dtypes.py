@@ -132,9 +132,16 @@ _TO_NUMPY = {
 }
 _FROM_NUMPY = {dt: t for t, dt in _TO_NUMPY.items()}
 _INTEGER_TYPES = frozenset(t for t, dt in _TO_NUMPY.items() if dt.kind in "iu")
+
+
+def data_type_of_dtype(dtype: np.dtype) -> DataType | None:
+  """The DataType of a NumPy dtype, or None where DirectML has none (no error)."""
+  return _FROM_NUMPY.get(dtype)
+
+
 _INDEX_FROM_NUMPY = {dt: t for dt, t in _FROM_NUMPY.items() if t in _INTEGER_TYPES}
 
-# The functional API's fast path (ops/_base.py) needs a cheap "is a jax.Array" test:
+# The functional API's fast path (arguments.py) needs a cheap "is a jax.Array" test:
 # `type(x) in ARRAY_TYPES` costs a fraction of isinstance(x, jax.Array). as_operand records
 # the classes it meets that subclass jax.Array for real (ArrayImpl), whose every instance
 # passes that isinstance; tracers pass it by their aval, per instance, so they are never

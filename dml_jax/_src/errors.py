@@ -1,4 +1,11 @@
-"""DmlValidationError: every violated rule of a descriptor, reported at once."""
+"""dml_jax's errors: one base class, `DmlError`, and what each kind says.
+
+`DmlValidationError` lists every rule a descriptor breaks, at once;
+`UnknownOperatorError` every operator name the registry lacks; `DmlIndexError`
+(in `checked`) the out-of-range indices `dml.checked` found. Each is also the
+built-in exception a caller would catch without knowing dml_jax (ValueError,
+KeyError, IndexError), and shows its public path, ``dml_jax.X``, in tracebacks.
+"""
 
 from __future__ import annotations
 
@@ -30,7 +37,39 @@ def _show(value: Any) -> str:
   return str(value)
 
 
-class DmlValidationError(ValueError):
+def public(cls: type) -> type:
+  """Shows `cls` as ``dml_jax.Name`` in tracebacks and reprs (it is re-exported there)."""
+  cls.__module__ = "dml_jax"
+  return cls
+
+
+@public
+class DmlError(Exception):
+  """Base of the errors dml_jax raises on its own account."""
+
+
+@public
+class UnknownOperatorError(DmlError, KeyError):
+  """Operator names the registry does not have, all of them at once."""
+
+  def __init__(self, names: Sequence[str], known: Sequence[str]):
+    self.names = tuple(names)
+    self.known = tuple(known)
+    count = len(self.names)
+    super().__init__(
+      f"{count} unknown DirectML operator{'s' if count != 1 else ''}:"
+      f" {', '.join(map(repr, self.names))}; dml_jax has {', '.join(self.known)}"
+    )
+
+  def __str__(self) -> str:  # KeyError would quote the message
+    return str(self.args[0])
+
+  def __reduce__(self):
+    return type(self), (self.names, self.known)
+
+
+@public
+class DmlValidationError(DmlError, ValueError):
   """A DirectML operator descriptor that DirectML would reject.
 
   `violations` lists every broken rule; the message has one line per rule.

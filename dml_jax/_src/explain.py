@@ -34,20 +34,13 @@ Examples:
 from __future__ import annotations
 
 import dataclasses
-import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from dml_jax._src import html as _html
+from dml_jax._src.descriptor import OperatorDesc
 from dml_jax._src.feature_level import FeatureLevel
-from dml_jax._src.ops._base import OperatorDesc
-from dml_jax._src.ops.gather_elements import GatherElementsDesc
-from dml_jax._src.ops.gather_nd import GatherNdDesc
-from dml_jax._src.ops.join import JoinDesc
-from dml_jax._src.ops.reverse_subsequences import ReverseSubsequencesDesc
 from dml_jax._src.tensor_desc import TensorDesc
-
-_sizes = _html.sizes
 
 
 @dataclasses.dataclass
@@ -55,136 +48,6 @@ class _Section:
   title: str
   lines: list[str]
   table: tuple[Sequence[str], list[Sequence[str]]] | None = None
-
-
-# -- the output, per operator ----------------------------------------------------------
-
-
-def _gather_elements(desc: GatherElementsDesc) -> list[str]:
-  data, indices, axis = desc.input_tensor, desc.indices_tensor, desc.axis
-  lines = [
-    f"out[o] = InputTensor[o with o[{axis}] := IndicesTensor[o]]: every output element reads"
-    f" one input element of its own lane along Axis {axis}.",
-    f"OutputTensor.Sizes = IndicesTensor.Sizes = {_sizes(indices.sizes)}: one output element"
-    f" per index.",
-  ]
-  if 0 <= axis < data.dimension_count == indices.dimension_count:
-    lines.append(
-      f"IndicesTensor.Sizes must equal InputTensor.Sizes {_sizes(data.sizes)} off Axis {axis};"
-      f" on Axis {axis} it is free: {indices.sizes[axis]} index(es) per lane of"
-      f" {data.sizes[axis]} element(s)."
-    )
-  lines.append(
-    f"OutputTensor.DataType = InputTensor.DataType = {data.data_type} (not the index type"
-    f" {indices.data_type})."
-  )
-  return lines
-
-
-def _gather_nd(desc: GatherNdDesc) -> list[str]:
-  data, indices = desc.input_tensor, desc.indices_tensor
-  n, m, q = data.dimension_count, desc.input_dimension_count, desc.indices_dimension_count
-  b, t = desc.batch_dimension_count, desc.index_tuple_size
-  lines = [
-    f"n = DimensionCount = {n}; m = InputDimensionCount = {m}; q = IndicesDimensionCount = {q};"
-    f" B = BatchDimensionCount = {b}."
-  ]
-  if indices.dimension_count != n or not (1 <= m <= n and 1 <= q <= n):
-    return lines + ["The counts do not fit the tensors' ranks: no output can be inferred."]
-  logical_input, logical_indices = data.sizes[n - m :], indices.sizes[n - q :]
-  padding = lambda k: f" (the {k} leading size(s) before it must be 1)" if k else ""  # noqa: E731
-  lines += [
-    f"Logical input I = InputTensor.Sizes[n - m:] = {_sizes(logical_input)}{padding(n - m)}.",
-    f"Logical indices X = IndicesTensor.Sizes[n - q:] = {_sizes(logical_indices)}{padding(n - q)}.",
-    f"Tuple length t = X[-1] = {t}: each index tuple holds {t} coordinate(s) into"
-    f" I[B:B + t] = {_sizes(logical_input[b : b + t])}.",
-  ]
-  if b:
-    lines.append(
-      f"The first B = {b} dimension(s) of I and X are batches ({_sizes(logical_input[:b])} and"
-      f" {_sizes(logical_indices[:b])}, which must be equal): the tuples of batch j index"
-      f" into I[j] only."
-    )
-  if not 1 <= t <= m - b:
-    return lines + [f"t must be in [1, m - B] = [1, {m - b}]: no output can be inferred."]
-  kept = logical_input[b + t :]
-  block = f"a sub-block of {math.prod(kept)} element(s)" if kept else "a single element"
-  logical = logical_indices[:-1] + kept
-  lines += [
-    f"Each tuple selects I[B + t:] = {_sizes(kept)}: {block} is copied per tuple.",
-    f"Logical output = X[:-1] ++ I[B + t:] = {_sizes(logical_indices[:-1])} ++ {_sizes(kept)}"
-    f" = {_sizes(logical)} (k = {len(logical)} dimension(s)).",
-  ]
-  if len(logical) > n:
-    return lines + [f"k = {len(logical)} > n = {n}: the output does not fit; no output."]
-  output = (1,) * (n - len(logical)) + logical
-  pad = f"with {n - len(logical)} leading 1(s)" if n > len(logical) else "without padding"
-  lines += [
-    f"Right-aligned into n = {n} dimensions {pad}: OutputTensor.Sizes = {_sizes(output)}.",
-    "out[b, p, r] = I[b, X[b, p, 0], ..., X[b, p, t - 1], r] (b: batch, p: tuple position,"
-    " r: within the sub-block).",
-    f"OutputTensor.DataType = InputTensor.DataType = {data.data_type}.",
-    f"BatchDimensionCount {b} > 0 makes this DML_OPERATOR_GATHER_ND1 (from FL 3_0)."
-    if b
-    else "BatchDimensionCount 0: DML_OPERATOR_GATHER_ND (from FL 2_1); GATHER_ND1 with"
-    " BatchDimensionCount 0 computes the same.",
-  ]
-  return lines
-
-
-def _reverse_subsequences(desc: ReverseSubsequencesDesc) -> list[str]:
-  data, axis = desc.input_tensor, desc.axis
-  lines = [
-    f"OutputTensor.Sizes = InputTensor.Sizes = {_sizes(data.sizes)}; OutputTensor.DataType ="
-    f" InputTensor.DataType = {data.data_type}."
-  ]
-  if 0 <= axis < data.dimension_count:
-    size = data.sizes[axis]
-    lengths = data.sizes[:axis] + (1,) + data.sizes[axis + 1 :]
-    lines += [
-      f"Lanes run along Axis {axis}, {size} element(s) each; there are {math.prod(lengths)}"
-      f" lane(s), one length per lane: SequenceLengthsTensor.Sizes = InputTensor.Sizes with 1"
-      f" on Axis = {_sizes(lengths)}.",
-      f"In each lane, with L = min(length, {size}): out[i] = in[L - 1 - i] for i < L and"
-      f" out[i] = in[i] for i >= L. Lengths 0 and 1 leave the lane unchanged; lengths above"
-      f" {size} reverse the whole lane.",
-    ]
-  return lines
-
-
-def _join(desc: JoinDesc) -> list[str]:
-  tensors, axis = desc.input_tensors, desc.axis
-  if not tensors:
-    return ["No InputTensors: no output can be inferred."]
-  first = tensors[0]
-  rank = first.dimension_count
-  if not 0 <= axis < rank or any(t.dimension_count != rank for t in tensors):
-    return ["Axis or the inputs' ranks do not fit: no output can be inferred."]
-  pieces = [t.sizes[axis] for t in tensors]
-  output = first.sizes[:axis] + (sum(pieces),) + first.sizes[axis + 1 :]
-  starts = [sum(pieces[:k]) for k in range(len(pieces))]
-  placed = ", ".join(
-    f"InputTensors[{k}] -> [{s}, {s + p})"
-    for k, (s, p) in enumerate(zip(starts, pieces, strict=True))
-  )
-  lines = [
-    f"OutputTensor.Sizes = InputTensors[0].Sizes with Axis {axis} replaced by"
-    f" {' + '.join(map(str, pieces))} = {sum(pieces)}: {_sizes(output)}.",
-    f"Along Axis {axis}: {placed}.",
-    f"OutputTensor.DataType = InputTensors[0].DataType = {first.data_type}; every input must"
-    f" have it (JOIN never converts; jnp.concatenate would promote).",
-  ]
-  if len(tensors) == 1:
-    lines.append("A single input: the output is a copy.")
-  return lines
-
-
-_OUTPUT: dict[type, Callable[[Any], list[str]]] = {
-  GatherElementsDesc: _gather_elements,
-  GatherNdDesc: _gather_nd,
-  ReverseSubsequencesDesc: _reverse_subsequences,
-  JoinDesc: _join,
-}
 
 
 # -- what the feature level allows ------------------------------------------------------
@@ -227,10 +90,8 @@ def _level_section(desc: OperatorDesc, level: FeatureLevel) -> _Section:
     f"Every tensor may have at most {limit} dimensions at FL {level}"
     f" (DML_TENSOR_DIMENSION_COUNT_MAX{'1' if limit == 8 else ''}: 8 from FL 3_0, 5 before).",
   ]
-  roles = [(field, row, tensor) for field, row, tensor in desc._inputs()]
-  output = desc.output_tensor if desc.output_tensor is not None else desc._infer_output()
-  if output is not None:
-    roles.append(("OutputTensor", "OutputTensor", output))
+  roles = list(desc.dml_inputs())
+  roles += [(field, row, t) for field, row, t in desc.dml_outputs(inferred=True) if t is not None]
   rows = []
   for field, row_name, tensor in roles:
     row = table[row_name]
@@ -244,7 +105,7 @@ def _level_section(desc: OperatorDesc, level: FeatureLevel) -> _Section:
     rows.append(
       (
         field,
-        repr(tensor),
+        str(tensor),
         row.describe_dimension_counts(),
         ", ".join(map(str, row.data_types)),
         verdict,
@@ -271,29 +132,26 @@ def _sections(desc: OperatorDesc, level: FeatureLevel) -> tuple[str, list[_Secti
   title = (
     f"DML_OPERATOR_{desc.OPERATOR} (DML_{desc.OPERATOR}_OPERATOR_DESC) at DML_FEATURE_LEVEL_{level}"
   )
-  fields = [f"{field} = {tensor!r}" for field, tensor, _ in desc.dml_tensors()[:-1]]
-  fields += [f"{field} = {_html._show(value)}" for field, value in desc.dml_attributes()]
-  inferred = desc._infer_output()
-  output = []
-  if desc.output_tensor is None:
-    fields.append(
-      "OutputTensor = (none given, none inferred)"
-      if inferred is None
-      else f"OutputTensor = {inferred!r} (inferred)"
-    )
-  else:
-    given = desc.output_tensor
-    agrees = inferred is not None and (given.sizes, given.data_type) == (
-      inferred.sizes,
-      inferred.data_type,
-    )
-    fields.append(f"OutputTensor = {given!r} (given)")
-    if inferred is not None:
-      output.append(
-        f"The given OutputTensor {'matches' if agrees else 'differs from'} the sizes and data"
-        f" type derived above ({inferred!r})."
+  fields = [f"{field} = {tensor}" for field, _, tensor in desc.dml_inputs()]
+  fields += [f"{field} = {_html.show(value)}" for field, value in desc.dml_attributes()]
+  inferred = {field: t for field, _, t in desc.dml_outputs(inferred=True)}
+  given = {field: t for field, _, t in desc.dml_outputs() if t is not None}
+  notes = []
+  if not given:
+    fields += [
+      f"{field} = (none given, none inferred)" if t is None else f"{field} = {t} (inferred)"
+      for field, t in inferred.items()
+    ]
+  for field, tensor in given.items():
+    fields.append(f"{field} = {tensor} (given)")
+    expected = _inferred_output(desc, field)
+    if expected is not None:
+      agrees = (tensor.sizes, tensor.data_type) == (expected.sizes, expected.data_type)
+      notes.append(
+        f"The given {field} {'matches' if agrees else 'differs from'} the sizes and data"
+        f" type derived above ({expected})."
       )
-  output = _OUTPUT[type(desc)](desc) + output
+  output = desc.explain_output() + notes
   found = desc.violations(level)
   if found:
     count = f"{len(found)} problem{'s' if len(found) != 1 else ''}"
@@ -308,12 +166,20 @@ def _sections(desc: OperatorDesc, level: FeatureLevel) -> tuple[str, list[_Secti
   ]
 
 
+def _inferred_output(desc: OperatorDesc, field: str) -> TensorDesc | None:
+  """The output `field` (OutputTensor, OutputTensors[1], ...) as the fields infer it."""
+  labels = [label for label, _, _ in desc.dml_outputs(inferred=True)]
+  inferred = desc.infer_outputs()
+  if inferred is None or field not in labels or labels.index(field) >= len(inferred):
+    return None
+  return inferred[labels.index(field)]
+
+
 def explain(desc: OperatorDesc, feature_level: Any = None) -> str:
   """The descriptor in words: what it computes, its output sizes derived, the level's rules.
 
   Args:
-    desc: an operator descriptor (GatherElementsDesc, GatherNdDesc,
-      ReverseSubsequencesDesc, JoinDesc).
+    desc: an operator descriptor (any registered operator's).
     feature_level: the DML_FEATURE_LEVEL whose rules to apply (default: newest).
 
   Returns:

@@ -156,9 +156,9 @@ def tensor_rows(tensor: Any, packed_strides: Sequence[int]) -> list[tuple[str, s
 def tensor_desc(tensor: Any, packed_strides: Sequence[int]) -> Html:
   """The HTML and text forms of a `TensorDesc`."""
   rows = tensor_rows(tensor, packed_strides)
-  caption = f"DML_BUFFER_TENSOR_DESC {code(repr(tensor))}"
+  caption = f"DML_BUFFER_TENSOR_DESC {code(str(tensor))}"
   markup = table(("field", "value"), rows, caption=caption)
-  text = f"DML_BUFFER_TENSOR_DESC {tensor!r}\n" + text_table(("field", "value"), rows, "  ")
+  text = f"DML_BUFFER_TENSOR_DESC {tensor}\n" + text_table(("field", "value"), rows, "  ")
   return Html(markup, text)
 
 
@@ -167,12 +167,12 @@ def tensor_desc(tensor: Any, packed_strides: Sequence[int]) -> Html:
 
 def violation_rows(violations: Iterable[Any]) -> list[tuple[str, str, str, str]]:
   """(field, rule, found, hint) rows, one per violated rule."""
-  return [(v.field, v.rule, _show(v.value), v.hint or "") for v in violations]
+  return [(v.field, v.rule, show(v.value), v.hint or "") for v in violations]
 
 
-def _show(value: Any) -> str:
+def show(value: Any) -> str:
   if isinstance(value, tuple):
-    return "{" + ",".join(_show(v) for v in value) + "}"
+    return "{" + ",".join(show(v) for v in value) + "}"
   return str(value)
 
 
@@ -237,7 +237,7 @@ def operator_desc(
         mark(field),
       )
     )
-  attribute_rows = [(field, "attribute", _show(value), mark(field)) for field, value in attributes]
+  attribute_rows = [(field, "attribute", show(value), mark(field)) for field, value in attributes]
   title = f"DML_OPERATOR_{operator} ({struct})"
   result = status(operator, feature_level, found)
   markup = (

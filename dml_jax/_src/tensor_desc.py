@@ -75,6 +75,21 @@ def _as_int_tuple(values: Any, what: str) -> tuple[int, ...]:
   return tuple(_as_int(v, f"{what}[{i}]") for i, v in enumerate(values))
 
 
+def _flags_from_dml(value: Any, what: str) -> TensorFlags:
+  """DML_TENSOR_FLAGS from a name ("OWNED_BY_DML", with or without the prefix) or a list."""
+  names = [value] if isinstance(value, str) else value
+  if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+    raise TypeError(f"{what} must be a flag name or a list of flag names; got {value!r}")
+  flags = TensorFlags.NONE
+  for name in names:
+    bare = name.removeprefix("DML_TENSOR_FLAG_")
+    if bare not in TensorFlags.__members__:
+      known = ", ".join(TensorFlags.__members__)
+      raise ValueError(f"{what}: unknown flag {name!r}; known: {known}")
+    flags |= TensorFlags[bare]
+  return flags
+
+
 @dataclasses.dataclass(frozen=True)
 class TensorDesc:
   """`DML_BUFFER_TENSOR_DESC` (wrapped by `DML_TENSOR_DESC` with Type BUFFER).
@@ -89,6 +104,8 @@ class TensorDesc:
 
   Examples:
     >>> TensorDesc("FLOAT16", (2, 3))
+    TensorDesc("FLOAT16", (2, 3))
+    >>> print(TensorDesc("FLOAT16", (2, 3)))
     FLOAT16[2,3]
     >>> TensorDesc("FLOAT16", (2, 3)).total_tensor_size_in_bytes
     12
@@ -152,7 +169,8 @@ class TensorDesc:
       return 0
     return calc_buffer_tensor_size(self.data_type, self.sizes, strides)
 
-  def __repr__(self) -> str:
+  def __str__(self) -> str:
+    """The compact form the tables and messages use: FLOAT32[2,3](strides={4,1})."""
     text = f"{self.data_type.name}[{','.join(map(str, self.sizes))}]"
     extras = []
     if self.strides is not None:
@@ -164,6 +182,59 @@ class TensorDesc:
     if self.guaranteed_base_offset_alignment:
       extras.append(f"align={self.guaranteed_base_offset_alignment}")
     return text + (f"({', '.join(extras)})" if extras else "")
+
+  def __repr__(self) -> str:
+    """A constructor call that builds the same TensorDesc: TensorDesc("FLOAT32", (2, 3))."""
+    text = f"TensorDesc({self.data_type.name!r}, {self.sizes!r}"
+    if self.strides is not None:
+      text += f", strides={self.strides!r}"
+    if self.flags:
+      text += f", flags=TensorFlags.{self.flags.name}" if self.flags.name else f", flags={int(self.flags)}"
+    if self.total_tensor_size_in_bytes != self.minimum_size_in_bytes:
+      text += f", total_tensor_size_in_bytes={self.total_tensor_size_in_bytes}"
+    if self.guaranteed_base_offset_alignment:
+      text += f", guaranteed_base_offset_alignment={self.guaranteed_base_offset_alignment}"
+    return text.replace("'", '"') + ")"
+
+  @classmethod
+  def from_dml(cls, value: Any, what: str = "tensor") -> TensorDesc:
+    """A DML_TENSOR_DESC in DirectML's JSON form, as DirectML's tools write it.
+
+    Both forms are accepted: the collapsed one (``{"DataType": "FLOAT32", "Sizes":
+    [2, 3]}``) and the long one (``{"Type": "DML_TENSOR_TYPE_BUFFER", "Desc": {...}}``).
+    Strides absent or empty mean packed; a TotalTensorSizeInBytes of 0 or absent
+    means DMLCalcBufferTensorSize; Flags is a name or a list of names OR-ed together.
+
+    Raises:
+      TypeError, ValueError: naming `what` and the field, for a value of the wrong kind,
+        a missing DataType or Sizes, or a DimensionCount that is not len(Sizes).
+
+    Examples:
+      >>> TensorDesc.from_dml({"DataType": "FLOAT16", "Sizes": [2, 3], "Strides": [4, 1]})
+      TensorDesc("FLOAT16", (2, 3), strides=(4, 1))
+    """
+    if not isinstance(value, dict):
+      raise TypeError(f"{what} must be a tensor desc object; got {type(value).__name__}")
+    body = value.get("Desc", value) if "Desc" in value else value
+    missing = [name for name in ("DataType", "Sizes") if name not in body]
+    if missing:
+      raise ValueError(f"{what}: the tensor desc has no {' or '.join(missing)}")
+    sizes = _as_int_tuple(body["Sizes"], f"{what}.Sizes")
+    count = body.get("DimensionCount", len(sizes))
+    if _as_int(count, f"{what}.DimensionCount") != len(sizes):
+      raise ValueError(
+        f"{what}.DimensionCount is {count} but Sizes has {len(sizes)} entries; make them agree"
+      )
+    strides = body.get("Strides") or None
+    total = body.get("TotalTensorSizeInBytes") or None
+    return cls(
+      body["DataType"],
+      sizes,
+      strides=None if strides is None else _as_int_tuple(strides, f"{what}.Strides"),
+      flags=_flags_from_dml(body.get("Flags", "NONE"), f"{what}.Flags"),
+      total_tensor_size_in_bytes=total,
+      guaranteed_base_offset_alignment=body.get("GuaranteedBaseOffsetAlignment", 0),
+    )
 
   def html(self) -> _html.Html:
     """Every DML field in a table: what a notebook shows for a TensorDesc.

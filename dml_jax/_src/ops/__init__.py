@@ -1,0 +1,10 @@
+"""DirectML's operators, one module each; importing this package registers them all.
+
+Tools never import an operator module: they ask `dml_jax._src.registry`, which
+imports this package once.
+"""
+
+from dml_jax._src.ops import gather_elements as gather_elements
+from dml_jax._src.ops import gather_nd as gather_nd
+from dml_jax._src.ops import join as join
+from dml_jax._src.ops import reverse_subsequences as reverse_subsequences

@@ -7,11 +7,13 @@ from typing import Any
 
 import jax
 
-from dml_jax._src import checked, indexing, kernels
+from dml_jax._src import arguments, checked, dispatch, indexing, kernels, registry, rules
+from dml_jax._src.descriptor import OperatorDesc
 from dml_jax._src.dtypes import ALL_DATA, INDEX_TYPES, UP_TO_32_BIT, DataType
 from dml_jax._src.errors import Checker
-from dml_jax._src.feature_level import FeatureLevel, SupportTable, support
-from dml_jax._src.ops import _base
+from dml_jax._src.feature_level import FeatureLevel, SupportTable, as_level, support
+from dml_jax._src.fields import FieldKind, as_int, dml_field
+from dml_jax._src.rules import braced
 from dml_jax._src.tensor_desc import TensorDesc
 
 _SUPPORT = SupportTable(
@@ -36,8 +38,9 @@ _SUPPORT = SupportTable(
 )
 
 
+@registry.register
 @dataclasses.dataclass(frozen=True, repr=False)
-class GatherElementsDesc(_base.OperatorDesc):
+class GatherElementsDesc(OperatorDesc):
   """`DML_GATHER_ELEMENTS_OPERATOR_DESC`.
 
   Attributes:
@@ -49,46 +52,35 @@ class GatherElementsDesc(_base.OperatorDesc):
       input's data type).
 
   Examples:
-    >>> GatherElementsDesc(TensorDesc("FLOAT32", (3, 3)), TensorDesc("UINT32", (2, 3)), axis=0)
-    GatherElementsDesc(input=FLOAT32[3,3], indices=UINT32[2,3], axis=0) -> FLOAT32[2,3]
+    >>> desc = GatherElementsDesc(TensorDesc("FLOAT32", (3, 3)), TensorDesc("UINT32", (2, 3)), axis=0)
+    >>> desc
+    GatherElementsDesc(input_tensor=TensorDesc("FLOAT32", (3, 3)), indices_tensor=TensorDesc("UINT32", (2, 3)), axis=0)
+    >>> print(desc)
+    DML_OPERATOR_GATHER_ELEMENTS(InputTensor=FLOAT32[3,3], IndicesTensor=UINT32[2,3], Axis=0) -> FLOAT32[2,3]
   """
 
   OPERATOR = "GATHER_ELEMENTS"
   SUPPORT = _SUPPORT
+  FUNCTION = "gather_elements"
 
-  input_tensor: TensorDesc
-  indices_tensor: TensorDesc
-  axis: int
-  output_tensor: TensorDesc | None = None
+  input_tensor: TensorDesc = dml_field("InputTensor", FieldKind.TENSOR)
+  indices_tensor: TensorDesc = dml_field("IndicesTensor", FieldKind.TENSOR, index=True)
+  axis: int = dml_field("Axis", FieldKind.UINT)
+  output_tensor: TensorDesc | None = dml_field(
+    "OutputTensor", FieldKind.TENSOR, output=True, default=None
+  )
 
-  def __post_init__(self):
-    _base.as_tensor(self.input_tensor, "InputTensor")
-    _base.as_tensor(self.indices_tensor, "IndicesTensor")
-    if self.output_tensor is not None:
-      _base.as_tensor(self.output_tensor, "OutputTensor")
-    object.__setattr__(self, "axis", _base.as_attribute(self.axis, "Axis"))
-
-  def _inputs(self):
-    yield "InputTensor", "InputTensor", self.input_tensor
-    yield "IndicesTensor", "IndicesTensor", self.indices_tensor
-
-  def _infer_output(self) -> TensorDesc | None:
+  def infer_output(self) -> TensorDesc | None:
     return TensorDesc(self.input_tensor.data_type, self.indices_tensor.sizes)
 
-  def _check_fields(self, check: Checker) -> None:
+  def check_rules(self, check: Checker) -> None:
     data, indices = self.input_tensor, self.indices_tensor
-    n = data.dimension_count
-    axis_ok = _base.check_axis(check, "Axis", self.axis, n)
-    rank_ok = _base.check_same_rank(check, ("InputTensor", data), ("IndicesTensor", indices))
+    axis_ok = rules.check_axis(check, "Axis", self.axis, data.dimension_count)
+    rank_ok = rules.check_same_rank(check, ("InputTensor", data), ("IndicesTensor", indices))
     if axis_ok and rank_ok:
-      mismatched = [d for d in range(n) if d != self.axis and indices.sizes[d] != data.sizes[d]]
-      if mismatched:
-        check.fail(
-          "IndicesTensor.Sizes",
-          f"must equal InputTensor.Sizes {_base._sizes(data.sizes)} in every dimension"
-          f" but Axis ({self.axis}); dimension {mismatched[0]} differs",
-          indices.sizes,
-        )
+      rules.check_sizes_off_axis(
+        check, "IndicesTensor.Sizes", indices.sizes, ("InputTensor.Sizes", data.sizes), self.axis
+      )
 
   def lower(self, input: jax.Array, indices: jax.Array) -> jax.Array:
     size = self.input_tensor.sizes[self.axis]
@@ -97,14 +89,27 @@ class GatherElementsDesc(_base.OperatorDesc):
     def gather(input, indices):
       return indexing.gather_along_axis(input, indexing.clamp_indices(indices, size), self.axis)
 
-    if kernels.rows_kernel_applies(input.shape, indices.shape, input.dtype, self.axis):
-      return kernels.gather_last_axis(input, indices, fallback=gather)
-    if kernels.strips_kernel_applies(input.shape, indices.shape, input.dtype, self.axis):
-      return kernels.gather_outer_axis(input, indices, self.axis, fallback=gather)
-    return gather(input, indices)
+    return kernels.gather_elements(input, indices, self.axis, fallback=gather)
 
-  def _fields_repr(self) -> str:
-    return f"input={self.input_tensor!r}, indices={self.indices_tensor!r}, axis={self.axis}"
+  def explain_output(self) -> list[str]:
+    data, indices, axis = self.input_tensor, self.indices_tensor, self.axis
+    lines = [
+      f"out[o] = InputTensor[o with o[{axis}] := IndicesTensor[o]]: every output element reads"
+      f" one input element of its own lane along Axis {axis}.",
+      f"OutputTensor.Sizes = IndicesTensor.Sizes = {braced(indices.sizes)}: one output element"
+      f" per index.",
+    ]
+    if 0 <= axis < data.dimension_count == indices.dimension_count:
+      lines.append(
+        f"IndicesTensor.Sizes must equal InputTensor.Sizes {braced(data.sizes)} off Axis {axis};"
+        f" on Axis {axis} it is free: {indices.sizes[axis]} index(es) per lane of"
+        f" {data.sizes[axis]} element(s)."
+      )
+    lines.append(
+      f"OutputTensor.DataType = InputTensor.DataType = {data.data_type} (not the index type"
+      f" {indices.data_type})."
+    )
+    return lines
 
 
 def gather_elements(input: Any, indices: Any, *, axis: int, feature_level: Any = None) -> jax.Array:
@@ -139,9 +144,9 @@ def gather_elements(input: Any, indices: Any, *, axis: int, feature_level: Any =
     Array([[4., 8., 3.],
            [7., 2., 3.]], dtype=float32)
   """
-  input, indices, types = _base.input_and_indices(input, indices, "IndicesTensor")
-  level = _base.as_level(feature_level)
-  return _gather_elements((level, types, _base.as_attribute(axis, "Axis")), input, indices)
+  (input, indices), types = arguments.tensor_operands(GatherElementsDesc, input, indices)
+  level = as_level(feature_level)
+  return _gather_elements((level, types, as_int(axis, "Axis")), input, indices)
 
 
 def _describe_gather_elements(types, shapes, axis) -> GatherElementsDesc:
@@ -150,6 +155,4 @@ def _describe_gather_elements(types, shapes, axis) -> GatherElementsDesc:
   )
 
 
-_gather_elements = _base.operator_function(
-  _describe_gather_elements, _base.index_roles("IndicesTensor")
-)
+_gather_elements = dispatch.operator_function(_describe_gather_elements, GatherElementsDesc)

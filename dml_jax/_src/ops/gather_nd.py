@@ -7,22 +7,27 @@ of t = X[-1] coordinates:
     out[b, p, r] = input[b, indices[b, p, 0], ..., indices[b, p, t-1], r]
 
 The logical output X[:-1] ++ I[B+t:] is right-aligned into the common rank,
-with leading 1s. GATHER_ND is GATHER_ND1 with BatchDimensionCount 0.
+with leading 1s. GATHER_ND is GATHER_ND1 with BatchDimensionCount 0; each has its descriptor class.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
+import math
+import warnings
 from typing import Any
 
 import jax
 from jax import lax
 
-from dml_jax._src import checked, indexing, kernels
+from dml_jax._src import arguments, checked, dispatch, indexing, kernels, registry, rules
+from dml_jax._src.descriptor import OperatorDesc
 from dml_jax._src.dtypes import ALL_DATA, INDEX_TYPES, UP_TO_32_BIT, DataType
 from dml_jax._src.errors import Checker
-from dml_jax._src.feature_level import FeatureLevel, SupportTable, support
-from dml_jax._src.ops import _base
+from dml_jax._src.feature_level import FeatureLevel, SupportTable, as_level, support
+from dml_jax._src.fields import FieldKind, as_int, dml_field
+from dml_jax._src.rules import braced
 from dml_jax._src.tensor_desc import TensorDesc
 
 _FROM_3_0 = {
@@ -56,60 +61,23 @@ _GATHER_ND1_SUPPORT = SupportTable(
 )
 
 
-@dataclasses.dataclass(frozen=True, repr=False)
-class GatherNdDesc(_base.OperatorDesc):
-  """`DML_GATHER_ND_OPERATOR_DESC`, or `DML_GATHER_ND1_OPERATOR_DESC` when batched.
+def _rank(tensor_field: str):
+  """The `derive` of a dimension count: None means the tensor's DimensionCount."""
+  return lambda desc: getattr(desc, tensor_field).dimension_count
 
-  A descriptor with `batch_dimension_count` 0 is validated as GATHER_ND (from
-  FL 2_1), any other as GATHER_ND1 (from FL 3_0); their semantics agree.
 
-  Attributes:
-    input_tensor: InputTensor.
-    indices_tensor: IndicesTensor; its last size is the tuple length t.
-    input_dimension_count: InputDimensionCount, in [1, DimensionCount]; None
-      means the input's DimensionCount.
-    indices_dimension_count: IndicesDimensionCount (counting the tuple and
-      batch dimensions), in [1, DimensionCount]; None means DimensionCount.
-    batch_dimension_count: BatchDimensionCount (GATHER_ND1).
-    output_tensor: OutputTensor; None infers it.
-
-  Examples:
-    >>> GatherNdDesc(TensorDesc("FLOAT32", (3, 4, 5, 6, 7)), TensorDesc("UINT32", (1, 1, 1, 2, 3)),
-    ...              input_dimension_count=5, indices_dimension_count=3)
-    GatherNdDesc(input=FLOAT32[3,4,5,6,7], indices=UINT32[1,1,1,2,3], input_dimension_count=5, indices_dimension_count=3) -> FLOAT32[1,1,2,6,7]
-  """
+class _GatherNdRules(OperatorDesc):
+  """GATHER_ND1's contract; GATHER_ND is GATHER_ND1 with BatchDimensionCount 0."""
 
   input_tensor: TensorDesc
   indices_tensor: TensorDesc
-  input_dimension_count: int | None = None
-  indices_dimension_count: int | None = None
-  batch_dimension_count: int = 0
-  output_tensor: TensorDesc | None = None
-
-  def __post_init__(self):
-    _base.as_tensor(self.input_tensor, "InputTensor")
-    _base.as_tensor(self.indices_tensor, "IndicesTensor")
-    if self.output_tensor is not None:
-      _base.as_tensor(self.output_tensor, "OutputTensor")
-    set_ = lambda name, value: object.__setattr__(self, name, value)  # noqa: E731
-    if self.input_dimension_count is None:
-      set_("input_dimension_count", self.input_tensor.dimension_count)
-    if self.indices_dimension_count is None:
-      set_("indices_dimension_count", self.indices_tensor.dimension_count)
-    for name, dml_name in (
-      ("input_dimension_count", "InputDimensionCount"),
-      ("indices_dimension_count", "IndicesDimensionCount"),
-      ("batch_dimension_count", "BatchDimensionCount"),
-    ):
-      set_(name, _base.as_attribute(getattr(self, name), dml_name))
+  input_dimension_count: int
+  indices_dimension_count: int
 
   @property
-  def OPERATOR(self) -> str:  # noqa: N802  (a ClassVar elsewhere)
-    return "GATHER_ND1" if self.batch_dimension_count else "GATHER_ND"
-
-  @property
-  def SUPPORT(self) -> SupportTable:  # noqa: N802
-    return _GATHER_ND1_SUPPORT if self.batch_dimension_count else _GATHER_ND_SUPPORT
+  def batch_count(self) -> int:
+    """B: BatchDimensionCount (0 for GATHER_ND, whose struct has no such field)."""
+    return 0
 
   @property
   def index_tuple_size(self) -> int:
@@ -128,28 +96,23 @@ class GatherNdDesc(_base.OperatorDesc):
     if logical is None:
       return None
     input_sizes, indices_sizes = logical
-    b, t = self.batch_dimension_count, self.index_tuple_size
+    b, t = self.batch_count, self.index_tuple_size
     if not (0 <= b and 1 <= t <= len(input_sizes) - b):
       return None
     return indices_sizes[:-1] + input_sizes[b + t :]
 
-  def _inputs(self):
-    yield "InputTensor", "InputTensor", self.input_tensor
-    yield "IndicesTensor", "IndicesTensor", self.indices_tensor
-
-  def _infer_output(self) -> TensorDesc | None:
+  def infer_output(self) -> TensorDesc | None:
     logical = self._logical_output_sizes()
     n = self.input_tensor.dimension_count
     if logical is None or len(logical) > n:
       return None
     return TensorDesc(self.input_tensor.data_type, (1,) * (n - len(logical)) + logical)
 
-  def _check_fields(self, check: Checker) -> None:
+  def check_rules(self, check: Checker) -> None:
     data, indices = self.input_tensor, self.indices_tensor
     n = data.dimension_count
-    tensors = [("IndicesTensor", indices)]
-    ranks_ok = _base.check_same_rank(check, ("InputTensor", data), *tensors)
-    m, q, b = self.input_dimension_count, self.indices_dimension_count, self.batch_dimension_count
+    ranks_ok = rules.check_same_rank(check, ("InputTensor", data), ("IndicesTensor", indices))
+    m, q, b = self.input_dimension_count, self.indices_dimension_count, self.batch_count
     counts_ok = check.expect(
       1 <= m <= n, "InputDimensionCount", f"must be in [1, DimensionCount] = [1, {n}]", m
     )
@@ -185,7 +148,7 @@ class GatherNdDesc(_base.OperatorDesc):
     check.expect(
       input_sizes[:b] == indices_sizes[:b],
       "IndicesTensor.Sizes",
-      f"the {b} batch dimensions must equal the input's {_base._sizes(input_sizes[:b])}",
+      f"the {b} batch dimensions must equal the input's {braced(input_sizes[:b])}",
       indices_sizes[:b],
     )
     logical = self._logical_output_sizes()
@@ -200,7 +163,7 @@ class GatherNdDesc(_base.OperatorDesc):
 
   def lower(self, input: jax.Array, indices: jax.Array) -> jax.Array:
     (input_sizes, indices_sizes), output_sizes = self._logical(), self.output.sizes
-    b, t = self.batch_dimension_count, self.index_tuple_size
+    b, t = self.batch_count, self.index_tuple_size
     first = input.ndim - len(input_sizes) + b  # the InputTensor dimension of coordinate 0
     checked.check_indices(self.OPERATOR, indices, input_sizes[b : b + t], range(first, first + t))
     kept = input_sizes[b + t :]
@@ -222,21 +185,181 @@ class GatherNdDesc(_base.OperatorDesc):
       )
 
     operand, indices = input.reshape(input_sizes), indices.reshape(indices_sizes)
-    if kernels.row_copies_apply(input_sizes, b, t, input.dtype):
-      out = kernels.gather_rows(operand, indices, batch_dims=b, fallback=gather)
-    else:
-      out = gather(operand, indices)
+    out = kernels.gather_nd(operand, indices, batch_dims=b, fallback=gather)
     return out.reshape(output_sizes)
 
-  def _fields_repr(self) -> str:
-    text = (
-      f"input={self.input_tensor!r}, indices={self.indices_tensor!r},"
-      f" input_dimension_count={self.input_dimension_count},"
-      f" indices_dimension_count={self.indices_dimension_count}"
+  def explain_output(self) -> list[str]:
+    data, indices = self.input_tensor, self.indices_tensor
+    n, m, q = data.dimension_count, self.input_dimension_count, self.indices_dimension_count
+    b, t = self.batch_count, self.index_tuple_size
+    lines = [
+      f"n = DimensionCount = {n}; m = InputDimensionCount = {m}; q = IndicesDimensionCount = {q};"
+      f" B = BatchDimensionCount = {b}."
+    ]
+    if indices.dimension_count != n or not (1 <= m <= n and 1 <= q <= n):
+      return lines + ["The counts do not fit the tensors' ranks: no output can be inferred."]
+    logical_input, logical_indices = data.sizes[n - m :], indices.sizes[n - q :]
+    padding = lambda k: f" (the {k} leading size(s) before it must be 1)" if k else ""
+    lines += [
+      f"Logical input I = InputTensor.Sizes[n - m:] = {braced(logical_input)}{padding(n - m)}.",
+      f"Logical indices X = IndicesTensor.Sizes[n - q:] = {braced(logical_indices)}"
+      f"{padding(n - q)}.",
+      f"Tuple length t = X[-1] = {t}: each index tuple holds {t} coordinate(s) into"
+      f" I[B:B + t] = {braced(logical_input[b : b + t])}.",
+    ]
+    if b:
+      lines.append(
+        f"The first B = {b} dimension(s) of I and X are batches ({braced(logical_input[:b])} and"
+        f" {braced(logical_indices[:b])}, which must be equal): the tuples of batch j index"
+        f" into I[j] only."
+      )
+    if not 1 <= t <= m - b:
+      return lines + [f"t must be in [1, m - B] = [1, {m - b}]: no output can be inferred."]
+    kept = logical_input[b + t :]
+    block = f"a sub-block of {math.prod(kept)} element(s)" if kept else "a single element"
+    logical = logical_indices[:-1] + kept
+    lines += [
+      f"Each tuple selects I[B + t:] = {braced(kept)}: {block} is copied per tuple.",
+      f"Logical output = X[:-1] ++ I[B + t:] = {braced(logical_indices[:-1])} ++ {braced(kept)}"
+      f" = {braced(logical)} (k = {len(logical)} dimension(s)).",
+    ]
+    if len(logical) > n:
+      return lines + [f"k = {len(logical)} > n = {n}: the output does not fit; no output."]
+    output = (1,) * (n - len(logical)) + logical
+    pad = f"with {n - len(logical)} leading 1(s)" if n > len(logical) else "without padding"
+    return lines + [
+      f"Right-aligned into n = {n} dimensions {pad}: OutputTensor.Sizes = {braced(output)}.",
+      "out[b, p, r] = I[b, X[b, p, 0], ..., X[b, p, t - 1], r] (b: batch, p: tuple position,"
+      " r: within the sub-block).",
+      f"OutputTensor.DataType = InputTensor.DataType = {data.data_type}.",
+      self._operator_note(),
+    ]
+
+  def _operator_note(self) -> str:
+    return (
+      "BatchDimensionCount 0: DML_OPERATOR_GATHER_ND (from FL 2_1); GATHER_ND1 with"
+      " BatchDimensionCount 0 computes the same."
     )
+
+
+@registry.register
+@dataclasses.dataclass(frozen=True, repr=False)
+class GatherNdDesc(_GatherNdRules):
+  """`DML_GATHER_ND_OPERATOR_DESC` (from FL 2_1).
+
+  Attributes:
+    input_tensor: InputTensor.
+    indices_tensor: IndicesTensor; its last size is the tuple length t.
+    input_dimension_count: InputDimensionCount, in [1, DimensionCount]; None
+      means the input's DimensionCount.
+    indices_dimension_count: IndicesDimensionCount (counting the tuple
+      dimension), in [1, DimensionCount]; None means DimensionCount.
+    output_tensor: OutputTensor; None infers it.
+
+  `GatherNdDesc(..., batch_dimension_count=b)` is deprecated: use `GatherNd1Desc`
+  (it builds one, with a DeprecationWarning).
+
+  Examples:
+    >>> desc = GatherNdDesc(TensorDesc("FLOAT32", (3, 4, 5, 6, 7)), TensorDesc("UINT32", (1, 1, 1, 2, 3)),
+    ...                     input_dimension_count=5, indices_dimension_count=3)
+    >>> print(desc)
+    DML_OPERATOR_GATHER_ND(InputTensor=FLOAT32[3,4,5,6,7], IndicesTensor=UINT32[1,1,1,2,3], InputDimensionCount=5, IndicesDimensionCount=3) -> FLOAT32[1,1,2,6,7]
+  """
+
+  OPERATOR = "GATHER_ND"
+  SUPPORT = _GATHER_ND_SUPPORT
+  FUNCTION = "gather_nd"
+
+  input_tensor: TensorDesc = dml_field("InputTensor", FieldKind.TENSOR)
+  indices_tensor: TensorDesc = dml_field("IndicesTensor", FieldKind.TENSOR, index=True)
+  input_dimension_count: int = dml_field(
+    "InputDimensionCount", FieldKind.UINT, derive=_rank("input_tensor")
+  )
+  indices_dimension_count: int = dml_field(
+    "IndicesDimensionCount", FieldKind.UINT, derive=_rank("indices_tensor")
+  )
+  output_tensor: TensorDesc | None = dml_field(
+    "OutputTensor", FieldKind.TENSOR, output=True, default=None
+  )
+
+  def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+    if "batch_dimension_count" not in kwargs:
+      return super().__new__(cls)
+    warnings.warn(
+      "GatherNdDesc(..., batch_dimension_count=b) is deprecated: DML_GATHER_ND_OPERATOR_DESC"
+      " has no BatchDimensionCount; use GatherNd1Desc(..., batch_dimension_count=b)",
+      DeprecationWarning,
+      stacklevel=2,
+    )
+    b = kwargs.pop("batch_dimension_count")
+    if b:  # not a GatherNdDesc, so Python does not call __init__ on it again
+      return GatherNd1Desc(*args, batch_dimension_count=b, **kwargs)
+    return super().__new__(cls)  # __init__ drops the keyword
+
+
+def _drop_batch_dimension_count(init: Any) -> Any:
+  """GatherNdDesc's __init__, ignoring the deprecated keyword that __new__ has handled."""
+
+  @functools.wraps(init)
+  def __init__(self: GatherNdDesc, *args: Any, **kwargs: Any) -> None:  # noqa: N807
+    kwargs.pop("batch_dimension_count", None)
+    init(self, *args, **kwargs)
+
+  return __init__
+
+
+GatherNdDesc.__init__ = _drop_batch_dimension_count(GatherNdDesc.__init__)  # type: ignore[method-assign]
+
+
+@registry.register
+@dataclasses.dataclass(frozen=True, repr=False)
+class GatherNd1Desc(_GatherNdRules):
+  """`DML_GATHER_ND1_OPERATOR_DESC` (from FL 3_0): GATHER_ND with batch dimensions.
+
+  Attributes:
+    input_tensor, indices_tensor, input_dimension_count, indices_dimension_count,
+    output_tensor: as for `GatherNdDesc`.
+    batch_dimension_count: BatchDimensionCount, in
+      [0, min(InputDimensionCount, IndicesDimensionCount)).
+
+  Examples:
+    >>> desc = GatherNd1Desc(TensorDesc("FLOAT32", (2, 2, 2)), TensorDesc("UINT32", (2, 1, 1)),
+    ...                      batch_dimension_count=1)
+    >>> print(desc)
+    DML_OPERATOR_GATHER_ND1(InputTensor=FLOAT32[2,2,2], IndicesTensor=UINT32[2,1,1], InputDimensionCount=3, IndicesDimensionCount=3, BatchDimensionCount=1) -> FLOAT32[2,1,2]
+  """
+
+  OPERATOR = "GATHER_ND1"
+  SUPPORT = _GATHER_ND1_SUPPORT
+  FUNCTION = "gather_nd"
+
+  input_tensor: TensorDesc = dml_field("InputTensor", FieldKind.TENSOR)
+  indices_tensor: TensorDesc = dml_field("IndicesTensor", FieldKind.TENSOR, index=True)
+  input_dimension_count: int = dml_field(
+    "InputDimensionCount", FieldKind.UINT, derive=_rank("input_tensor")
+  )
+  indices_dimension_count: int = dml_field(
+    "IndicesDimensionCount", FieldKind.UINT, derive=_rank("indices_tensor")
+  )
+  batch_dimension_count: int = dml_field("BatchDimensionCount", FieldKind.UINT, default=0)
+  output_tensor: TensorDesc | None = dml_field(
+    "OutputTensor", FieldKind.TENSOR, output=True, default=None
+  )
+
+  @property
+  def batch_count(self) -> int:
+    return self.batch_dimension_count
+
+  def _operator_note(self) -> str:
     if self.batch_dimension_count:
-      text += f", batch_dimension_count={self.batch_dimension_count}"
-    return text
+      return (
+        f"BatchDimensionCount {self.batch_dimension_count} > 0 makes this"
+        f" DML_OPERATOR_GATHER_ND1 (from FL 3_0)."
+      )
+    return (
+      "DML_OPERATOR_GATHER_ND1 (from FL 3_0) with BatchDimensionCount 0 computes what"
+      " GATHER_ND (from FL 2_1) does."
+    )
 
 
 def gather_nd(
@@ -281,26 +404,23 @@ def gather_nd(
     Array([[2., 3.],
            [0., 1.]], dtype=float32)
   """
-  input, indices, types = _base.input_and_indices(input, indices, "IndicesTensor")
+  (input, indices), types = arguments.tensor_operands(GatherNdDesc, input, indices)
   m, q = input_dimension_count, indices_dimension_count
   static = (
-    _base.as_level(feature_level),
+    as_level(feature_level),
     types,
-    None if m is None else _base.as_attribute(m, "InputDimensionCount"),
-    None if q is None else _base.as_attribute(q, "IndicesDimensionCount"),
-    _base.as_attribute(batch_dimension_count, "BatchDimensionCount"),
+    None if m is None else as_int(m, "InputDimensionCount"),
+    None if q is None else as_int(q, "IndicesDimensionCount"),
+    as_int(batch_dimension_count, "BatchDimensionCount"),
   )
   return _gather_nd(static, input, indices)
 
 
-def _describe_gather_nd(types, shapes, m, q, b) -> GatherNdDesc:
-  return GatherNdDesc(
-    TensorDesc(types[0], shapes[0]),
-    TensorDesc(types[1], shapes[1]),
-    input_dimension_count=m,
-    indices_dimension_count=q,
-    batch_dimension_count=b,
-  )
+def _describe_gather_nd(types, shapes, m, q, b) -> GatherNdDesc | GatherNd1Desc:
+  input, indices = TensorDesc(types[0], shapes[0]), TensorDesc(types[1], shapes[1])
+  if b:
+    return GatherNd1Desc(input, indices, m, q, batch_dimension_count=b)
+  return GatherNdDesc(input, indices, m, q)
 
 
-_gather_nd = _base.operator_function(_describe_gather_nd, _base.index_roles("IndicesTensor"))
+_gather_nd = dispatch.operator_function(_describe_gather_nd, GatherNdDesc)

@@ -11,10 +11,13 @@ from typing import Any
 import jax
 from jax import lax
 
+from dml_jax._src import arguments, dispatch, registry, rules
+from dml_jax._src.descriptor import OperatorDesc
 from dml_jax._src.dtypes import ALL_DATA, FLOAT_AND_INT_16_32, UP_TO_32_BIT
 from dml_jax._src.errors import Checker
-from dml_jax._src.feature_level import FeatureLevel, SupportTable, support
-from dml_jax._src.ops import _base
+from dml_jax._src.feature_level import FeatureLevel, SupportTable, as_level, support
+from dml_jax._src.fields import FieldKind, as_int, dml_field
+from dml_jax._src.rules import braced
 from dml_jax._src.tensor_desc import TensorDesc
 
 
@@ -37,8 +40,9 @@ _SUPPORT = SupportTable(
 )
 
 
+@registry.register
 @dataclasses.dataclass(frozen=True, repr=False)
-class JoinDesc(_base.OperatorDesc):
+class JoinDesc(OperatorDesc):
   """`DML_JOIN_OPERATOR_DESC`.
 
   Attributes:
@@ -48,38 +52,25 @@ class JoinDesc(_base.OperatorDesc):
     input_count: InputCount; None means len(input_tensors).
 
   Examples:
-    >>> JoinDesc((TensorDesc("FLOAT32", (1, 1, 2, 3)), TensorDesc("FLOAT32", (1, 1, 2, 4))), axis=3)
-    JoinDesc(inputs=(FLOAT32[1,1,2,3], FLOAT32[1,1,2,4]), axis=3) -> FLOAT32[1,1,2,7]
+    >>> desc = JoinDesc((TensorDesc("FLOAT32", (1, 1, 2, 3)), TensorDesc("FLOAT32", (1, 1, 2, 4))), axis=3)
+    >>> desc
+    JoinDesc(input_tensors=(TensorDesc("FLOAT32", (1, 1, 2, 3)), TensorDesc("FLOAT32", (1, 1, 2, 4))), axis=3)
+    >>> print(desc)
+    DML_OPERATOR_JOIN(InputTensors[0]=FLOAT32[1,1,2,3], InputTensors[1]=FLOAT32[1,1,2,4], Axis=3, InputCount=2) -> FLOAT32[1,1,2,7]
   """
 
   OPERATOR = "JOIN"
   SUPPORT = _SUPPORT
+  FUNCTION = "join"
 
-  input_tensors: tuple[TensorDesc, ...]
-  axis: int
-  output_tensor: TensorDesc | None = None
-  input_count: int | None = None
+  input_tensors: tuple[TensorDesc, ...] = dml_field("InputTensors", FieldKind.TENSOR_ARRAY)
+  axis: int = dml_field("Axis", FieldKind.UINT)
+  output_tensor: TensorDesc | None = dml_field(
+    "OutputTensor", FieldKind.TENSOR, output=True, default=None
+  )
+  input_count: int | None = dml_field("InputCount", FieldKind.UINT, count_of="input_tensors")
 
-  def __post_init__(self):
-    if isinstance(self.input_tensors, TensorDesc) or not isinstance(self.input_tensors, Sequence):
-      raise TypeError(
-        f"InputTensors must be a sequence of TensorDesc; got {type(self.input_tensors).__name__}"
-      )
-    tensors = tuple(
-      _base.as_tensor(t, f"InputTensors[{i}]") for i, t in enumerate(self.input_tensors)
-    )
-    object.__setattr__(self, "input_tensors", tensors)
-    if self.output_tensor is not None:
-      _base.as_tensor(self.output_tensor, "OutputTensor")
-    object.__setattr__(self, "axis", _base.as_attribute(self.axis, "Axis"))
-    count = len(tensors) if self.input_count is None else self.input_count
-    object.__setattr__(self, "input_count", _base.as_attribute(count, "InputCount"))
-
-  def _inputs(self):
-    for i, tensor in enumerate(self.input_tensors):
-      yield f"InputTensors[{i}]", "InputTensors", tensor
-
-  def _infer_output(self) -> TensorDesc | None:
+  def infer_output(self) -> TensorDesc | None:
     if not self.input_tensors:
       return None
     first = self.input_tensors[0]
@@ -91,21 +82,16 @@ class JoinDesc(_base.OperatorDesc):
     sizes[self.axis] = sum(t.sizes[self.axis] for t in self.input_tensors)
     return TensorDesc(first.data_type, tuple(sizes))
 
-  def _check_fields(self, check: Checker) -> None:
+  def check_rules(self, check: Checker) -> None:
     tensors = self.input_tensors
-    check.expect(
-      self.input_count == len(tensors),
-      "InputCount",
-      f"must equal the number of InputTensors ({len(tensors)})",
-      self.input_count,
-    )
+    rules.check_count(check, "InputCount", self.input_count, "InputTensors", len(tensors))
     if not check.expect(
       len(tensors) > 0, "InputCount", "must be > 0 (at least one input)", len(tensors)
     ):
       return
     first = tensors[0]
     named = [(f"InputTensors[{i}]", t) for i, t in enumerate(tensors)]
-    ranks_ok = _base.check_same_rank(check, named[0], *named[1:])
+    ranks_ok = rules.check_same_rank(check, named[0], *named[1:])
     for name, tensor in named[1:]:
       check.expect(
         tensor.data_type == first.data_type,
@@ -114,25 +100,15 @@ class JoinDesc(_base.OperatorDesc):
         tensor.data_type,
         hint="cast the inputs first (jnp.concatenate would promote them)",
       )
-    if not (_base.check_axis(check, "Axis", self.axis, first.dimension_count) and ranks_ok):
+    if not (rules.check_axis(check, "Axis", self.axis, first.dimension_count) and ranks_ok):
       return
-    for name, tensor in named[1 : len(tensors)]:
-      off_axis = [
-        d
-        for d in range(first.dimension_count)
-        if d != self.axis and tensor.sizes[d] != first.sizes[d]
-      ]
-      if off_axis:
-        check.fail(
-          f"{name}.Sizes",
-          f"must equal InputTensors[0].Sizes"
-          f" {_base._sizes(first.sizes)} in every dimension but Axis ({self.axis});"
-          f" dimension {off_axis[0]} differs",
-          tensor.sizes,
-        )
+    for name, tensor in named[1:]:
+      rules.check_sizes_off_axis(
+        check, f"{name}.Sizes", tensor.sizes, ("InputTensors[0].Sizes", first.sizes), self.axis
+      )
 
-  def _output_sizes_rule(self, expected: tuple[int, ...]) -> str:
-    return f"must be the inputs' sizes with their Axis sizes summed: {_base._sizes(expected)}"
+  def output_sizes_rule(self, expected: tuple[int, ...]) -> str:
+    return f"must be the inputs' sizes with their Axis sizes summed: {braced(expected)}"
 
   def lower(self, *inputs: jax.Array) -> jax.Array:
     axis = self.axis
@@ -141,10 +117,31 @@ class JoinDesc(_base.OperatorDesc):
     cpu = functools.partial(_join_cpu, axis=axis)
     return lax.platform_dependent(*inputs, cpu=cpu, default=lambda *xs: lax.concatenate(xs, axis))
 
-  def _fields_repr(self) -> str:
-    inputs = ", ".join(map(repr, self.input_tensors))
-    inputs += "," if len(self.input_tensors) == 1 else ""
-    return f"inputs=({inputs}), axis={self.axis}"
+  def explain_output(self) -> list[str]:
+    tensors, axis = self.input_tensors, self.axis
+    if not tensors:
+      return ["No InputTensors: no output can be inferred."]
+    first = tensors[0]
+    rank = first.dimension_count
+    if not 0 <= axis < rank or any(t.dimension_count != rank for t in tensors):
+      return ["Axis or the inputs' ranks do not fit: no output can be inferred."]
+    pieces = [t.sizes[axis] for t in tensors]
+    output = first.sizes[:axis] + (sum(pieces),) + first.sizes[axis + 1 :]
+    starts = [sum(pieces[:k]) for k in range(len(pieces))]
+    placed = ", ".join(
+      f"InputTensors[{k}] -> [{s}, {s + p})"
+      for k, (s, p) in enumerate(zip(starts, pieces, strict=True))
+    )
+    lines = [
+      f"OutputTensor.Sizes = InputTensors[0].Sizes with Axis {axis} replaced by"
+      f" {' + '.join(map(str, pieces))} = {sum(pieces)}: {braced(output)}.",
+      f"Along Axis {axis}: {placed}.",
+      f"OutputTensor.DataType = InputTensors[0].DataType = {first.data_type}; every input must"
+      f" have it (JOIN never converts; jnp.concatenate would promote).",
+    ]
+    if len(tensors) == 1:
+      lines.append("A single input: the output is a copy.")
+    return lines
 
 
 def _cpu_form(shape: tuple[int, ...], count: int, axis: int) -> str | None:
@@ -204,17 +201,13 @@ def join(inputs: Sequence[Any], *, axis: int, feature_level: Any = None) -> jax.
     >>> join([np.zeros((1, 2), np.int8), np.ones((1, 1), np.int8)], axis=1)
     Array([[0, 0, 1]], dtype=int8)
   """
-  if type(inputs) not in (list, tuple) and (
-    not isinstance(inputs, Sequence) or isinstance(inputs, str)
-  ):
-    raise TypeError(f"inputs must be a sequence of arrays; got {type(inputs).__name__}")
-  arrays, types = _base.inputs(inputs, "InputTensors")
-  level = _base.as_level(feature_level)
-  return _join((level, types, _base.as_attribute(axis, "Axis")), *arrays)
+  arrays, types = arguments.tensor_operands(JoinDesc, *arguments.sequence_argument(inputs, "inputs"))
+  level = as_level(feature_level)
+  return _join((level, types, as_int(axis, "Axis")), *arrays)
 
 
 def _describe_join(types, shapes, axis) -> JoinDesc:
   return JoinDesc(tuple(map(TensorDesc, types, shapes)), axis=axis)
 
 
-_join = _base.operator_function(_describe_join, _base.list_roles("InputTensors"))
+_join = dispatch.operator_function(_describe_join, JoinDesc)

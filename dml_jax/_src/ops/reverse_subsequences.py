@@ -16,11 +16,13 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from dml_jax._src import indexing, kernels, strip_kernel
+from dml_jax._src import arguments, dispatch, indexing, kernels, registry, rules
+from dml_jax._src.descriptor import OperatorDesc
 from dml_jax._src.dtypes import ALL_DATA, UP_TO_32_BIT, DataType
 from dml_jax._src.errors import Checker
-from dml_jax._src.feature_level import FeatureLevel, SupportTable, support
-from dml_jax._src.ops import _base
+from dml_jax._src.feature_level import FeatureLevel, SupportTable, as_level, support
+from dml_jax._src.fields import FieldKind, as_int, dml_field
+from dml_jax._src.rules import braced
 from dml_jax._src.tensor_desc import TensorDesc, packed_strides
 from dml_jax._src.words import Words
 
@@ -53,8 +55,9 @@ _SUPPORT = SupportTable(
 )
 
 
+@registry.register
 @dataclasses.dataclass(frozen=True, repr=False)
-class ReverseSubsequencesDesc(_base.OperatorDesc):
+class ReverseSubsequencesDesc(OperatorDesc):
   """`DML_REVERSE_SUBSEQUENCES_OPERATOR_DESC`.
 
   Attributes:
@@ -65,47 +68,62 @@ class ReverseSubsequencesDesc(_base.OperatorDesc):
     output_tensor: OutputTensor; None infers it (same as the input).
 
   Examples:
-    >>> ReverseSubsequencesDesc(TensorDesc("FLOAT32", (1, 1, 3, 4)),
-    ...                         TensorDesc("UINT32", (1, 1, 3, 1)), axis=3)
-    ReverseSubsequencesDesc(input=FLOAT32[1,1,3,4], sequence_lengths=UINT32[1,1,3,1], axis=3) -> FLOAT32[1,1,3,4]
+    >>> desc = ReverseSubsequencesDesc(TensorDesc("FLOAT32", (1, 1, 3, 4)),
+    ...                                TensorDesc("UINT32", (1, 1, 3, 1)), axis=3)
+    >>> print(desc)
+    DML_OPERATOR_REVERSE_SUBSEQUENCES(InputTensor=FLOAT32[1,1,3,4], SequenceLengthsTensor=UINT32[1,1,3,1], Axis=3) -> FLOAT32[1,1,3,4]
   """
 
   OPERATOR = "REVERSE_SUBSEQUENCES"
   SUPPORT = _SUPPORT
+  FUNCTION = "reverse_subsequences"
 
-  input_tensor: TensorDesc
-  sequence_lengths_tensor: TensorDesc
-  axis: int
-  output_tensor: TensorDesc | None = None
+  input_tensor: TensorDesc = dml_field("InputTensor", FieldKind.TENSOR)
+  sequence_lengths_tensor: TensorDesc = dml_field(
+    "SequenceLengthsTensor", FieldKind.TENSOR, index=True
+  )
+  axis: int = dml_field("Axis", FieldKind.UINT)
+  output_tensor: TensorDesc | None = dml_field(
+    "OutputTensor", FieldKind.TENSOR, output=True, default=None
+  )
 
-  def __post_init__(self):
-    _base.as_tensor(self.input_tensor, "InputTensor")
-    _base.as_tensor(self.sequence_lengths_tensor, "SequenceLengthsTensor")
-    if self.output_tensor is not None:
-      _base.as_tensor(self.output_tensor, "OutputTensor")
-    object.__setattr__(self, "axis", _base.as_attribute(self.axis, "Axis"))
-
-  def _inputs(self):
-    yield "InputTensor", "InputTensor", self.input_tensor
-    yield "SequenceLengthsTensor", "SequenceLengthsTensor", self.sequence_lengths_tensor
-
-  def _infer_output(self) -> TensorDesc:
+  def infer_output(self) -> TensorDesc:
     return TensorDesc(self.input_tensor.data_type, self.input_tensor.sizes)
 
-  def _check_fields(self, check: Checker) -> None:
+  def check_rules(self, check: Checker) -> None:
     data, lengths = self.input_tensor, self.sequence_lengths_tensor
-    tensors = [("SequenceLengthsTensor", lengths)]
-    ranks_ok = _base.check_same_rank(check, ("InputTensor", data), *tensors)
-    if _base.check_axis(check, "Axis", self.axis, data.dimension_count) and ranks_ok:
+    ranks_ok = rules.check_same_rank(
+      check, ("InputTensor", data), ("SequenceLengthsTensor", lengths)
+    )
+    if rules.check_axis(check, "Axis", self.axis, data.dimension_count) and ranks_ok:
       expected = _lengths_sizes(data.sizes, self.axis)
       check.expect(
         lengths.sizes == expected,
         "SequenceLengthsTensor.Sizes",
-        f"must be InputTensor.Sizes with 1 on Axis: {_base._sizes(expected)}",
+        f"must be InputTensor.Sizes with 1 on Axis: {braced(expected)}",
         lengths.sizes,
         hint="to share a length across dimensions, give them Strides 0; the functional API"
         " does so for a lengths array with 1 there",
       )
+
+  def explain_output(self) -> list[str]:
+    data, axis = self.input_tensor, self.axis
+    lines = [
+      f"OutputTensor.Sizes = InputTensor.Sizes = {braced(data.sizes)}; OutputTensor.DataType ="
+      f" InputTensor.DataType = {data.data_type}."
+    ]
+    if 0 <= axis < data.dimension_count:
+      size = data.sizes[axis]
+      lengths = _lengths_sizes(data.sizes, axis)
+      lines += [
+        f"Lanes run along Axis {axis}, {size} element(s) each; there are {math.prod(lengths)}"
+        f" lane(s), one length per lane: SequenceLengthsTensor.Sizes = InputTensor.Sizes with 1"
+        f" on Axis = {braced(lengths)}.",
+        f"In each lane, with L = min(length, {size}): out[i] = in[L - 1 - i] for i < L and"
+        f" out[i] = in[i] for i >= L. Lengths 0 and 1 leave the lane unchanged; lengths above"
+        f" {size} reverse the whole lane.",
+      ]
+    return lines
 
   def lower(self, input: jax.Array, sequence_lengths: jax.Array) -> jax.Array:
     size = self.input_tensor.sizes[self.axis]
@@ -119,16 +137,9 @@ class ReverseSubsequencesDesc(_base.OperatorDesc):
       lengths = jnp.broadcast_to(lengths, input.shape[: self.axis] + lengths.shape[self.axis :])
       return _reverse_rows(input, lengths, self.axis)
     lengths = jnp.broadcast_to(lengths, _lengths_sizes(input.shape, self.axis))
-    cpu = functools.partial(_reverse_lanes_or_rows, axis=self.axis)
-    if strip_kernel.applies(input.shape, input.dtype, self.axis):
-      gpu = functools.partial(_reverse_lanes_or_strips, axis=self.axis)
-      lanes = functools.partial(kernels.on_cuda, gpu, lanes)
-    return lax.platform_dependent(input, lengths, cpu=cpu, default=lanes)
-
-  def _fields_repr(self) -> str:
-    return (
-      f"input={self.input_tensor!r}, sequence_lengths={self.sequence_lengths_tensor!r},"
-      f" axis={self.axis}"
+    rows = functools.partial(_reverse_rows, axis=self.axis)
+    return kernels.reverse_subsequences_per_lane(
+      input, lengths, axis=self.axis, lanes=lanes, rows=rows
     )
 
 
@@ -179,39 +190,6 @@ def _gather_rows(input: jax.Array, lengths: jax.Array, axis: int) -> jax.Array:
   return indexing.gather_slices_along_axis(input, source, axis)
 
 
-def _reverse_lanes_or_rows(input: jax.Array, lengths: jax.Array, axis: int) -> jax.Array:
-  """The CPU's lowering: XLA:CPU copies whole rows several times faster than it gathers
-  elements (BENCHMARKS.md), so rows whose lanes share one length, checked at run time (the
-  common per-batch case), take the row gather; the result is the same either way."""
-  return lax.cond(
-    _lanes_share_lengths(input, lengths, axis),
-    functools.partial(_reverse_rows, axis=axis),
-    functools.partial(_reverse_lanes, axis=axis),
-    input,
-    lengths,
-  )
-
-
-def _reverse_lanes_or_strips(input: jax.Array, lengths: jax.Array, axis: int) -> jax.Array:
-  """The lowering on CUDA GPUs with TMA: where the lanes of every row share one length (checked
-  at run time, as on the CPU), XLA's gather of whole rows runs at copy speed; otherwise the
-  strip kernel, which stages strips of lanes over the axis in shared memory (`strip_kernel`).
-  The check's predicate reaches the host before either runs; lengths with 1 after the axis
-  say it from the shapes (`lower`)."""
-  return lax.cond(
-    _lanes_share_lengths(input, lengths, axis),
-    functools.partial(_reverse_rows, axis=axis),
-    functools.partial(strip_kernel.reverse_lanes, axis=axis),
-    input,
-    lengths,
-  )
-
-
-def _lanes_share_lengths(input: jax.Array, lengths: jax.Array, axis: int) -> jax.Array:
-  lanes = lengths.reshape(input.shape[:axis] + (-1,))
-  return jnp.all(lanes == lanes[..., :1])
-
-
 def reverse_subsequences(
   input: Any, sequence_lengths: Any, *, axis: int, feature_level: Any = None
 ) -> jax.Array:
@@ -256,9 +234,11 @@ def reverse_subsequences(
            [0, 1],
            [6, 7]], dtype=int32)
   """
-  input, lengths, types = _base.input_and_indices(input, sequence_lengths, "SequenceLengthsTensor")
-  level = _base.as_level(feature_level)
-  return _reverse_subsequences((level, types, _base.as_attribute(axis, "Axis")), input, lengths)
+  (input, lengths), types = arguments.tensor_operands(
+    ReverseSubsequencesDesc, input, sequence_lengths
+  )
+  level = as_level(feature_level)
+  return _reverse_subsequences((level, types, as_int(axis, "Axis")), input, lengths)
 
 
 def _describe_reverse_subsequences(types, shapes, axis) -> ReverseSubsequencesDesc:
@@ -287,6 +267,6 @@ def _lengths_desc(data_type: DataType, shapes: tuple, axis: int) -> TensorDesc:
   return TensorDesc(data_type, sizes, strides=strides)
 
 
-_reverse_subsequences = _base.operator_function(
-  _describe_reverse_subsequences, _base.index_roles("SequenceLengthsTensor")
+_reverse_subsequences = dispatch.operator_function(
+  _describe_reverse_subsequences, ReverseSubsequencesDesc
 )

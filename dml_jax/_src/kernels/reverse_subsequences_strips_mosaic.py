@@ -1,10 +1,10 @@
-"""A GPU kernel (Pallas, Mosaic GPU backend) for REVERSE_SUBSEQUENCES with per-lane lengths.
+"""REVERSE_SUBSEQUENCES with per-lane lengths as a Pallas kernel (Mosaic GPU backend), in strips.
 
 With a length per lane, the lanes of one output row read different input rows: XLA's gather
-fetches each 32-byte sector from L2 once per lane that needs it, 0.45 of a device copy on an
-H100 (BENCHMARKS.md). Here one thread block owns a strip of lanes over the whole reversed
-axis, 128, 64 or 32 bytes of lanes (one DRAM sector, e.g. 8 float32 lanes) a row, the widest
-that fits, since wider rows reach DRAM faster:
+fetches each 32-byte sector from L2 once per lane that needs it (BENCHMARKS.md). Here one
+thread block owns a strip of lanes over the whole reversed axis, 128, 64 or 32 bytes of lanes
+(one DRAM sector, e.g. 8 float32 lanes) a row, the widest that fits, since wider rows reach
+DRAM faster:
 
 1. TMA copies the strip into shared memory, 256 rows per copy, and its lanes' lengths;
 2. every thread reads its share of the output from shared memory, a 32-bit word at a time (one
@@ -23,66 +23,88 @@ takes 64-byte rows instead of 32-byte ones, and an 8192-long one fits at all.
 
 One-sector strips are launched in neighbouring pairs, as a thread-block cluster, so that their
 TMA copies reach DRAM side by side. DRAM sees each byte read once and written once, in whole
-sectors. By kernel time, float32 with a 4096-long axis (64-byte rows, the last 512 late): 0.87
-to 0.89 of a device copy on an H100 and 0.82 to 0.83 on an H200; int8 (one-sector strips, held
-whole: late rows cost four lanes a word more than they gain) 0.77 and 0.65; by wall time, with
-1024 to 2048 steps (128-byte rows), 0.95 to 0.98 and 0.92 to 0.93 for float32 (BENCHMARKS.md).
-Spreading a strip over blocks that read each other's shared memory (distributed shared memory),
-storing partial rows in several passes, or two blocks an SM holding half as much each, ran at
-0.11 to 0.69 on an H200.
+sectors. BENCHMARKS.md has the kernel's speed by data type and axis length, and the designs
+that ran slower: spreading a strip over blocks that read each other's shared memory
+(distributed shared memory), storing partial rows in several passes, two blocks an SM holding
+half as much each, late rows for int8 (four lanes a word cost more than wider rows gain).
 
 It needs TMA (compute capability 9.0 or newer), and the strip must fit in shared memory:
-`applies` checks these on static shapes. The lengths come in clamped to [0, T] as int32, as the
-lax path takes them.
+`applies` checks these on static shapes (`availability` says whether the GPUs have TMA). The
+lengths come in clamped to [0, T] as int32, as the lax path takes them. The tuning is a
+`StripConfig`; `benchmarks/reverse_smem_probe.py` passes variants of it. `forms` runs the
+kernel on CUDA GPUs only, where the lanes of a row do not all share one length.
 """
 
 from __future__ import annotations
 
-import functools
+import dataclasses
 from typing import NamedTuple
 
 import jax
 import numpy as np
 from jax import lax
 
+from dml_jax._src.kernels import availability
 from dml_jax._src.words import Words
 
 _SECTOR_BYTES = 32  # DRAM's unit of access
-_STRIP_BYTES = (128, 64, _SECTOR_BYTES)  # a strip's row, widest first: wider rows are faster
 _BOX_ROWS = 256  # a TMA copy spans at most 256 elements along a dimension
-_WARPGROUPS = 4  # 512 threads
-_THREADS = 128 * _WARPGROUPS
-_MAX_STRIP_BYTES = 224 * 1024  # of a strip held in shared memory (227 KiB on an H100)
-_CLUSTER = 2  # neighbouring narrow strips launched together, as one thread-block cluster
-_LATE = True  # strips too long to hold whole may be held all but their last rows
-_MAX_STAGED_REGISTERS = 32  # words of such a strip's first rows of output a thread keeps
-_WORD_BYTES = 4  # a thread moves whole words: 4 int8 or 2 float16 lanes at once
-_MAX_LATE_LANES = 2  # lanes a word where late rows pay (not int8's 4: BENCHMARKS.md)
-_ROW_BITS = 32  # the exchange's row arithmetic: 32-bit, or 64 (MLIR's index type on the GPU)
-_LENGTHS_BY_TMA = True  # the strip's lengths come to shared memory with its rows, not after them
 _MIN_COPY_BYTES = 128  # Pallas's TMA copies move a multiple of 128 bytes (a warpgroup's threads)
+_WARPGROUP_THREADS = 128
 
 
-@functools.cache
-def _mosaic_gpu_available() -> bool:
-  try:
-    from jax.experimental.pallas import mosaic_gpu  # noqa: F401
-  except ImportError:
-    return False
-  return True
+@dataclasses.dataclass(frozen=True)
+class StripConfig:
+  """The strip kernel's tuning (BENCHMARKS.md has the variants measured).
+
+  Attributes:
+    strip_bytes: a strip's row, in bytes of lanes, widest first: the kernel takes the widest
+      that fits (wider rows reach DRAM faster).
+    max_strip_bytes: the most of a strip held in shared memory (227 KiB on an H100).
+    warpgroups: a thread block's warpgroups of 128 threads.
+    cluster: neighbouring one-sector strips launched together, as one thread-block cluster.
+    late: whether strips too long to hold whole may be held all but their last rows.
+    max_staged_registers: the words of such a strip's first rows of output a thread keeps.
+    max_late_lanes: lanes a word where late rows pay (not int8's 4: BENCHMARKS.md).
+    word_bytes: a thread moves whole words of this many bytes: 4 int8 or 2 float16 lanes at
+      once (1: a lane a thread).
+    row_bits: the exchange's row arithmetic: 32-bit, or 64 (MLIR's index type on the GPU).
+    lengths_by_tma: whether the strip's lengths come to shared memory with its rows (by TMA)
+      rather than loaded after them.
+
+  Examples:
+    >>> StripConfig().words(1)  # int8: four lanes a 32-bit word
+    Words(itemsize=1, nbytes=4)
+    >>> StripConfig(strip_bytes=(32,), late=False).threads
+    512
+  """
+
+  strip_bytes: tuple[int, ...] = (128, 64, _SECTOR_BYTES)
+  max_strip_bytes: int = 224 * 1024
+  warpgroups: int = 4
+  cluster: int = 2
+  late: bool = True
+  max_staged_registers: int = 32
+  max_late_lanes: int = 2
+  word_bytes: int = 4
+  row_bits: int = 32
+  lengths_by_tma: bool = True
+
+  @property
+  def threads(self) -> int:
+    return _WARPGROUP_THREADS * self.warpgroups
+
+  def words(self, itemsize: int) -> Words:
+    """What a thread moves at once: words of `word_bytes`, or single lanes where those are
+    wider. The kernel sees every input as unsigned words (TMA takes no float64 either: it
+    moves their bits)."""
+    return Words(itemsize, max(self.word_bytes, itemsize))
 
 
-@functools.cache
-def _gpus_have_tma() -> bool:
-  """Whether every local CUDA GPU is a Hopper or newer (the kernel's TMA copies)."""
-  try:
-    gpus = jax.devices("cuda")
-  except (RuntimeError, ValueError):  # no CUDA backend: the kernel is never lowered
-    return False
-  return all(float(getattr(d, "compute_capability", 0)) >= 9.0 for d in gpus)
+DEFAULT = StripConfig()
 
 
-class _Plan(NamedTuple):
+class Plan(NamedTuple):
   """How the kernel holds a strip: `width` bytes of lanes a row, and `late` rows (0: none) at
   the end of the axis that shared memory takes only after a first pass over the others."""
 
@@ -90,51 +112,70 @@ class _Plan(NamedTuple):
   late: int
 
 
-def _words(itemsize: int) -> Words:
-  """What a thread moves at once: words of `_WORD_BYTES`, or single lanes where those are
-  wider (read at trace time). The kernel sees every input as unsigned words (TMA takes no
-  float64 either: it moves their bits)."""
-  return Words(itemsize, max(_WORD_BYTES, itemsize))
-
-
-def _plan(shape: tuple[int, ...], itemsize: int, axis: int) -> _Plan | None:
+def plan(
+  shape: tuple[int, ...], itemsize: int, axis: int, config: StripConfig | None = None
+) -> Plan | None:
   """The widest strip whose lanes tile the inner axes and which fits shared memory whole or,
-  held all but its last rows, with the rest of the kernel's constraints (see `_late_pass`)."""
+  held all but its last rows, with the rest of the kernel's constraints (see `_late_pass`).
+
+  Examples:
+    >>> plan((2, 4096, 1024), 4, 1)  # float32: 64-byte rows, the last 512 held late
+    Plan(width=64, late=512)
+    >>> plan((2, 4096, 1024), 4, 1, StripConfig(late=False))
+    Plan(width=32, late=0)
+  """
+  config = DEFAULT if config is None else config
   steps = shape[axis]
   outer = int(np.prod(shape[:axis], dtype=np.int64))
   inner = int(np.prod(shape[axis + 1 :], dtype=np.int64))
-  for width in _STRIP_BYTES:
+  for width in config.strip_bytes:
     lanes = width // itemsize
     if inner % lanes or outer * (inner // lanes) >= 2**31:
       continue
-    if steps * width <= _MAX_STRIP_BYTES:
-      return _Plan(width, late=0)
-    late = steps - _MAX_STRIP_BYTES // width // _BOX_ROWS * _BOX_ROWS
-    words = _words(itemsize)
-    staged = late * (width // words.nbytes) // _THREADS  # a thread's staged words
+    if steps * width <= config.max_strip_bytes:
+      return Plan(width, late=0)
+    late = steps - config.max_strip_bytes // width // _BOX_ROWS * _BOX_ROWS
+    words = config.words(itemsize)
+    staged = late * (width // words.nbytes) // config.threads  # a thread's staged words
     registers = staged * max(1, words.nbytes // 4)
-    fits = 2 * late <= steps - late and registers <= _MAX_STAGED_REGISTERS
-    if _LATE and words.lanes <= _MAX_LATE_LANES and fits:
-      return _Plan(width, late)
+    fits = 2 * late <= steps - late and registers <= config.max_staged_registers
+    if config.late and words.lanes <= config.max_late_lanes and fits:
+      return Plan(width, late)
   return None
 
 
-def applies(shape: tuple[int, ...], dtype: np.dtype, axis: int) -> bool:
-  """Whether REVERSE_SUBSEQUENCES of this static shape along `axis` can use the kernel."""
+def applies(
+  shape: tuple[int, ...], dtype: np.dtype, axis: int, config: StripConfig | None = None
+) -> bool:
+  """Whether REVERSE_SUBSEQUENCES of this static shape along `axis` can use the kernel.
+
+  Examples:
+    >>> f32 = np.dtype(np.float32)
+    >>> can_run = availability.probe().mosaic_gpu and availability.probe().tma
+    >>> applies((2, 256, 64), f32, 1) == can_run
+    True
+    >>> applies((2, 300, 64), f32, 1)  # the axis is not whole 256-row TMA boxes
+    False
+  """
   itemsize = np.dtype(dtype).itemsize
+  can_run = availability.probe()
   return (
     itemsize in (1, 2, 4, 8)
     and shape[axis] % _BOX_ROWS == 0
-    and _plan(shape, itemsize, axis) is not None
-    and _mosaic_gpu_available()
-    and _gpus_have_tma()
+    and plan(shape, itemsize, axis, config) is not None
+    and can_run.mosaic_gpu
+    and can_run.tma
   )
 
 
-def reverse_lanes(input: jax.Array, lengths: jax.Array, *, axis: int) -> jax.Array:
+def reverse_lanes(
+  input: jax.Array, lengths: jax.Array, *, axis: int, config: StripConfig | None = None
+) -> jax.Array:
   """The kernel: `input` reversed along `axis`, each lane over its first `lengths` elements.
 
-  `lengths` has `input`'s shape with 1 on `axis`, int32, already clamped to [0, size].
+  `lengths` has `input`'s shape with 1 on `axis`, int32, already clamped to [0, size]. The shape
+  must have a `plan` under `config`; the kernel runs on CUDA GPUs with TMA only (it lowers for
+  them anywhere).
   """
   from jax.experimental import pallas as pl  # imported late: only CUDA programs trace it
   from jax.experimental.pallas import mosaic_gpu as plgpu
@@ -142,24 +183,26 @@ def reverse_lanes(input: jax.Array, lengths: jax.Array, *, axis: int) -> jax.Arr
   steps = input.shape[axis]
   outer = int(np.prod(input.shape[:axis], dtype=np.int64))
   inner = int(np.prod(input.shape[axis + 1 :], dtype=np.int64))
-  plan = _plan(input.shape, input.dtype.itemsize, axis)
-  words = _words(input.dtype.itemsize)
-  lanes = plan.width // input.dtype.itemsize
-  width = plan.width // words.nbytes  # a strip's row, in words
+  config = DEFAULT if config is None else config
+  strip_plan = plan(input.shape, input.dtype.itemsize, axis, config)
+  words = config.words(input.dtype.itemsize)
+  lanes = strip_plan.width // input.dtype.itemsize
+  width = strip_plan.width // words.nbytes  # a strip's row, in words
   strips = inner // lanes
   boxes = steps // _BOX_ROWS
   x = words.pack(input.reshape(outer, steps, inner))
   n = lengths.reshape(outer, inner)
-  cluster = _CLUSTER if plan.width == _SECTOR_BYTES and outer * strips % _CLUSTER == 0 else 1
-  late_boxes = plan.late // _BOX_ROWS
+  one_sector = strip_plan.width == _SECTOR_BYTES
+  cluster = config.cluster if one_sector and outer * strips % config.cluster == 0 else 1
+  late_boxes = strip_plan.late // _BOX_ROWS
   held_boxes = boxes - late_boxes
-  ints = _Ints(_ROW_BITS)
+  ints = _Ints(config.row_bits)
   lengths_box = max(lanes, _MIN_COPY_BYTES // n.dtype.itemsize)  # the strip's, then the next's
-  by_tma = _LENGTHS_BY_TMA and lengths_box <= inner
-  if plan.late:
-    first, second = _late_pass(plgpu, steps, plan.late, width, words, ints)
+  by_tma = config.lengths_by_tma and lengths_box <= inner
+  if strip_plan.late:
+    first, second = _late_pass(plgpu, steps, strip_plan.late, width, words, ints, config.warpgroups)
   else:
-    gather = _gather_strip(plgpu, steps, width, words, ints)
+    gather = _gather_strip(plgpu, steps, width, words, ints, config.threads)
 
   def body(x_ref, n_ref, o_ref, strip_ref, lengths_ref, barriers, lengths_barrier):
     block = lax.axis_index("block")
@@ -188,7 +231,7 @@ def reverse_lanes(input: jax.Array, lengths: jax.Array, *, axis: int) -> jax.Arr
     load(range(held_boxes), range(held_boxes), with_lengths=by_tma)
     if by_tma:
       lengths = lengths_ref
-    if not plan.late:
+    if not strip_plan.late:
       gather(lengths, strip_ref, out)
       return
     staged = first(lengths, strip_ref, out)
@@ -206,7 +249,7 @@ def reverse_lanes(input: jax.Array, lengths: jax.Array, *, axis: int) -> jax.Arr
     ],
     grid=(outer * strips // cluster,),
     grid_names=("block",),
-    num_threads=_WARPGROUPS,
+    num_threads=config.warpgroups,
     thread_name="warpgroup",
     **(dict(cluster=(cluster,), cluster_names=("neighbour",)) if cluster > 1 else {}),
   )(x, n)
@@ -245,15 +288,15 @@ class _Ints(NamedTuple):
     return [v if v.type == index else arith.index_castui(index, v) for v in values]
 
 
-def _thread_view(width: int, words: Words, ints: _Ints):
+def _thread_view(width: int, words: Words, ints: _Ints, threads: int):
   """Mosaic GPU code shared by the exchanges. Thread `i` owns word `i % width` of rows
   `i // width + k * (threads / width)`: `start(lengths)` gives its word, `rows(begin, end)` (its
   rows in [begin, end)) and `sources(row)` (for each of the word's lanes, the row that lane of
-  an output row reads: mirrored below the lane's length, else itself). The thread count is read
-  here, at trace time, as the launch's."""
+  an output row reads: mirrored below the lane's length, else itself). `threads` is the
+  launch's thread count."""
   from jax._src.lib.mlir.dialects import arith, gpu, memref
 
-  step = _THREADS // width  # rows between a thread's rows
+  step = threads // width  # rows between a thread's rows
 
   def start(lengths):
     thread = ints.of(gpu.thread_id(gpu.Dimension.x))
@@ -325,12 +368,12 @@ def _zero(like):
   return arith.constant(like.type, ir.IntegerAttr.get(like.type, 0))
 
 
-def _gather_strip(plgpu, steps: int, width: int, words: Words, ints: _Ints):
+def _gather_strip(plgpu, steps: int, width: int, words: Words, ints: _Ints, threads: int):
   """The exchange, as Mosaic GPU code (threads laid out as in `_thread_view`): every thread
   reads each of its rows' mirrored sources from the strip in shared memory (the row itself past
   a lane's length) and stores the word to the output. A warp's stores cover whole rows of the
   strip, so they reach memory as whole sectors."""
-  start = _thread_view(width, words, ints)
+  start = _thread_view(width, words, ints, threads)
 
   @plgpu.inline_mgpu(arg_types=(plgpu.RefType(),) * 3)
   def gather(launch_ctx, lengths, strip, out):
@@ -342,7 +385,9 @@ def _gather_strip(plgpu, steps: int, width: int, words: Words, ints: _Ints):
   return gather
 
 
-def _late_pass(plgpu, steps: int, late: int, width: int, words: Words, ints: _Ints):
+def _late_pass(
+  plgpu, steps: int, late: int, width: int, words: Words, ints: _Ints, warpgroups: int
+):
   """The exchange of a strip held all but its last `late` rows, as two pieces of Mosaic GPU code.
 
   Output row t reads input row t or, mirrored, a row below `steps - t`. So with rows
@@ -358,10 +403,10 @@ def _late_pass(plgpu, steps: int, late: int, width: int, words: Words, ints: _In
 
   held = steps - late
   word_dtype = np.dtype(f"uint{8 * words.nbytes}")
-  staged_shape = (late * width // _WARPGROUPS,)  # a warpgroup's staged words, one register each
+  staged_shape = (late * width // warpgroups,)  # a warpgroup's staged words, one register each
   staged_layout = plgpu.Layout.WG_STRIDED(staged_shape, vec_size=1)
   staged_type = plgpu.ShapeDtypeStruct(staged_shape, word_dtype, layout=staged_layout)
-  start = _thread_view(width, words, ints)
+  start = _thread_view(width, words, ints, _WARPGROUP_THREADS * warpgroups)
 
   def slot(source):  # whether the source is a late row, and where it is held
     is_late = arith.cmpi(arith.CmpIPredicate.uge, source, ints.const(held))

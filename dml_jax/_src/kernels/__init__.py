@@ -1,0 +1,20 @@
+"""GPU kernels for the cases XLA's gather leaves slow, and the choice of them.
+
+One module a kernel, named for the operator, the kernel's shape of work and its Pallas
+backend, each with its applicability test (`applies`, on static shapes) and its tuning as a
+frozen config argument (None: the module's DEFAULT):
+
+  gather_elements_rows_triton         GATHER_ELEMENTS along the last axis, a program a row
+  gather_elements_strips_triton       GATHER_ELEMENTS along an earlier axis, in column strips
+  gather_nd_rows_triton               GATHER_ND whose index tuples leave whole rows to copy
+  reverse_subsequences_strips_mosaic  REVERSE_SUBSEQUENCES with per-lane lengths, strips of
+                                      lanes staged in shared memory by TMA
+
+`forms` decides, per backend, between a kernel and the lax lowering an operator hands it; its
+functions are what the operator modules call, re-exported here. `availability` is the one probe
+of what this process can run (Pallas Triton, Mosaic GPU, GPUs with TMA).
+"""
+
+from dml_jax._src.kernels.forms import gather_elements, gather_nd, reverse_subsequences_per_lane
+
+__all__ = ["gather_elements", "gather_nd", "reverse_subsequences_per_lane"]

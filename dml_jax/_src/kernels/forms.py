@@ -1,0 +1,155 @@
+"""Which form each operator's lowering takes on each backend: a kernel of this folder, or lax.
+
+An operator module lowers DirectML's contract once, with lax, and hands that lowering here as
+`fallback` (or `lanes`); these functions decide from static shapes whether one of the kernels
+applies and, where it does, let `lax.platform_dependent` pick it on CUDA GPUs only (`on_cuda`).
+Every other platform, and every gradient, takes the lax path, which gives the same bits.
+REVERSE_SUBSEQUENCES's CPU form is chosen here too: XLA:CPU copies whole rows several times
+faster than it gathers elements (BENCHMARKS.md).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+from dml_jax._src.kernels import (
+  gather_elements_rows_triton,
+  gather_elements_strips_triton,
+  gather_nd_rows_triton,
+  reverse_subsequences_strips_mosaic,
+)
+
+Lowering = Callable[[jax.Array, jax.Array], jax.Array]
+
+
+def gather_elements(
+  input: jax.Array, indices: jax.Array, axis: int, *, fallback: Lowering
+) -> jax.Array:
+  """GATHER_ELEMENTS along `axis`: the row kernel (the last axis) or the strip kernel (an axis
+  before it) on CUDA GPUs where one applies, else `fallback(input, indices)`.
+
+  `indices` are raw: the kernels normalize and clamp them, as `fallback` must.
+
+  Examples:
+    >>> x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    >>> take = lambda x, i: jnp.take_along_axis(x, i, axis=1)
+    >>> gather_elements(x, np.array([[2, 0], [1, 1]]), 1, fallback=take)
+    Array([[2., 0.],
+           [4., 4.]], dtype=float32)
+  """
+  shapes = (input.shape, indices.shape, input.dtype, axis)
+  if gather_elements_rows_triton.applies(*shapes):
+    kernel = functools.partial(gather_elements_rows_triton.gather_along_last_axis, interpret=False)
+    return on_cuda(kernel, fallback, input, indices)
+  if gather_elements_strips_triton.applies(*shapes):
+    kernel = functools.partial(
+      gather_elements_strips_triton.gather_in_strips, axis=axis, interpret=False
+    )
+    return on_cuda(kernel, fallback, input, indices)
+  return fallback(input, indices)
+
+
+def gather_nd(
+  input: jax.Array, indices: jax.Array, *, batch_dims: int, fallback: Lowering
+) -> jax.Array:
+  """GATHER_ND as whole-row copies: the row-copy kernel on CUDA GPUs where it applies, else
+  `fallback(input, indices)`.
+
+  `input` has the logical input sizes; `indices` (..., t) holds raw index tuples into its
+  dimensions batch_dims .. batch_dims + t - 1, and its leading batch_dims sizes are the input's.
+  `fallback` is the lax path with the same semantics, shaped indices.shape[:-1] +
+  input.shape[batch_dims + t:].
+  """
+  tuple_size = indices.shape[-1]
+  if gather_nd_rows_triton.applies(input.shape, batch_dims, tuple_size, input.dtype):
+    kernel = functools.partial(
+      gather_nd_rows_triton.copy_rows, batch_dims=batch_dims, interpret=False
+    )
+    return on_cuda(kernel, fallback, input, indices)
+  return fallback(input, indices)
+
+
+def reverse_subsequences_per_lane(
+  input: jax.Array, lengths: jax.Array, *, axis: int, lanes: Lowering, rows: Lowering
+) -> jax.Array:
+  """REVERSE_SUBSEQUENCES with a length per lane (`lengths`: `input`'s shape with 1 on `axis`,
+  clamped to [0, size], int32 where the size allows), in the form each backend runs fastest.
+
+  `lanes(input, lengths)` gathers every element from its lane's source position: the default,
+  and the gradient. `rows(input, lengths)` moves whole rows (the dimensions after `axis`) by
+  their first lane's length, right where every lane of a row shares one length. The CPU
+  checks that at run time (`_reverse_lanes_or_rows`), and so do CUDA GPUs with TMA where the
+  strip kernel applies (`_reverse_lanes_or_strips`).
+
+  Examples:
+    >>> def lanes(x, n):  # every element from its lane's source position
+    ...   t = jnp.arange(x.shape[1])[:, None]
+    ...   return jnp.take_along_axis(x, jnp.where(t < n, n - 1 - t, t), axis=1)
+    >>> x = np.arange(8, dtype=np.float32).reshape(1, 4, 2)
+    >>> n = np.array([[[3, 0]]], np.int32)
+    >>> reverse_subsequences_per_lane(x, n, axis=1, lanes=lanes, rows=lanes)[0]
+    Array([[4., 1.],
+           [2., 3.],
+           [0., 5.],
+           [6., 7.]], dtype=float32)
+  """
+  # Each conditional gets callables of its own, as when the operator made them: JAX traces a
+  # callable it has traced once from its cache, so the CPU's and the GPU's branches would
+  # share jaxprs.
+  fresh = functools.partial
+  cpu = functools.partial(_reverse_lanes_or_rows, axis=axis, lanes=fresh(lanes), rows=fresh(rows))
+  default = lanes
+  if reverse_subsequences_strips_mosaic.applies(input.shape, input.dtype, axis):
+    gpu = functools.partial(_reverse_lanes_or_strips, axis=axis, rows=fresh(rows))
+    default = functools.partial(on_cuda, gpu, lanes)
+  return lax.platform_dependent(input, lengths, cpu=cpu, default=default)
+
+
+def on_cuda(kernel: Lowering, fallback: Lowering, input: jax.Array, indices: jax.Array):
+  """`kernel(input, indices)` on CUDA GPUs, `fallback` elsewhere; the gradient is fallback's.
+
+  For REVERSE_SUBSEQUENCES the lengths take the indices' place.
+  """
+  kernel_or_lax = jax.custom_vjp(kernel)
+  kernel_or_lax.defvjp(
+    lambda x, i: (kernel(x, i), (x, i)), functools.partial(_fallback_vjp, fallback)
+  )
+  return lax.platform_dependent(input, indices, cuda=kernel_or_lax, default=fallback)
+
+
+def _fallback_vjp(fallback, residuals, cotangent):
+  x, indices = residuals
+  _, vjp = jax.vjp(lambda x: fallback(x, indices), x)
+  return vjp(cotangent)[0], np.zeros(indices.shape, jax.dtypes.float0)
+
+
+def _reverse_lanes_or_rows(
+  input: jax.Array, lengths: jax.Array, *, axis: int, lanes: Lowering, rows: Lowering
+) -> jax.Array:
+  """The CPU's lowering: XLA:CPU copies whole rows several times faster than it gathers
+  elements (BENCHMARKS.md), so rows whose lanes share one length, checked at run time (the
+  common per-batch case), take `rows`; the result is the same either way."""
+  return lax.cond(_lanes_share_lengths(input, lengths, axis), rows, lanes, input, lengths)
+
+
+def _reverse_lanes_or_strips(
+  input: jax.Array, lengths: jax.Array, *, axis: int, rows: Lowering
+) -> jax.Array:
+  """The lowering on CUDA GPUs with TMA: where the lanes of every row share one length (checked
+  at run time, as on the CPU), XLA's gather of whole rows runs at copy speed; otherwise the
+  strip kernel, which stages strips of lanes over the axis in shared memory. The check's
+  predicate reaches the host before either runs; lengths with 1 after the axis say it from
+  the shapes (the operator's `lower` takes the rows then, and never comes here)."""
+  strips = functools.partial(reverse_subsequences_strips_mosaic.reverse_lanes, axis=axis)
+  return lax.cond(_lanes_share_lengths(input, lengths, axis), rows, strips, input, lengths)
+
+
+def _lanes_share_lengths(input: jax.Array, lengths: jax.Array, axis: int) -> jax.Array:
+  lanes = lengths.reshape(input.shape[:axis] + (-1,))
+  return jnp.all(lanes == lanes[..., :1])
