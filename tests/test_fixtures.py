@@ -1,7 +1,6 @@
 """Every DirectML fixture through the functional API, the descriptors and the Runner."""
 
 import chex
-import numpy as np
 import pytest
 from absl.testing import parameterized
 
@@ -9,6 +8,7 @@ import dml_jax as dml
 from dml_jax._src import conformance, reference
 from dml_jax._src.device import Runner
 from dml_jax._src.fixtures import get_fixture, load_fixtures
+from tests.helpers import assert_bits_equal, fixture_file_entries
 
 FIXTURES = load_fixtures()
 WITH_DATA = [f for f in FIXTURES if not f.shape_only]
@@ -25,17 +25,14 @@ FUNCTIONS = {
 }
 
 
-def assert_bits_equal(got, want):
-  got = np.asarray(got)
-  assert got.dtype == want.dtype and got.shape == want.shape, (got.dtype, got.shape)
-  np.testing.assert_array_equal(
-    got.view(f"u{got.dtype.itemsize}"), want.view(f"u{want.dtype.itemsize}")
-  )
-
-
 def test_every_seed_operator_has_fixtures():
   assert {f.op for f in FIXTURES} == set(FUNCTIONS)
-  assert len(FIXTURES) == 14 and len(SHAPE_ONLY) == 2
+  # Every entry of the fixture file is loaded, the shape-only ones flagged (counted from the
+  # file, so that a new fixture or operator changes no number here).
+  entries = fixture_file_entries()
+  assert [f.id for f in FIXTURES] == [e["id"] for e in entries]
+  assert [f.id for f in SHAPE_ONLY] == [e["id"] for e in entries if e["shape_only"]]
+  assert SHAPE_ONLY and WITH_DATA
 
 
 class FunctionalApiTest(chex.TestCase):
