@@ -33,9 +33,8 @@ from dml_jax._src.fixtures import DATA_TYPES
 # =========================================================================== #
 
 
-def bits(a) -> np.ndarray:
-  """`a`'s elements as unsigned integers of their width, to compare floats bit for bit: what
-  assert_bits_equal compares (tests/test_kernels.py compares them itself)."""
+def _bits(a) -> np.ndarray:
+  """`a`'s elements as unsigned integers of their width, to compare floats bit for bit."""
   a = np.asarray(a)
   return a.view(f"u{a.dtype.itemsize}")
 
@@ -44,7 +43,7 @@ def bits_equal(a: Any, b: Any) -> bool:
   """Whether `a` and `b` have the same dtype, shape and raw bytes (a predicate, for scripts
   that report rather than assert; tests use assert_bits_equal)."""
   a, b = np.asarray(a), np.asarray(b)
-  return a.dtype == b.dtype and a.shape == b.shape and np.array_equal(bits(a), bits(b))
+  return a.dtype == b.dtype and a.shape == b.shape and np.array_equal(_bits(a), _bits(b))
 
 
 def assert_bits_equal(got: Any, want: Any, *, context: str = "") -> None:
@@ -57,7 +56,7 @@ def assert_bits_equal(got: Any, want: Any, *, context: str = "") -> None:
   where = f"{context}: " if context else ""
   assert got.dtype == want.dtype, f"{where}dtype {got.dtype} != {want.dtype}"
   assert got.shape == want.shape, f"{where}shape {got.shape} != {want.shape}"
-  got_bits, want_bits = bits(got), bits(want)
+  got_bits, want_bits = _bits(got), _bits(want)
   if not np.array_equal(got_bits, want_bits):
     wrong = np.argwhere(got_bits != want_bits)
     raise AssertionError(
@@ -140,6 +139,14 @@ def assert_valid(desc: dml.OperatorDesc, level: str | None) -> None:
 
 def fields_of(desc: dml.OperatorDesc, level: str | None) -> list[str]:
   return [v.field for v in desc.violations(level)]
+
+
+def gather_nd_desc(*tensors: Any, batch_dimension_count: Any = 0, **counts: Any) -> Any:
+  """GATHER_ND's descriptor, or GATHER_ND1's when there is a batch count: the choice
+  `dml.gather_nd` makes."""
+  if batch_dimension_count:
+    return dml.GatherNd1Desc(*tensors, batch_dimension_count=batch_dimension_count, **counts)
+  return dml.GatherNdDesc(*tensors, **counts)
 
 
 def braces(sizes) -> str:

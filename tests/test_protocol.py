@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 import dml_jax as dml
-from dml_jax import DataType, FieldKind, FeatureLevel, TensorDesc
+from dml_jax import DataType, FeatureLevel, FieldKind, TensorDesc
 from dml_jax._src import arguments, dispatch
 from dml_jax._src.descriptor import OperatorDesc
 from dml_jax._src.dtypes import ALL_DATA, INDEX_TYPES
@@ -43,7 +43,9 @@ class ToyMode(enum.IntEnum):
 
 
 def _support(operator, *roles):
-  return SupportTable(operator, {FeatureLevel.FL_1_0: {r: support((1, 8), ALL_DATA) for r in roles}})
+  return SupportTable(
+    operator, {FeatureLevel.FL_1_0: {r: support((1, 8), ALL_DATA) for r in roles}}
+  )
 
 
 @dataclasses.dataclass(frozen=True, repr=False)
@@ -186,8 +188,7 @@ def test_several_outputs_are_a_tuple_everywhere():
     ("OutputTensors[1]", True),
   ]
   assert str(desc) == (
-    "DML_OPERATOR_TOY_SPLIT(InputTensor=FLOAT32[4,3], Parts=2)"
-    " -> (FLOAT32[2,3], FLOAT32[2,3])"
+    "DML_OPERATOR_TOY_SPLIT(InputTensor=FLOAT32[4,3], Parts=2) -> (FLOAT32[2,3], FLOAT32[2,3])"
   )
   given = dataclasses.replace(desc, output_tensors=(half, TensorDesc("FLOAT32", (3, 3))))
   assert [v.field for v in given.violations()] == ["OutputTensors[1].Sizes"]

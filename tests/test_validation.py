@@ -25,7 +25,7 @@ import pytest
 import dml_jax as dml
 from dml_jax import DataType, DmlValidationError, FeatureLevel, TensorFlags, Violation
 from dml_jax._src.fixtures import load_fixtures
-from tests.helpers import assert_rejected, assert_valid, braces, fields_of
+from tests.helpers import assert_rejected, assert_valid, braces, fields_of, gather_nd_desc
 
 T = dml.TensorDesc
 
@@ -47,9 +47,9 @@ def gather_elements(rank=4, data="FLOAT32", indices="UINT32", **kwargs):
 def gather_nd(rank=4, data="FLOAT32", indices="UINT32", batch=0, **kwargs):
   """Input (..., 2, 3) with 1-tuples (..., 2, 1): output (..., 2, 3); batched: (..., 1, 2)."""
   if rank == 1:
-    return dml.GatherNdDesc(T(data, (3,)), T(indices, (1,)), batch_dimension_count=batch, **kwargs)
+    return gather_nd_desc(T(data, (3,)), T(indices, (1,)), batch_dimension_count=batch, **kwargs)
   counts = dict(input_dimension_count=2, indices_dimension_count=2)
-  return dml.GatherNdDesc(
+  return gather_nd_desc(
     T(data, _shape(rank)),
     T(indices, _shape(rank)[:-1] + (1,)),
     batch_dimension_count=batch,
@@ -1045,7 +1045,7 @@ OUTPUT_CASES = {
     "InputTensor",
   ),
   "GATHER_ND1": (
-    lambda out: dml.GatherNdDesc(
+    lambda out: gather_nd_desc(
       T("FLOAT32", (1, 3, 2, 2)),
       T("UINT32", (1, 3, 2, 2)),
       input_dimension_count=3,
@@ -1226,7 +1226,7 @@ def test_descriptors_are_hashable_and_compare_by_value():
     gather_elements()
   )
   assert gather_nd() == dml.GatherNdDesc(
-    T("FLOAT32", (1, 1, 2, 3)), T("UINT32", (1, 1, 2, 1)), 2, 2, 0
+    T("FLOAT32", (1, 1, 2, 3)), T("UINT32", (1, 1, 2, 1)), 2, 2
   )
   assert join() != join(data="FLOAT16")
 
@@ -1325,9 +1325,7 @@ def test_tensor_fields_must_be_tensor_descs(make, message):
       r"IndicesDimensionCount must be an integer; got str",
     ),
     (
-      lambda: dml.GatherNdDesc(
-        T("FLOAT32", (2, 3)), T("UINT32", (2, 1)), batch_dimension_count=0.5
-      ),
+      lambda: gather_nd_desc(T("FLOAT32", (2, 3)), T("UINT32", (2, 1)), batch_dimension_count=0.5),
       r"BatchDimensionCount must be an integer; got float",
     ),
   ],
@@ -1378,7 +1376,7 @@ def _fixture_desc(fixture, with_output: bool) -> dml.OperatorDesc:
       **fixture.params,
     )
   if fixture.op in ("GATHER_ND", "GATHER_ND1"):
-    return dml.GatherNdDesc(
+    return gather_nd_desc(
       tensor(fixture.inputs["input"]),
       tensor(fixture.inputs["indices"]),
       output_tensor=output,

@@ -65,7 +65,9 @@ def tensor_operands(
       break
   else:
     return values, None
-  arrays, types = operands(*((x, *role) for x, role in zip(values, roles(desc_type, len(values)), strict=True)))
+  arrays, types = operands(
+    *((x, *role) for x, role in zip(values, roles(desc_type, len(values)), strict=True))
+  )
   return arrays, _unless_own(types, arrays)
 
 

@@ -47,7 +47,9 @@ def descriptor_for(fixture: Fixture) -> OperatorDesc:
   for field in dml_fields(desc_type):
     if field.kind.is_tensor and not field.output:
       value = fixture.inputs[field.argument]
-      values[field.name] = tuple(map(_tensor, value)) if isinstance(value, tuple) else _tensor(value)
+      values[field.name] = (
+        tuple(map(_tensor, value)) if isinstance(value, tuple) else _tensor(value)
+      )
     elif field.output:
       outputs = tuple(map(_tensor, fixture.outputs))
       values[field.name] = outputs if field.kind is FieldKind.TENSOR_ARRAY else outputs[0]

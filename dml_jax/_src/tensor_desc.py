@@ -189,7 +189,11 @@ class TensorDesc:
     if self.strides is not None:
       text += f", strides={self.strides!r}"
     if self.flags:
-      text += f", flags=TensorFlags.{self.flags.name}" if self.flags.name else f", flags={int(self.flags)}"
+      text += (
+        f", flags=TensorFlags.{self.flags.name}"
+        if self.flags.name
+        else f", flags={int(self.flags)}"
+      )
     if self.total_tensor_size_in_bytes != self.minimum_size_in_bytes:
       text += f", total_tensor_size_in_bytes={self.total_tensor_size_in_bytes}"
     if self.guaranteed_base_offset_alignment:

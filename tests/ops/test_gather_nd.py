@@ -23,6 +23,7 @@ from tests.helpers import (
   assert_valid,
   explain_section,
   fields_of,
+  gather_nd_desc,
   numpy_normalize,
   parse_html,
   random_data,
@@ -49,7 +50,7 @@ GATHER_ND_FIXTURES = [f for f in load_fixtures() if f.op in ("GATHER_ND", "GATHE
   ],
 )
 def test_gather_nd_dimension_counts_in_1_to_n(field, counts, found):
-  desc = dml.GatherNdDesc(T("FLOAT32", (1, 3, 4)), T("UINT32", (1, 2, 1)), **counts)
+  desc = gather_nd_desc(T("FLOAT32", (1, 3, 4)), T("UINT32", (1, 2, 1)), **counts)
   assert_rejected(desc, "6_4", field, "must be in [1, DimensionCount] = [1, 3]", found)
 
 
@@ -82,7 +83,7 @@ def test_gather_nd_leading_dimensions_must_be_1(input_sizes, indices_sizes, fiel
 def test_gather_nd_index_tuple_length_at_most_input_dimension_count_minus_batch(
   input_sizes, indices_sizes, batch, bound, found
 ):
-  desc = dml.GatherNdDesc(
+  desc = gather_nd_desc(
     T("FLOAT32", input_sizes), T("UINT32", indices_sizes), batch_dimension_count=batch
   )
   assert_rejected(
@@ -121,7 +122,7 @@ def test_gather_nd_index_tuple_length_at_least_1():
   ],
 )
 def test_gather_nd1_batch_dimension_count_below_both_counts(counts, batch, bound):
-  desc = dml.GatherNdDesc(
+  desc = gather_nd_desc(
     T("FLOAT32", (1, 3, 4)), T("UINT32", (1, 1, 1)), batch_dimension_count=batch, **counts
   )
   assert_rejected(
@@ -135,11 +136,11 @@ def test_gather_nd1_batch_dimension_count_below_both_counts(counts, batch, bound
 
 def test_gather_nd1_batch_dimensions_must_agree():
   # §3.2 (INFERRED): the batch dims are shared, not broadcast.
-  desc = dml.GatherNdDesc(T("FLOAT32", (2, 3, 4)), T("UINT32", (3, 2, 1)), batch_dimension_count=1)
+  desc = gather_nd_desc(T("FLOAT32", (2, 3, 4)), T("UINT32", (3, 2, 1)), batch_dimension_count=1)
   assert_rejected(
     desc, "6_4", "IndicesTensor.Sizes", "the 1 batch dimensions must equal the input's {2}", "{3}"
   )
-  broadcast = dml.GatherNdDesc(
+  broadcast = gather_nd_desc(
     T("FLOAT32", (2, 3, 4)), T("UINT32", (1, 2, 1)), batch_dimension_count=1
   )
   assert "IndicesTensor.Sizes" in fields_of(broadcast, "6_4")
@@ -188,7 +189,7 @@ def test_gather_nd_output_rank_must_fit():
   ],
 )
 def test_gather_nd_valid_shapes(input_sizes, indices_sizes, counts, expected):
-  desc = dml.GatherNdDesc(T("FLOAT32", input_sizes), T("UINT32", indices_sizes), **counts)
+  desc = gather_nd_desc(T("FLOAT32", input_sizes), T("UINT32", indices_sizes), **counts)
   assert_valid(desc, "6_4")
   assert desc.output.sizes == expected
 
@@ -266,7 +267,7 @@ def test_gather_nd_html_names_the_struct_and_its_own_attributes():
   attributes = parse_html(gather_nd._repr_html_()).tables[1]
   assert [row[0] for row in attributes[1:]] == ["InputDimensionCount", "IndicesDimensionCount"]
   assert "(DML_GATHER_ND_OPERATOR_DESC)" in gather_nd._repr_html_()
-  gather_nd1 = dml.GatherNdDesc(
+  gather_nd1 = gather_nd_desc(
     dml.TensorDesc("FLOAT32", (3, 2)), dml.TensorDesc("UINT32", (3, 1)), batch_dimension_count=1
   )
   attributes = parse_html(gather_nd1._repr_html_()).tables[1]
@@ -450,3 +451,17 @@ def test_gather_nd_matches_advanced_indexing(seed: int) -> None:
     indices_dimension_count=case["indices_count"],
     batch_dimension_count=case["batch"],
   )
+
+
+def test_gather_nd_desc_with_a_batch_count_is_deprecated_and_builds_the_same_descriptors():
+  data, indices = T("FLOAT32", (2, 3, 4)), T("UINT32", (2, 2, 1))
+  with pytest.warns(DeprecationWarning, match="use GatherNd1Desc"):
+    batched = dml.GatherNdDesc(data, indices, batch_dimension_count=1)
+  assert batched == dml.GatherNd1Desc(data, indices, batch_dimension_count=1)
+  with pytest.warns(DeprecationWarning, match="use GatherNd1Desc"):
+    positional = dml.GatherNdDesc(data, indices, 3, 3, 1)  # the older field order
+  assert positional == batched
+  with pytest.warns(DeprecationWarning, match="use GatherNd1Desc"):
+    plain = dml.GatherNdDesc(data, indices, batch_dimension_count=0)
+  assert type(plain) is dml.GatherNdDesc and plain == dml.GatherNdDesc(data, indices)
+  assert plain.OPERATOR == "GATHER_ND" and batched.OPERATOR == "GATHER_ND1"

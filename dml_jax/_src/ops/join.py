@@ -201,7 +201,9 @@ def join(inputs: Sequence[Any], *, axis: int, feature_level: Any = None) -> jax.
     >>> join([np.zeros((1, 2), np.int8), np.ones((1, 1), np.int8)], axis=1)
     Array([[0, 0, 1]], dtype=int8)
   """
-  arrays, types = arguments.tensor_operands(JoinDesc, *arguments.sequence_argument(inputs, "inputs"))
+  arrays, types = arguments.tensor_operands(
+    JoinDesc, *arguments.sequence_argument(inputs, "inputs")
+  )
   level = as_level(feature_level)
   return _join((level, types, as_int(axis, "Axis")), *arrays)
 
