@@ -18,7 +18,7 @@ from jax import lax
 import dml_jax as dml
 from dml_jax import DmlValidationError
 from dml_jax._src import reference
-from dml_jax._src.ops import join as join_module
+from dml_jax._src.kernels import forms
 from tests.helpers import (
   ALL_DTYPES,
   CROSS_CHECK_SEEDS,
@@ -260,7 +260,7 @@ def test_cpu_form_handles_empty_and_other_types(shapes, axis, dtype):
   # DirectML has no empty tensors, bool or bfloat16: the lowering itself must still be exact.
   rng = np.random.default_rng(1)
   xs = [(rng.standard_normal(s) * 40).astype(dtype) for s in shapes]
-  got = jax.jit(lambda *a: join_module._join_cpu(*a, axis=axis))(*xs)
+  got = jax.jit(lambda *a: forms.join_on_cpu(*a, axis=axis))(*xs)
   assert_bits_equal(got, np.concatenate(xs, axis))
 
 
@@ -276,8 +276,8 @@ def test_cpu_form_handles_empty_and_other_types(shapes, axis, dtype):
   ],
 )
 def test_cpu_form_choice(shape, axis, form):
-  assert join_module._cpu_form(shape, 4, axis) == form
-  assert join_module._cpu_form(shape, 1, axis) is None
+  assert forms.join_cpu_form(shape, 4, axis) == form
+  assert forms.join_cpu_form(shape, 1, axis) is None
 
 
 def test_flat_form_compiles_to_one_fusion_without_a_branch():
