@@ -18,6 +18,7 @@ cross-checks (3) are in tests/ops/test_<operator>.py.
 from __future__ import annotations
 
 import importlib.util
+import inspect
 import re
 import subprocess
 import sys
@@ -27,19 +28,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dml_jax._src import reference
+from dml_jax._src import reference, registry
 from dml_jax._src.fixtures import DATA_TYPES, Fixture, get_fixture, load_fixtures
 from tests.helpers import ALL_DTYPES, assert_bits_equal, fixture_file_entries
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
-REFERENCE_FUNCTIONS: dict[str, Callable[..., np.ndarray]] = {
-  "GATHER_ELEMENTS": reference.gather_elements,
-  "GATHER_ND": reference.gather_nd,
-  "GATHER_ND1": reference.gather_nd,
-  "REVERSE_SUBSEQUENCES": reference.reverse_subsequences,
-  "JOIN": reference.join,
-}
+
+def _oracle(op: str) -> Callable[..., np.ndarray]:
+  """The reference function of an operator: the one named like its functional API."""
+  return getattr(reference, registry.lookup(op).FUNCTION)
 
 
 # =========================================================================== #
@@ -56,7 +54,7 @@ def _ids(fixtures: list[Fixture]) -> list[str]:
 
 @pytest.mark.parametrize("fixture", VALUE_FIXTURES, ids=_ids(VALUE_FIXTURES))
 def test_reference_reproduces_documented_output(fixture: Fixture) -> None:
-  function = REFERENCE_FUNCTIONS[fixture.op]
+  function = _oracle(fixture.op)
   actual = function(**fixture.arrays(), **fixture.params)
   assert_bits_equal(actual, fixture.output.data)
 
@@ -74,7 +72,7 @@ class TestFixtures:
     for entry in fixture_file_entries():
       in_file[entry["op"]] = in_file.get(entry["op"], 0) + 1
     assert counts == in_file
-    assert set(counts) == set(REFERENCE_FUNCTIONS)
+    assert set(counts) == set(registry.operators())
 
   def test_ids_are_unique_slugs(self) -> None:
     ids = [f.id for f in FIXTURES]
@@ -107,15 +105,12 @@ class TestFixtures:
       assert erratum.issue and erratum.resolution
 
   def test_roles_and_params_match_reference_keywords(self) -> None:
-    expected_roles = {
-      "GATHER_ELEMENTS": {"input", "indices"},
-      "GATHER_ND": {"input", "indices"},
-      "GATHER_ND1": {"input", "indices"},
-      "REVERSE_SUBSEQUENCES": {"input", "sequence_lengths"},
-      "JOIN": {"inputs"},
-    }
-    for fixture in FIXTURES:
-      assert set(fixture.inputs) == expected_roles[fixture.op]
+    for fixture in FIXTURES:  # the roles are the oracle's positional parameters
+      parameters = inspect.signature(_oracle(fixture.op)).parameters.values()
+      positional = {p.name for p in parameters if p.kind is p.POSITIONAL_OR_KEYWORD}
+      keywords = {p.name for p in parameters if p.kind is p.KEYWORD_ONLY}
+      assert set(fixture.inputs) == positional, fixture.id
+      assert set(fixture.params) <= keywords, fixture.id
     assert all(isinstance(f.inputs["inputs"], tuple) for f in load_fixtures("JOIN"))
     assert all("input_count" not in f.params for f in FIXTURES)
     assert set(get_fixture("gather_nd1/example-2-batch-count").params) == {
