@@ -142,6 +142,13 @@ def test_every_preset_selects_every_case_from_the_registry():
     assert bench.cases_of(preset) == list(bench.CASES), preset
 
 
+def test_every_registered_operator_has_a_case():
+  from dml_jax._src import registry
+
+  bench = _load_benchmark()
+  assert set(registry.operators()) <= {registered.op for registered in bench.CASES.values()}
+
+
 def test_only_selects_cases_by_name_pattern_or_operator():
   bench = _load_benchmark()
   assert bench.parse_args(["--only", "GATHER_ND"])[1] == ["gather_nd"]
