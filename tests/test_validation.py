@@ -24,6 +24,7 @@ import pytest
 
 import dml_jax as dml
 from dml_jax import DataType, DmlValidationError, FeatureLevel, TensorFlags, Violation
+from dml_jax._src import conformance
 from dml_jax._src.fixtures import load_fixtures
 from tests.helpers import assert_rejected, assert_valid, braces, fields_of, gather_nd_desc
 
@@ -1360,34 +1361,10 @@ DOC_FIXTURES = load_fixtures()
 
 
 def _fixture_desc(fixture, with_output: bool) -> dml.OperatorDesc:
-  def tensor(t):
-    return T(t.data_type, t.sizes)
-
-  output = tensor(fixture.output) if with_output else None
-  if fixture.op == "JOIN":
-    return dml.JoinDesc(
-      tuple(map(tensor, fixture.inputs["inputs"])), output_tensor=output, **fixture.params
-    )
-  if fixture.op == "GATHER_ELEMENTS":
-    return dml.GatherElementsDesc(
-      tensor(fixture.inputs["input"]),
-      tensor(fixture.inputs["indices"]),
-      output_tensor=output,
-      **fixture.params,
-    )
-  if fixture.op in ("GATHER_ND", "GATHER_ND1"):
-    return gather_nd_desc(
-      tensor(fixture.inputs["input"]),
-      tensor(fixture.inputs["indices"]),
-      output_tensor=output,
-      **fixture.params,
-    )
-  return dml.ReverseSubsequencesDesc(
-    tensor(fixture.inputs["input"]),
-    tensor(fixture.inputs["sequence_lengths"]),
-    output_tensor=output,
-    **fixture.params,
-  )
+  """The fixture's descriptor (its operator's class from the registry), with or without the
+  documented output."""
+  desc = conformance.descriptor_for(fixture)
+  return desc if with_output else dataclasses.replace(desc, output_tensor=None)
 
 
 @pytest.mark.parametrize("fixture", DOC_FIXTURES, ids=[f.id for f in DOC_FIXTURES])
