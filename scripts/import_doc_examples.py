@@ -48,6 +48,7 @@ def _fields(op: str) -> dict[str, DmlField]:
   """DML field name -> its declaration, for a registered operator."""
   return {field.dml_name: field for field in dml_fields(registry.lookup(op))}
 
+
 # Short, stable fixture slugs per (op, example heading). Headings not listed
 # here fall back to an automatic slug of the heading.
 SLUGS = {
@@ -217,8 +218,7 @@ def errata_for(example: Mapping[str, Any]) -> list[dict[str, str]]:
     errata.append(
       {
         "issue": f"The page's example: {example['doc_issue']}.",
-        "resolution": "Recorded as the operator's definition and the example's own data"
-        " require.",
+        "resolution": "Recorded as the operator's definition and the example's own data require.",
       }
     )
   return errata

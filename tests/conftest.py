@@ -39,6 +39,9 @@ settings.register_profile(
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
+# The shared helpers assert too: rewrite their asserts as pytest does a test file's.
+pytest.register_assert_rewrite("tests.helpers")
+
 
 @pytest.fixture
 def x64():

@@ -18,8 +18,9 @@ import numpy as np
 from hypothesis import strategies as st
 
 import dml_jax as dml
-from dml_jax import DataType, FeatureLevel, TensorDesc
+from dml_jax import DataType, FeatureLevel, FieldKind, TensorDesc
 from dml_jax._src import reference, registry
+from dml_jax._src.fields import dml_fields
 
 DESCS = dict(registry.operators())
 OPERATORS = tuple(DESCS)
@@ -221,28 +222,32 @@ def _replace_tensor(tensor: TensorDesc, **changes) -> TensorDesc:
   return dataclasses.replace(tensor, **changes)
 
 
-def _first_tensor_field(desc):
-  return "input_tensors" if isinstance(desc, dml.JoinDesc) else "input_tensor"
+def _replace_input(desc, position, **changes):
+  """`desc` with its `position`-th input tensor (in `dml_inputs` order) changed."""
+  values, k = {}, 0
+  for field in dml_fields(desc):
+    if field.output or not field.kind.is_tensor:
+      continue
+    value = getattr(desc, field.name)
+    if field.kind is FieldKind.TENSOR:
+      if k == position:
+        values[field.name] = _replace_tensor(value, **changes)
+      k += 1
+      continue
+    if k <= position < k + len(value):
+      tensors = list(value)
+      tensors[position - k] = _replace_tensor(tensors[position - k], **changes)
+      values[field.name] = tuple(tensors)
+    k += len(value)
+  return dataclasses.replace(desc, **values)
 
 
 def _with_input(desc, **changes):
-  if isinstance(desc, dml.JoinDesc):
-    first = _replace_tensor(desc.input_tensors[0], **changes)
-    return dataclasses.replace(desc, input_tensors=(first,) + desc.input_tensors[1:])
-  return dataclasses.replace(desc, input_tensor=_replace_tensor(desc.input_tensor, **changes))
+  return _replace_input(desc, 0, **changes)
 
 
 def _input_name(desc):
-  return "InputTensors[0]" if isinstance(desc, dml.JoinDesc) else "InputTensor"
-
-
-def _second(desc):
-  """(DML field name, dataclass field, tensor) of the second tensor role."""
-  if isinstance(desc, dml.JoinDesc):
-    return None
-  if isinstance(desc, dml.ReverseSubsequencesDesc):
-    return "SequenceLengthsTensor", "sequence_lengths_tensor", desc.sequence_lengths_tensor
-  return "IndicesTensor", "indices_tensor", desc.indices_tensor
+  return desc.dml_inputs()[0][0]
 
 
 def _mutations(desc, level, draw):
@@ -252,19 +257,11 @@ def _mutations(desc, level, draw):
   name, row, tensor = inputs[0]
   n = tensor.dimension_count
   # Forbidden data types per role at this level.
-  for field, role, role_tensor in inputs[:2]:
+  for position, (field, role, _) in enumerate(inputs[:2]):
     forbidden = [t for t in DataType if t not in table[role].data_types and t.numpy_dtype]
     if forbidden:
       bad = draw(st.sampled_from(forbidden))
-      if field.startswith("InputTensor"):
-        yield "data type", _with_input(desc, data_type=bad), f"{field}.DataType"
-      else:
-        fname = _second(desc)[1]
-        yield (
-          "data type",
-          dataclasses.replace(desc, **{fname: _replace_tensor(role_tensor, data_type=bad)}),
-          f"{field}.DataType",
-        )
+      yield "data type", _replace_input(desc, position, data_type=bad), f"{field}.DataType"
   yield (
     "unknown type",
     _with_input(desc, data_type=DataType.UNKNOWN),
@@ -325,23 +322,24 @@ def _mutations(desc, level, draw):
 
 
 def _with_rank(desc, rank):
+  """Every tensor given `rank` dimensions; axes 0 and counts computed again (from the new
+  ranks), so that mostly the rank is wrong."""
+
   def fit(t: TensorDesc):
     sizes = (t.sizes + (1,) * 9)[:rank] if rank > t.dimension_count else t.sizes[-rank:]
     return _replace_tensor(t, sizes=(1,) * (rank - len(sizes)) + sizes)
 
-  if isinstance(desc, dml.JoinDesc):
-    return dataclasses.replace(
-      desc, input_tensors=tuple(fit(t) for t in desc.input_tensors), axis=0
-    )
-  changes = {"input_tensor": fit(desc.input_tensor)}
-  second = _second(desc)
-  changes[second[1]] = fit(second[2])
-  if isinstance(desc, GATHER_ND_DESCS):
-    changes.update(
-      input_dimension_count=None, indices_dimension_count=None, batch_dimension_count=0
-    )
-  elif hasattr(desc, "axis"):
-    changes["axis"] = 0
+  changes = {}
+  for field in dml_fields(desc):
+    value = getattr(desc, field.name)
+    if field.kind is FieldKind.TENSOR and not field.output:
+      changes[field.name] = fit(value)
+    elif field.kind is FieldKind.TENSOR_ARRAY and not field.output:
+      changes[field.name] = tuple(fit(t) for t in value)
+    elif field.derive is not None:
+      changes[field.name] = None
+    elif field.dml_name == "Axis":
+      changes[field.name] = 0
   return _rebuild(desc, changes)
 
 

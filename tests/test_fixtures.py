@@ -1,41 +1,34 @@
 """Every DirectML fixture through the functional API, the descriptors and the Runner."""
 
 import chex
-import numpy as np
 import pytest
 from absl.testing import parameterized
 
 import dml_jax as dml
-from dml_jax._src import conformance, reference
+from dml_jax._src import conformance, reference, registry
 from dml_jax._src.device import Runner
 from dml_jax._src.fixtures import get_fixture, load_fixtures
+from tests.helpers import assert_bits_equal, fixture_file_entries
 
 FIXTURES = load_fixtures()
 WITH_DATA = [f for f in FIXTURES if not f.shape_only]
 SHAPE_ONLY = [f for f in FIXTURES if f.shape_only]
 
-FUNCTIONS = {
-  "GATHER_ELEMENTS": lambda a, p: dml.gather_elements(a["input"], a["indices"], **p),
-  "GATHER_ND": lambda a, p: dml.gather_nd(a["input"], a["indices"], **p),
-  "GATHER_ND1": lambda a, p: dml.gather_nd(a["input"], a["indices"], **p),
-  "REVERSE_SUBSEQUENCES": lambda a, p: dml.reverse_subsequences(
-    a["input"], a["sequence_lengths"], **p
-  ),
-  "JOIN": lambda a, p: dml.join(a["inputs"], **p),
-}
+
+def _run(fixture, arrays):
+  """The operator's functional API (found through the registry) on the fixture's arrays."""
+  function = getattr(dml, registry.lookup(fixture.op).FUNCTION)
+  return function(**arrays, **fixture.params)
 
 
-def assert_bits_equal(got, want):
-  got = np.asarray(got)
-  assert got.dtype == want.dtype and got.shape == want.shape, (got.dtype, got.shape)
-  np.testing.assert_array_equal(
-    got.view(f"u{got.dtype.itemsize}"), want.view(f"u{want.dtype.itemsize}")
-  )
-
-
-def test_every_seed_operator_has_fixtures():
-  assert {f.op for f in FIXTURES} == set(FUNCTIONS)
-  assert len(FIXTURES) == 14 and len(SHAPE_ONLY) == 2
+def test_every_registered_operator_has_fixtures():
+  assert {f.op for f in FIXTURES} == set(registry.operators())
+  # Every entry of the fixture file is loaded, the shape-only ones flagged (counted from the
+  # file, so that a new fixture or operator changes no number here).
+  entries = fixture_file_entries()
+  assert [f.id for f in FIXTURES] == [e["id"] for e in entries]
+  assert [f.id for f in SHAPE_ONLY] == [e["id"] for e in entries if e["shape_only"]]
+  assert SHAPE_ONLY and WITH_DATA
 
 
 class FunctionalApiTest(chex.TestCase):
@@ -45,7 +38,7 @@ class FunctionalApiTest(chex.TestCase):
   @parameterized.named_parameters((f.id.replace("/", "__"), f.id) for f in WITH_DATA)
   def test_reproduces_fixture(self, fixture_id):
     fixture = get_fixture(fixture_id)
-    run = self.variant(lambda arrays: FUNCTIONS[fixture.op](arrays, dict(fixture.params)))
+    run = self.variant(lambda arrays: _run(fixture, arrays))
     out = run(fixture.arrays())
     chex.assert_shape(out, fixture.output.sizes)
     chex.assert_type(out, fixture.output.dtype)

@@ -20,19 +20,12 @@ from hypothesis import strategies as st
 
 import dml_jax as dml
 from tests import strategies
+from tests.helpers import assert_bits_equal
 
 LONG = os.environ.get("HYPOTHESIS_PROFILE") == "long"
 SHARDS = 16 if LONG else 1
 VALID_EXAMPLES = 10_000 // SHARDS if LONG else 60
 INVALID_EXAMPLES = 10_000 // SHARDS if LONG else 300
-
-
-def assert_bits_equal(got, want):
-  got = np.asarray(got)
-  assert got.dtype == want.dtype and got.shape == want.shape, (got.dtype, got.shape, want.shape)
-  np.testing.assert_array_equal(
-    got.view(f"u{got.dtype.itemsize}"), want.view(f"u{want.dtype.itemsize}")
-  )
 
 
 @pytest.mark.parametrize("shard", range(SHARDS))

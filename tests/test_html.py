@@ -1,61 +1,14 @@
-"""The notebook forms: `_repr_html_` of descriptors and errors, well formed and complete."""
+"""The notebook forms: `_repr_html_` of descriptors and errors, well formed and complete.
 
-import html.parser
+GATHER_ND's and JOIN's own tables are tested in tests/ops/test_<operator>.py.
+"""
 
 import numpy as np
 import pytest
 
 import dml_jax as dml
 from dml_jax._src import html as html_lib
-
-VOID = {"br", "hr", "img"}
-
-
-class _Tables(html.parser.HTMLParser):
-  """Checks that tags nest, and collects every table as rows of cell texts."""
-
-  def __init__(self):
-    super().__init__(convert_charrefs=True)
-    self.open: list[str] = []
-    self.tables: list[list[list[str]]] = []
-    self.captions: list[str] = []
-    self._cell: list[str] | None = None
-    self._caption: list[str] | None = None
-
-  def handle_starttag(self, tag, attrs):
-    if tag not in VOID:
-      self.open.append(tag)
-    if tag == "table":
-      self.tables.append([])
-    elif tag == "tr":
-      self.tables[-1].append([])
-    elif tag in ("td", "th"):
-      self._cell = []
-    elif tag == "caption":
-      self._caption = []
-
-  def handle_endtag(self, tag):
-    assert self.open and self.open[-1] == tag, f"</{tag}> closes {self.open}"
-    self.open.pop()
-    if tag in ("td", "th"):
-      self.tables[-1][-1].append("".join(self._cell))
-      self._cell = None
-    elif tag == "caption":
-      self.captions.append("".join(self._caption))
-      self._caption = None
-
-  def handle_data(self, data):
-    for part in (self._cell, self._caption):
-      if part is not None:
-        part.append(data)
-
-
-def parse(markup: str) -> _Tables:
-  parser = _Tables()
-  parser.feed(markup)
-  parser.close()
-  assert not parser.open, f"unclosed: {parser.open}"
-  return parser
+from tests.helpers import parse_html
 
 
 def rows_by_first_cell(table):
@@ -77,7 +30,7 @@ def test_tensor_desc_html_is_a_table_of_every_dml_field():
     total_tensor_size_in_bytes=64,
     guaranteed_base_offset_alignment=16,
   )
-  parsed = parse(tensor._repr_html_())
+  parsed = parse_html(tensor._repr_html_())
   assert parsed.captions == [f"DML_BUFFER_TENSOR_DESC {tensor}"]
   (table,) = parsed.tables
   assert table[0] == ["field", "value"]
@@ -95,7 +48,7 @@ def test_tensor_desc_html_is_a_table_of_every_dml_field():
 
 
 def test_tensor_desc_html_spells_out_the_defaults():
-  fields = rows_by_first_cell(parse(dml.TensorDesc("INT8", (2, 3, 5))._repr_html_()).tables[0])
+  fields = rows_by_first_cell(parse_html(dml.TensorDesc("INT8", (2, 3, 5))._repr_html_()).tables[0])
   assert fields["Strides"] == ["null (packed row-major: {15,5,1})"]
   assert fields["TotalTensorSizeInBytes"] == ["32 (= DMLCalcBufferTensorSize)"]
   assert fields["Flags"] == ["DML_TENSOR_FLAG_NONE (0x0)"]
@@ -118,7 +71,7 @@ def _gather(indices_type="UINT32", rank=2, axis=0):
 
 
 def test_operator_html_shows_tensors_attributes_and_valid_status():
-  parsed = parse(_gather()._repr_html_())
+  parsed = parse_html(_gather()._repr_html_())
   tensors, attributes = parsed.tables
   assert tensors[0] == [
     "field",
@@ -144,7 +97,7 @@ def test_operator_html_shows_tensors_attributes_and_valid_status():
 def test_operator_html_at_a_chosen_level_marks_the_broken_fields():
   desc = _gather(indices_type="INT32", axis=2)
   page = desc.html("2_1")
-  parsed = parse(page.markup)
+  parsed = parse_html(page.markup)
   tensors, attributes, problems = parsed.tables
   marks = {row[0]: row[-1] for row in tensors[1:] + attributes[1:]}
   assert marks == {
@@ -174,41 +127,13 @@ def test_operator_html_escapes_what_it_shows():
   markup = desc.html().markup
   assert "must be &gt;= DMLCalcBufferTensorSize = 12" in markup
   assert ">= DMLCalcBufferTensorSize" not in markup.replace("&gt;=", "")
-  problems = parse(markup).tables[-1]
+  problems = parse_html(markup).tables[-1]
   assert [
     "InputTensor.TotalTensorSizeInBytes",
     "must be >= DMLCalcBufferTensorSize = 12",
     "4",
     "",
   ] in problems
-
-
-def test_gather_nd_html_names_the_struct_and_its_own_attributes():
-  gather_nd = dml.GatherNdDesc(dml.TensorDesc("FLOAT32", (2, 2)), dml.TensorDesc("UINT32", (2, 1)))
-  attributes = parse(gather_nd._repr_html_()).tables[1]
-  assert [row[0] for row in attributes[1:]] == ["InputDimensionCount", "IndicesDimensionCount"]
-  assert "(DML_GATHER_ND_OPERATOR_DESC)" in gather_nd._repr_html_()
-  gather_nd1 = dml.GatherNdDesc(
-    dml.TensorDesc("FLOAT32", (3, 2)), dml.TensorDesc("UINT32", (3, 1)), batch_dimension_count=1
-  )
-  attributes = parse(gather_nd1._repr_html_()).tables[1]
-  assert [row[0] for row in attributes[1:]] == [
-    "InputDimensionCount",
-    "IndicesDimensionCount",
-    "BatchDimensionCount",
-  ]
-  assert "(DML_GATHER_ND1_OPERATOR_DESC)" in gather_nd1._repr_html_()
-
-
-def test_join_html_lists_every_input_and_an_output_that_cannot_be_inferred():
-  desc = dml.JoinDesc((dml.TensorDesc("INT8", (1, 2)), dml.TensorDesc("INT8", (2,))), axis=0)
-  tensors = parse(desc._repr_html_()).tables[0]
-  assert [row[0] for row in tensors[1:]] == ["InputTensors[0]", "InputTensors[1]", "OutputTensor"]
-  assert tensors[-1][:4] == ["OutputTensor", "output (inferred)", "-", "cannot be inferred"]
-  given = dml.JoinDesc(
-    (dml.TensorDesc("INT8", (2,)),), axis=0, output_tensor=dml.TensorDesc("INT8", (2,))
-  )
-  assert parse(given._repr_html_()).tables[0][-1][:2] == ["OutputTensor", "output"]
 
 
 def test_validation_error_renders_as_a_table_and_keeps_its_message():
@@ -218,7 +143,7 @@ def test_validation_error_renders_as_a_table_and_keeps_its_message():
   assert str(error).splitlines()[0] == (
     "DML_OPERATOR_JOIN descriptor is invalid at DML_FEATURE_LEVEL_6_4 (1 problem):"
   )
-  parsed = parse(error._repr_html_())
+  parsed = parse_html(error._repr_html_())
   assert parsed.captions == [
     "\u2717 DML_OPERATOR_JOIN is invalid at DML_FEATURE_LEVEL_6_4 (1 problem)"
   ]
@@ -242,7 +167,7 @@ def test_validation_error_renders_as_a_table_and_keeps_its_message():
 
 def test_explain_html_is_well_formed():
   page = dml.explain_html(_gather(indices_type="INT32", axis=2), "2_1")
-  parsed = parse(page.markup)
+  parsed = parse_html(page.markup)
   (table,) = parsed.tables
   assert table[0] == ["tensor", "is", "dimensions allowed", "data types allowed", "verdict"]
   assert table[1][:3] == ["InputTensor", "FLOAT32[3,3]", "4"]

@@ -23,3 +23,14 @@ def test_ci_runs_the_readme_test_command():
   _, tests = _readme_commands()
   ci = (ROOT / ".ci" / "run").read_text().splitlines()
   assert tests in [line.strip() for line in ci]
+
+
+def test_the_operator_table_lists_every_registered_operator():
+  from dml_jax._src import registry
+
+  readme = (ROOT / "README.md").read_text()
+  listed = re.findall(r"^\| `([A-Z0-9_]+)` \| (\d_\d) \| `(\w+)` \| `dml\.(\w+)\(", readme, re.M)
+  table = {op: (level, desc, function) for op, level, desc, function in listed}
+  assert set(table) == set(registry.operators())
+  for op, cls in registry.operators().items():
+    assert table[op] == (str(cls.SUPPORT.introduced), cls.__name__, cls.FUNCTION), op

@@ -17,7 +17,7 @@ import dml_jax as dml
 from dml_jax._src import reference
 from dml_jax._src.kernels import availability
 from dml_jax._src.kernels import reverse_subsequences_strips_mosaic as strips
-from tests.helpers import kernel_data
+from tests.helpers import assert_bits_equal, kernel_data
 
 
 @pytest.fixture
@@ -118,7 +118,7 @@ def test_words_hold_lane_j_in_their_bits_j(dtype, x64):
   shifts = np.arange(words.lanes, dtype=np.uint64) * np.uint64(words.bits)
   np.testing.assert_array_equal(packed.astype(np.uint64), (lanes << shifts).sum(-1))
   unpacked = np.asarray(words.unpack(packed, np.dtype(dtype))).reshape(x.shape)
-  np.testing.assert_array_equal(unpacked.view(np.uint8), x.view(np.uint8))
+  assert_bits_equal(unpacked, x)
 
 
 def test_kernel_never_applies_without_tma(monkeypatch):

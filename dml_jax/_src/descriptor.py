@@ -22,6 +22,7 @@ with `registry.register`.
 from __future__ import annotations
 
 import dataclasses
+import enum
 from collections.abc import Iterator, Mapping
 from typing import Any, ClassVar, Self
 
@@ -345,6 +346,6 @@ def _repr_value(value: Any) -> str:
   if isinstance(value, tuple) and value and isinstance(value[0], TensorDesc):
     inner = ", ".join(map(repr, value))
     return f"({inner},)" if len(value) == 1 else f"({inner})"
-  if hasattr(value, "dml_repr"):
-    return value.dml_repr()
+  if isinstance(value, enum.Enum):  # as the public name spells it: PaddingMode.REFLECTION
+    return f"{type(value).__name__}.{value.name}"
   return repr(value)

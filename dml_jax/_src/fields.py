@@ -66,7 +66,8 @@ class DmlField:
     derive: for a field whose None means "computed from the others": the
       function computing it from the descriptor (InputDimensionCount: the rank).
     optional: None is a legal final value (an OutputTensor to infer).
-    data_type_field: for a scalar union: the Python name of its DataType field.
+    data_type_field: for a scalar union: the DML name of the DataType field that says
+      which member it holds (PADDING1's PaddingValueDataType).
   """
 
   name: str
@@ -276,7 +277,11 @@ _UNION_MEMBERS: dict[DataType | None, str] = {
 
 def _json_scalar_union(value: Any, field: DmlField, siblings: Mapping[str, Any]) -> int | float:
   """A DML_SCALAR_UNION: a number, or an object keyed by the member its data type selects."""
-  data_type = DataType.from_any(siblings[field.data_type_field]) if field.data_type_field else None
+  data_type = None
+  if field.data_type_field is not None:
+    if field.data_type_field not in siblings:
+      raise ValueError(f"{field.dml_name} needs {field.data_type_field} beside it")
+    data_type = DataType.from_any(siblings[field.data_type_field])
   if isinstance(value, Mapping):
     if data_type is DataType.FLOAT16:  # the raw half bits, as DirectML stores them
       bits = as_int(value.get("UInt16"), f"{field.dml_name}.UInt16")

@@ -20,6 +20,7 @@ Examples:
 
 from __future__ import annotations
 
+import enum
 import html
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -171,8 +172,11 @@ def violation_rows(violations: Iterable[Any]) -> list[tuple[str, str, str, str]]
 
 
 def show(value: Any) -> str:
+  """A field value as DirectML's docs write it: {1,2} for arrays, names for enums."""
   if isinstance(value, tuple):
     return "{" + ",".join(show(v) for v in value) + "}"
+  if isinstance(value, enum.Enum):
+    return value.name or str(value)
   return str(value)
 
 

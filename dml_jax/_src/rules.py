@@ -49,11 +49,7 @@ def check_same_rank(
 def check_count(check: Checker, field: str, count: int, counted: str, length: int) -> bool:
   """A count field (InputCount, RepeatsCount, ...) equals the length of the array it counts."""
   return check.expect(
-    count == length,
-    field,
-    f"must equal the number of {counted} ({length})",
-    count,
-    hint=f"leave {field} out (None) to have it counted" if count != length else None,
+    count == length, field, f"must equal the number of {counted} ({length})", count
   )
 
 

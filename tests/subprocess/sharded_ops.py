@@ -6,6 +6,7 @@ machine with several GPUs it uses them (at least 2), sharding over what exists.
 Prints one line per case and `N passed, M failed`; exits 1 on any failure.
 """
 
+import pathlib
 import sys
 
 import jax
@@ -14,6 +15,11 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 import dml_jax as dml
 from dml_jax._src import reference
+
+# Run as a script (python tests/subprocess/sharded_ops.py), this file's folder heads sys.path,
+# not the repository: put the repository there too, for the tests' shared helpers.
+sys.path.insert(1, str(pathlib.Path(__file__).resolve().parents[2]))
+from tests.helpers import bits_equal  # noqa: E402
 
 
 def _mesh():
@@ -156,7 +162,7 @@ def main():
   for name, fn, args, want in cases:
     placed = [_place(a, mesh, axis) for a, axis in args]
     got = np.asarray(jax.jit(fn)(*placed))
-    ok = got.dtype == want.dtype and np.array_equal(got.view(np.uint32), want.view(np.uint32))
+    ok = bits_equal(got, want)
     failed += not ok
     print(f"{'PASS' if ok else 'FAIL'}  {name} over {n} {jax.devices()[0].platform} devices")
   print(f"{len(cases) - failed} passed, {failed} failed")

@@ -10,11 +10,17 @@ frozen config argument (None: the module's DEFAULT):
   reverse_subsequences_strips_mosaic  REVERSE_SUBSEQUENCES with per-lane lengths, strips of
                                       lanes staged in shared memory by TMA
 
-`forms` decides, per backend, between a kernel and the lax lowering an operator hands it; its
-functions are what the operator modules call, re-exported here. `availability` is the one probe
+`forms` decides, per backend, between a kernel and the lax lowering an operator hands it (and
+between lax forms where XLA:CPU runs one faster: JOIN's); its functions are what the operator
+modules call, re-exported here. `availability` is the one probe
 of what this process can run (Pallas Triton, Mosaic GPU, GPUs with TMA).
 """
 
-from dml_jax._src.kernels.forms import gather_elements, gather_nd, reverse_subsequences_per_lane
+from dml_jax._src.kernels.forms import (
+  gather_elements,
+  gather_nd,
+  join,
+  reverse_subsequences_per_lane,
+)
 
-__all__ = ["gather_elements", "gather_nd", "reverse_subsequences_per_lane"]
+__all__ = ["gather_elements", "gather_nd", "join", "reverse_subsequences_per_lane"]

@@ -11,7 +11,8 @@ faster than it gathers elements (BENCHMARKS.md).
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+import math
+from collections.abc import Callable, Sequence
 
 import jax
 import jax.numpy as jnp
@@ -155,3 +156,44 @@ def _reverse_lanes_or_strips(
 def _lanes_share_lengths(input: jax.Array, lengths: jax.Array, axis: int) -> jax.Array:
   lanes = lengths.reshape(input.shape[:axis] + (-1,))
   return jnp.all(lanes == lanes[..., :1])
+
+
+def join(inputs: Sequence[jax.Array], axis: int) -> jax.Array:
+  """JOIN along `axis`: `lax.concatenate`, or on XLA:CPU the same bits in a form it runs on
+  every thread (`join_cpu_form`)."""
+  if join_cpu_form(inputs[0].shape, len(inputs), axis) is None:
+    return lax.concatenate(inputs, axis)
+  cpu = functools.partial(join_on_cpu, axis=axis)
+  return lax.platform_dependent(*inputs, cpu=cpu, default=lambda *xs: lax.concatenate(xs, axis))
+
+
+def join_cpu_form(shape: tuple[int, ...], count: int, axis: int) -> str | None:
+  """The CPU form of a JOIN of `count` inputs shaped like `shape` off `axis`, or None.
+
+  XLA:CPU runs an unfused concatenate on one thread when no dimension before the joined one
+  has a size above 1 (it splits the output along its first dimension, and a join along it
+  cannot be split that way), while ONNX Runtime copies with every thread. Joined as 1-D views
+  ("flat"), the reshapes fuse into the concatenate, which XLA:CPU then runs on all its threads;
+  with leading dimensions of size 1 dropped ("squeezed"), the first dimension can be split.
+  """
+  if count < 2:
+    return None
+  if math.prod(shape[:axis]) == 1:
+    return "flat"
+  if shape[0] == 1:
+    return "squeezed"
+  return None
+
+
+def join_on_cpu(*inputs: jax.Array, axis: int) -> jax.Array:
+  """JOIN on XLA:CPU: the same bits as `lax.concatenate`, in a form it runs on every thread."""
+  shape = list(inputs[0].shape)
+  shape[axis] = sum(x.shape[axis] for x in inputs)
+  if join_cpu_form(inputs[0].shape, len(inputs), axis) == "flat":
+    # Views of (n,) fuse for rank 2 and up; for rank 1, views of (n, 1) do.
+    view = (lambda x: (x.size,)) if len(shape) > 1 else (lambda x: (x.size, 1))
+    joined = lax.concatenate([lax.reshape(x, view(x)) for x in inputs], 0)
+  else:  # "squeezed": drop the leading dimensions of size 1
+    lead = next(d for d, size in enumerate(shape) if size != 1)
+    joined = lax.concatenate([lax.reshape(x, x.shape[lead:]) for x in inputs], axis - lead)
+  return lax.reshape(joined, tuple(shape))

@@ -308,7 +308,8 @@ class GatherNdDesc(_GatherNdRules):
     ) -> None: ...
 
   def __new__(cls, *args: Any, **kwargs: Any) -> Any:
-    if "batch_dimension_count" not in kwargs:
+    args, kwargs, b = _legacy_batch_count(args, kwargs)
+    if b is None:
       return super().__new__(cls)
     warnings.warn(
       "GatherNdDesc(..., batch_dimension_count=b) is deprecated: DML_GATHER_ND_OPERATOR_DESC"
@@ -316,17 +317,28 @@ class GatherNdDesc(_GatherNdRules):
       DeprecationWarning,
       stacklevel=2,
     )
-    if kwargs["batch_dimension_count"]:  # not a GatherNdDesc: Python calls no __init__ on it
-      return GatherNd1Desc(*args, **kwargs)
-    return super().__new__(cls)  # __init__ drops the keyword
+    if b:  # not a GatherNdDesc, so Python does not call __init__ on it again
+      return GatherNd1Desc(*args, batch_dimension_count=b, **kwargs)
+    return super().__new__(cls)  # __init__ drops the count
+
+
+def _legacy_batch_count(args: tuple, kwargs: dict) -> tuple[tuple, dict, Any]:
+  """The arguments of the older GatherNdDesc, (input, indices, m, q, b, output), as
+  GatherNdDesc's (input, indices, m, q, output) and the batch count (None if not given)."""
+  kwargs = dict(kwargs)
+  if "batch_dimension_count" in kwargs:
+    return args, kwargs, kwargs.pop("batch_dimension_count")
+  if len(args) >= 5 and not isinstance(args[4], TensorDesc | None):
+    return args[:4] + args[5:], kwargs, args[4]
+  return args, kwargs, None
 
 
 def _drop_batch_dimension_count(init: Any) -> Any:
-  """GatherNdDesc's __init__, ignoring the deprecated keyword that __new__ has handled."""
+  """GatherNdDesc's __init__, without the deprecated count that __new__ has handled."""
 
   @functools.wraps(init)
   def __init__(self: GatherNdDesc, *args: Any, **kwargs: Any) -> None:  # noqa: N807
-    kwargs.pop("batch_dimension_count", None)
+    args, kwargs, _ = _legacy_batch_count(args, kwargs)
     init(self, *args, **kwargs)
 
   return __init__

@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
-import functools
-import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, SupportsIndex
 
 import jax
-from jax import lax
 from jax.typing import ArrayLike
 
-from dml_jax._src import arguments, dispatch, registry, rules
+from dml_jax._src import arguments, dispatch, kernels, registry, rules
 from dml_jax._src.descriptor import OperatorDesc
 from dml_jax._src.dtypes import ALL_DATA, FLOAT_AND_INT_16_32, UP_TO_32_BIT, DataType
 from dml_jax._src.errors import Checker
@@ -128,11 +125,7 @@ class JoinDesc(OperatorDesc):
     return f"must be the inputs' sizes with their Axis sizes summed: {braced(expected)}"
 
   def lower(self, *inputs: jax.Array) -> jax.Array:
-    axis = self.axis
-    if _cpu_form(inputs[0].shape, len(inputs), axis) is None:
-      return lax.concatenate(inputs, axis)
-    cpu = functools.partial(_join_cpu, axis=axis)
-    return lax.platform_dependent(*inputs, cpu=cpu, default=lambda *xs: lax.concatenate(xs, axis))
+    return kernels.join(inputs, self.axis)
 
   def explain_output(self) -> list[str]:
     tensors, axis = self.input_tensors, self.axis
@@ -159,38 +152,6 @@ class JoinDesc(OperatorDesc):
     if len(tensors) == 1:
       lines.append("A single input: the output is a copy.")
     return lines
-
-
-def _cpu_form(shape: tuple[int, ...], count: int, axis: int) -> str | None:
-  """The CPU form of a JOIN of `count` inputs shaped like `shape` off `axis`, or None.
-
-  XLA:CPU runs an unfused concatenate on one thread when no dimension before the joined one
-  has a size above 1 (it splits the output along its first dimension, and a join along it
-  cannot be split that way), while ONNX Runtime copies with every thread. Joined as 1-D views
-  ("flat"), the reshapes fuse into the concatenate, which XLA:CPU then runs on all its threads;
-  with leading dimensions of size 1 dropped ("squeezed"), the first dimension can be split.
-  """
-  if count < 2:
-    return None
-  if math.prod(shape[:axis]) == 1:
-    return "flat"
-  if shape[0] == 1:
-    return "squeezed"
-  return None
-
-
-def _join_cpu(*inputs: jax.Array, axis: int) -> jax.Array:
-  """JOIN on XLA:CPU: the same bits as `lax.concatenate`, in a form it runs on every thread."""
-  shape = list(inputs[0].shape)
-  shape[axis] = sum(x.shape[axis] for x in inputs)
-  if _cpu_form(inputs[0].shape, len(inputs), axis) == "flat":
-    # Views of (n,) fuse for rank 2 and up; for rank 1, views of (n, 1) do.
-    view = lambda x: (x.size,) if len(shape) > 1 else (x.size, 1)
-    joined = lax.concatenate([lax.reshape(x, view(x)) for x in inputs], 0)
-  else:  # "squeezed": drop the leading dimensions of size 1
-    lead = next(d for d, size in enumerate(shape) if size != 1)
-    joined = lax.concatenate([lax.reshape(x, x.shape[lead:]) for x in inputs], axis - lead)
-  return lax.reshape(joined, tuple(shape))
 
 
 def join(
