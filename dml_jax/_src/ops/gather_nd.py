@@ -318,7 +318,11 @@ class GatherNdDesc(_GatherNdRules):
       stacklevel=2,
     )
     if b:  # not a GatherNdDesc, so Python does not call __init__ on it again
-      return GatherNd1Desc(*args, batch_dimension_count=b, **kwargs)
+      if len(args) >= 4:  # GatherNd1Desc's fields are (input, indices, m, q, b, output)
+        args = (*args[:4], b, *args[4:])
+      else:
+        kwargs["batch_dimension_count"] = b
+      return GatherNd1Desc(*args, **kwargs)
     return super().__new__(cls)  # __init__ drops the count
 
 
