@@ -191,7 +191,7 @@ def join_on_cpu(*inputs: jax.Array, axis: int) -> jax.Array:
   shape[axis] = sum(x.shape[axis] for x in inputs)
   if join_cpu_form(inputs[0].shape, len(inputs), axis) == "flat":
     # Views of (n,) fuse for rank 2 and up; for rank 1, views of (n, 1) do.
-    view = (lambda x: (x.size,)) if len(shape) > 1 else (lambda x: (x.size, 1))
+    view = lambda x: (x.size,) if len(shape) > 1 else (x.size, 1)
     joined = lax.concatenate([lax.reshape(x, view(x)) for x in inputs], 0)
   else:  # "squeezed": drop the leading dimensions of size 1
     lead = next(d for d, size in enumerate(shape) if size != 1)
