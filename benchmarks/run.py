@@ -951,6 +951,56 @@ def reverse_case(
   )
 
 
+@case(
+  "TILE",
+  sizes={"large": (4096, 4096), "small": (1024, 2048), "tiny": (6, 10)},
+  variants={"tile_rows": dict(repeats=(4, 1)), "tile_columns": dict(repeats=(1, 4))},
+)
+def tile_case(shape: tuple[int, int], rng, *, repeats: tuple[int, int], dtype=np.float32) -> Case:
+  """TILE of an input of `shape`, `repeats` copies along each dimension."""
+  host = [random_data(rng, shape, dtype)]
+  (x,) = device_put(host)
+  out_shape = tuple(s * r for s, r in zip(shape, repeats, strict=True))
+  itemsize = np.dtype(dtype).itemsize
+
+  def subset(host):
+    # A few positions of each dimension of the input, and the same positions in every copy:
+    # out[r + t * rows, c + u * cols] = x[r, c], copies outermost as the oracle orders them.
+    chosen = [edge(n, 2) for n in shape]
+    pick = lambda a: take(
+      a,
+      *(
+        np.concatenate([c + t * n for t in range(k)])
+        for c, n, k in zip(chosen, shape, repeats, strict=True)
+      ),
+    )
+    return reference.tile(take(host[0], *chosen), repeats=repeats), pick
+
+  def peers(env, host):
+    impls = [jax_impl(env, "jnp.tile", "jax", jax.jit(lambda x: jnp.tile(x, repeats)), x)]
+    if env.torch:
+      tx = env.torch_from_jax(x)
+      impls.append(torch_impl(env, "torch.Tensor.repeat", lambda: tx.repeat(*repeats), out_shape))
+    if env.ort:
+      feeds = {"x": host[0], "repeats": np.array(repeats, np.int64)}
+      model = onnx_model(env, "Tile", list(feeds.items()), np.empty(out_shape, dtype))
+      impls.append(ort_impl(env, "Tile", model, feeds, out_shape))
+    return impls
+
+  return Case(
+    dtype=np.dtype(dtype).name,
+    shape=f"{_tuple(shape)} x{_tuple(repeats)}",
+    description=f"TILE of {shape} by {repeats} -> {out_shape}",
+    bytes_moved=(math.prod(shape) + math.prod(out_shape)) * itemsize,
+    host=host,
+    inputs=(x,),
+    dml=jax.jit(lambda x: dml.tile(x, repeats=repeats)),
+    expected=lambda host: np.tile(host[0], repeats),
+    subset=subset,
+    peers=peers,
+  )
+
+
 def device_put(host: list[np.ndarray]) -> tuple[jax.Array, ...]:
   return tuple(jax.block_until_ready(jax.device_put(h)) for h in host)
 

@@ -206,12 +206,32 @@ def join_case(draw):
   )
 
 
+@st.composite
+def tile_case(draw):
+  level = draw(levels("TILE"))
+  table = _table(dml.TileDesc, level)
+  n = draw(st.integers(*_rank_range(table, level)))
+  data_type = draw(st.sampled_from(table["InputTensor"].data_types))
+  sizes = _sizes(draw, n, max_elements=24)
+  repeats = tuple(draw(st.integers(1, 3)) for _ in range(n))
+  x = _data(draw, data_type, sizes)
+  desc = dml.TileDesc(TensorDesc(data_type, sizes), repeats=repeats)
+  return Case(
+    desc,
+    level,
+    [x],
+    lambda x, level: dml.tile(x, repeats=repeats, feature_level=level),
+    lambda: reference.tile(x, repeats=repeats),
+  )
+
+
 VALID = {
   "GATHER_ELEMENTS": gather_elements_case,
   "GATHER_ND": gather_nd_case,
   "GATHER_ND1": lambda: gather_nd_case(op="GATHER_ND1"),
   "REVERSE_SUBSEQUENCES": reverse_subsequences_case,
   "JOIN": join_case,
+  "TILE": tile_case,
 }
 
 

@@ -41,6 +41,7 @@ __all__ = [
   "join",
   "normalize_index",
   "reverse_subsequences",
+  "tile",
 ]
 
 
@@ -383,4 +384,33 @@ def join(inputs: Sequence[np.ndarray], *, axis: int) -> np.ndarray:
     slab = (slice(None),) * axis + (slice(offset, offset + extent),)
     output[slab] = array
     offset += extent
+  return output
+
+
+# --------------------------------------------------------------------------- #
+# TILE
+# --------------------------------------------------------------------------- #
+
+
+def tile(input: np.ndarray, *, repeats: Sequence[int]) -> np.ndarray:
+  """Reference DML_OPERATOR_TILE: ``out[o] = input[o mod input.shape]``.
+
+  Every output coordinate is reduced modulo the input's sizes, one element at a
+  time (not ``np.tile``, which the tests compare it with).
+
+  Args:
+    input: The tensor to repeat.
+    repeats: One count >= 1 per dimension of ``input``.
+
+  Returns:
+    An array of shape ``input.shape[i] * repeats[i]`` and the input's dtype.
+  """
+  input = np.asarray(input)
+  assert len(repeats) == input.ndim, "one repeat count per dimension"
+  assert all(int(r) >= 1 for r in repeats), "every repeat count must be >= 1"
+  shape = tuple(s * int(r) for s, r in zip(input.shape, repeats, strict=True))
+  output = np.empty(shape, dtype=input.dtype)
+  for position in np.ndindex(*shape):
+    source = tuple(c % s for c, s in zip(position, input.shape, strict=True))
+    output[position] = input[source]
   return output
