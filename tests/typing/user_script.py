@@ -32,6 +32,7 @@ def functional_api() -> None:
   joined = dml.join([x, x], axis=0)
   assert_type(joined, jax.Array)
   dml.join((x, jnp.ones((3, 1), jnp.float32)), axis=1)
+  assert_type(dml.tile(x, repeats=[2, 1], feature_level="4_1"), jax.Array)
 
 
 def descriptor_layer() -> None:
@@ -77,6 +78,9 @@ def descriptor_layer() -> None:
   )
   assert_type(nd.input_dimension_count, int)
   print(dml.explain(nd))
+  tile = dml.TileDesc(data, repeats=[1, 2])
+  assert_type(tile.repeats, tuple[int, ...])
+  assert_type(tile.repeats_count, int)
   assert "4_1" in dml.explain(nd, feature_level="4_1") and dml.explain_html(nd, "6_4").text
   assert not nd.violations("4_1") and nd.html("2_1").markup
   dml.GatherNd1Desc(

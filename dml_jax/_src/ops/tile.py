@@ -8,17 +8,24 @@ Repeats as ONNX does) and every count at least 1 (DirectML has no empty tensors)
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, SupportsIndex
 
 import jax
 from jax import lax
+from jax.typing import ArrayLike
 
 from dml_jax._src import arguments, dispatch, registry, rules
 from dml_jax._src.descriptor import OperatorDesc
 from dml_jax._src.dtypes import UP_TO_32_BIT, DataType
 from dml_jax._src.errors import Checker
-from dml_jax._src.feature_level import FeatureLevel, SupportTable, as_level, support
+from dml_jax._src.feature_level import (
+  FeatureLevel,
+  FeatureLevelLike,
+  SupportTable,
+  as_level,
+  support,
+)
 from dml_jax._src.fields import FieldKind, as_int_tuple, dml_field
 from dml_jax._src.rules import braced
 from dml_jax._src.tensor_desc import TensorDesc
@@ -73,7 +80,17 @@ class TileDesc(OperatorDesc):
   output_tensor: TensorDesc | None = dml_field(
     "OutputTensor", FieldKind.TENSOR, output=True, default=None
   )
-  repeats_count: int | None = dml_field("RepeatsCount", FieldKind.UINT, count_of="repeats")
+  repeats_count: int = dml_field("RepeatsCount", FieldKind.UINT, count_of="repeats")
+
+  if TYPE_CHECKING:
+    # The constructor as type checkers see it (see OperatorDesc).
+    def __init__(
+      self,
+      input_tensor: TensorDesc,
+      repeats: Iterable[SupportsIndex],
+      output_tensor: TensorDesc | None = None,
+      repeats_count: SupportsIndex | None = None,
+    ) -> None: ...
 
   def infer_output(self) -> TensorDesc | None:
     sizes = self.input_tensor.sizes
@@ -128,7 +145,9 @@ class TileDesc(OperatorDesc):
     ]
 
 
-def tile(input: Any, *, repeats: Sequence[int], feature_level: Any = None) -> jax.Array:
+def tile(
+  input: ArrayLike, *, repeats: Sequence[int], feature_level: FeatureLevelLike = None
+) -> jax.Array:
   """DML_OPERATOR_TILE: repeats `input` `repeats[i]` times along each dimension i.
 
   ``out[o] = input[o mod input.shape]``; the output's shape is
@@ -160,7 +179,9 @@ def tile(input: Any, *, repeats: Sequence[int], feature_level: Any = None) -> ja
   return _tile((level, types, as_int_tuple(repeats, "Repeats")), input)
 
 
-def _describe_tile(types, shapes, repeats) -> TileDesc:
+def _describe_tile(
+  types: tuple[DataType, ...], shapes: tuple[tuple[int, ...], ...], repeats: tuple[int, ...]
+) -> TileDesc:
   return TileDesc(TensorDesc(types[0], shapes[0]), repeats=repeats)
 
 
