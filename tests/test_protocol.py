@@ -265,7 +265,10 @@ def _json(desc):
 @pytest.mark.parametrize(
   "kwargs, message",
   [
-    (dict(mode=0, offsets=3, strides=()), r"Offsets must be a sequence of integers; got int 3"),
+    (
+      dict(mode=0, offsets=3, strides=()),
+      r"Offsets must be a sequence of integers; got the scalar 3",
+    ),
     (dict(mode=0, offsets=(), strides=("1",)), r"Strides\[0\] must be an integer; got str"),
     (dict(mode=0, offsets=(), strides=(), scale="2"), r"Scale must be a number; got str"),
     (dict(mode=0, offsets=(), strides=(), value=True), r"Value must be a number; got bool"),

@@ -21,13 +21,13 @@ import dataclasses
 import enum
 import math
 import numbers
-import operator
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from dml_jax._src.dtypes import DataType
+from dml_jax._src.integers import as_int, as_int_tuple
 from dml_jax._src.tensor_desc import TensorDesc
 
 _METADATA_KEY = "dml_jax.field"
@@ -150,27 +150,6 @@ def field_by_dml_name(desc: Any, dml_name: str) -> DmlField:
 
 
 # -- coercion ------------------------------------------------------------------------------
-
-
-def as_int(value: Any, what: str) -> int:
-  """An integer attribute (TypeError for floats, bools and strings)."""
-  if type(value) is int:
-    return value
-  if isinstance(value, bool):
-    raise TypeError(f"{what} must be an integer; got bool {value!r}")
-  try:
-    return operator.index(value)
-  except TypeError:
-    raise TypeError(f"{what} must be an integer; got {type(value).__name__} {value!r}") from None
-
-
-def as_int_tuple(values: Any, what: str) -> tuple[int, ...]:
-  """A sequence of integers (a list, a tuple, a 1-D NumPy array) as a tuple."""
-  if isinstance(values, str | bytes | numbers.Number) or not hasattr(values, "__iter__"):
-    raise TypeError(
-      f"{what} must be a sequence of integers; got {type(values).__name__} {values!r}"
-    )
-  return tuple(as_int(v, f"{what}[{i}]") for i, v in enumerate(values))
 
 
 def as_tensor(value: Any, what: str) -> TensorDesc:

@@ -5,15 +5,13 @@ from __future__ import annotations
 import dataclasses
 import enum
 import math
-import operator
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, SupportsIndex, cast
-
-import numpy as np
 
 from dml_jax._src import html as _html
 from dml_jax._src.dtypes import DataType, DataTypeLike
 from dml_jax._src.errors import Checker
+from dml_jax._src.integers import as_int, as_int_tuple
 
 MAX_ELEMENT_COUNT = 2**32 - 1
 """A buffer tensor holds at most 2**32 - 1 elements (index of one past the last)."""
@@ -58,21 +56,6 @@ def packed_strides(sizes: Sequence[int]) -> tuple[int, ...]:
     strides.append(step)
     step *= size
   return tuple(reversed(strides))
-
-
-def _as_int(value: Any, what: str) -> int:
-  if isinstance(value, bool):
-    raise TypeError(f"{what} must be an integer; got bool {value!r}")
-  try:
-    return operator.index(value)
-  except TypeError:
-    raise TypeError(f"{what} must be an integer; got {type(value).__name__} {value!r}") from None
-
-
-def _as_int_tuple(values: Any, what: str) -> tuple[int, ...]:
-  if isinstance(values, int | np.integer):
-    raise TypeError(f"{what} must be a sequence of integers; got the scalar {values!r}")
-  return tuple(_as_int(v, f"{what}[{i}]") for i, v in enumerate(values))
 
 
 def _flags_from_dml(value: Any, what: str) -> TensorFlags:
@@ -138,20 +121,20 @@ class TensorDesc:
   def __post_init__(self) -> None:
     set_ = lambda name, value: object.__setattr__(self, name, value)  # noqa: E731
     set_("data_type", DataType.from_any(self.data_type))
-    set_("sizes", _as_int_tuple(self.sizes, "Sizes"))
+    set_("sizes", as_int_tuple(self.sizes, "Sizes"))
     if self.strides is not None:
-      set_("strides", _as_int_tuple(self.strides, "Strides"))
-    set_("flags", TensorFlags(_as_int(self.flags, "Flags")))
+      set_("strides", as_int_tuple(self.strides, "Strides"))
+    set_("flags", TensorFlags(as_int(self.flags, "Flags")))
     if self.total_tensor_size_in_bytes is None:
       set_("total_tensor_size_in_bytes", self.minimum_size_in_bytes)
     else:
       set_(
         "total_tensor_size_in_bytes",
-        _as_int(self.total_tensor_size_in_bytes, "TotalTensorSizeInBytes"),
+        as_int(self.total_tensor_size_in_bytes, "TotalTensorSizeInBytes"),
       )
     set_(
       "guaranteed_base_offset_alignment",
-      _as_int(self.guaranteed_base_offset_alignment, "GuaranteedBaseOffsetAlignment"),
+      as_int(self.guaranteed_base_offset_alignment, "GuaranteedBaseOffsetAlignment"),
     )
 
   @classmethod
@@ -240,9 +223,9 @@ class TensorDesc:
     missing = [name for name in ("DataType", "Sizes") if name not in body]
     if missing:
       raise ValueError(f"{what}: the tensor desc has no {' or '.join(missing)}")
-    sizes = _as_int_tuple(body["Sizes"], f"{what}.Sizes")
+    sizes = as_int_tuple(body["Sizes"], f"{what}.Sizes")
     count = body.get("DimensionCount", len(sizes))
-    if _as_int(count, f"{what}.DimensionCount") != len(sizes):
+    if as_int(count, f"{what}.DimensionCount") != len(sizes):
       raise ValueError(
         f"{what}.DimensionCount is {count} but Sizes has {len(sizes)} entries; make them agree"
       )
@@ -251,7 +234,7 @@ class TensorDesc:
     return cls(
       body["DataType"],
       sizes,
-      strides=None if strides is None else _as_int_tuple(strides, f"{what}.Strides"),
+      strides=None if strides is None else as_int_tuple(strides, f"{what}.Strides"),
       flags=_flags_from_dml(body.get("Flags", "NONE"), f"{what}.Flags"),
       total_tensor_size_in_bytes=total,
       guaranteed_base_offset_alignment=body.get("GuaranteedBaseOffsetAlignment", 0),

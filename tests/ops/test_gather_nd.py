@@ -461,6 +461,11 @@ def test_gather_nd_desc_with_a_batch_count_is_deprecated_and_builds_the_same_des
   with pytest.warns(DeprecationWarning, match="use GatherNd1Desc"):
     positional = dml.GatherNdDesc(data, indices, 3, 3, 1)  # the older field order
   assert positional == batched
+  output = T("FLOAT32", (2, 2, 4))
+  with pytest.warns(DeprecationWarning, match="use GatherNd1Desc"):
+    with_output = dml.GatherNdDesc(data, indices, 3, 3, 1, output)  # (..., b, output)
+  assert with_output == dml.GatherNd1Desc(data, indices, 3, 3, 1, output)
+  assert with_output.output_tensor == output and with_output.batch_dimension_count == 1
   with pytest.warns(DeprecationWarning, match="use GatherNd1Desc"):
     plain = dml.GatherNdDesc(data, indices, batch_dimension_count=0)
   assert type(plain) is dml.GatherNdDesc and plain == dml.GatherNdDesc(data, indices)

@@ -108,7 +108,7 @@ def test_the_output_may_not_address_2_to_the_32_elements():
 def test_repeats_must_be_integers():
   with pytest.raises(TypeError, match=r"Repeats\[0\] must be an integer; got float 2\.0"):
     dml.tile(np.zeros((2,), np.float32), repeats=(2.0,))
-  with pytest.raises(TypeError, match="Repeats must be a sequence of integers; got int 2"):
+  with pytest.raises(TypeError, match="Repeats must be a sequence of integers; got the scalar 2"):
     dml.TileDesc(T("FLOAT32", (2,)), repeats=2)
 
 

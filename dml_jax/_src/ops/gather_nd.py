@@ -34,7 +34,8 @@ from dml_jax._src.feature_level import (
   as_level,
   support,
 )
-from dml_jax._src.fields import FieldKind, as_int, dml_field
+from dml_jax._src.fields import FieldKind, dml_field
+from dml_jax._src.integers import as_int
 from dml_jax._src.rules import braced
 from dml_jax._src.tensor_desc import TensorDesc
 
