@@ -187,6 +187,10 @@ def test_row_copies_apply_to_wide_power_of_two_rows():
   assert not applies((8, 32768), 0, 1, f32)  # 128 KiB rows: beyond a program's registers
   assert not applies((8, 256), 0, 1, np.dtype(np.float64))  # 64-bit data: lax path
   assert not applies((2**16, 2**15, 256), 0, 2, f32)  # 2**31 rows: no int32 row number
+  # Triton's offsets into the table are 32-bit: inputs of 2**31 elements or more take XLA's
+  # gather (tests/test_big_tensors.py read wrong rows on an H100 before this bound).
+  assert applies((2**21 - 1, 1024), 0, 1, i8)
+  assert not applies((2**21 + 1, 1024), 0, 1, i8)
 
 
 def test_row_copies_never_apply_without_pallas_triton(monkeypatch):

@@ -64,8 +64,9 @@ def applies(
 ) -> bool:
   """Whether GATHER_ND of a logical input of this shape can copy whole rows with the kernel.
 
-  The rows are the sizes after the batch dimensions and the index tuple's; their count, the
-  product of the sizes before, must fit an int32 row number.
+  The rows are the sizes after the batch dimensions and the index tuple's. Triton addresses the
+  table with 32-bit offsets (row number times width), so the whole input must hold fewer than
+  2**31 elements; larger inputs take XLA's gather.
 
   Examples:
     >>> f32 = np.dtype(np.float32)
@@ -83,7 +84,7 @@ def applies(
     and _triton.power_of_two(width)
     and _triton.power_of_two(tuple_size)  # the kernel loads (rows, tuple size) blocks
     and config.min_row_bytes <= width * np.dtype(dtype).itemsize <= config.max_row_bytes
-    and int(np.prod(input_shape[:leading], dtype=np.int64)) < 2**31
+    and int(np.prod(input_shape, dtype=np.int64)) < 2**31
   )
 
 
