@@ -23,6 +23,15 @@ from dml_jax._src.explain import explain_html as explain_html
 from dml_jax._src.feature_level import FeatureLevel as FeatureLevel
 from dml_jax._src.fields import DmlField as DmlField
 from dml_jax._src.fields import FieldKind as FieldKind
+from dml_jax._src.ops.depth_space import DepthSpaceOrder as DepthSpaceOrder
+from dml_jax._src.ops.depth_space import DepthToSpace1Desc as DepthToSpace1Desc
+from dml_jax._src.ops.depth_space import DepthToSpaceDesc as DepthToSpaceDesc
+from dml_jax._src.ops.depth_space import SpaceToDepth1Desc as SpaceToDepth1Desc
+from dml_jax._src.ops.depth_space import SpaceToDepthDesc as SpaceToDepthDesc
+from dml_jax._src.ops.depth_space import depth_to_space as depth_to_space
+from dml_jax._src.ops.depth_space import depth_to_space1 as depth_to_space1
+from dml_jax._src.ops.depth_space import space_to_depth as space_to_depth
+from dml_jax._src.ops.depth_space import space_to_depth1 as space_to_depth1
 from dml_jax._src.ops.gather_elements import GatherElementsDesc as GatherElementsDesc
 from dml_jax._src.ops.gather_elements import gather_elements as gather_elements
 from dml_jax._src.ops.gather_nd import GatherNd1Desc as GatherNd1Desc

@@ -214,6 +214,16 @@ def errata_for(example: Mapping[str, Any]) -> list[dict[str, str]]:
         "the role 'sequence_lengths'.",
       }
     )
+  if op in ("SPACE_TO_DEPTH", "SPACE_TO_DEPTH1"):
+    errata.append(
+      {
+        "issue": "The page's OutputTensor field gives DEPTH_TO_SPACE's sizes,"
+        " {N, C / (BlockSize * BlockSize), H * BlockSize, W * BlockSize}.",
+        "resolution": "SPACE_TO_DEPTH's output is {N, C * BlockSize * BlockSize,"
+        " H / BlockSize, W / BlockSize}, as the page's examples show; the documented"
+        " sizes are kept.",
+      }
+    )
   if example.get("doc_issue") and not errata:  # any other operator's documented slip
     errata.append(
       {

@@ -225,6 +225,39 @@ def tile_case(draw):
   )
 
 
+_DEPTH_SPACE_DESCS = {
+  "DEPTH_TO_SPACE": (dml.DepthToSpaceDesc, "depth_to_space"),
+  "DEPTH_TO_SPACE1": (dml.DepthToSpace1Desc, "depth_to_space1"),
+  "SPACE_TO_DEPTH": (dml.SpaceToDepthDesc, "space_to_depth"),
+  "SPACE_TO_DEPTH1": (dml.SpaceToDepth1Desc, "space_to_depth1"),
+}
+
+
+@st.composite
+def depth_space_case(draw, op="DEPTH_TO_SPACE"):
+  """DEPTH_TO_SPACE(1) or SPACE_TO_DEPTH(1): a small NCHW input of whole blocks, either order
+  for the numbered operators."""
+  desc_type, function = _DEPTH_SPACE_DESCS[op]
+  level = draw(levels(op))
+  data_type = draw(st.sampled_from(_table(desc_type, level)["InputTensor"].data_types))
+  b = draw(st.integers(1, 3))
+  n, c, h, w = (draw(st.integers(1, 2)) for _ in range(4))
+  to_space = op.startswith("DEPTH")
+  sizes = (n, c * b * b, h, w) if to_space else (n, c, h * b, w * b)
+  x = _data(draw, data_type, sizes)
+  attributes = dict(block_size=b)
+  if op.endswith("1"):
+    attributes["order"] = draw(st.sampled_from(list(dml.DepthSpaceOrder)))
+  desc = desc_type(TensorDesc(data_type, sizes), **attributes)
+  return Case(
+    desc,
+    level,
+    [x],
+    lambda x, level: getattr(dml, function)(x, **attributes, feature_level=level),
+    lambda: getattr(reference, function)(x, **attributes),
+  )
+
+
 VALID = {
   "GATHER_ELEMENTS": gather_elements_case,
   "GATHER_ND": gather_nd_case,
@@ -232,6 +265,10 @@ VALID = {
   "REVERSE_SUBSEQUENCES": reverse_subsequences_case,
   "JOIN": join_case,
   "TILE": tile_case,
+  "DEPTH_TO_SPACE": depth_space_case,
+  "DEPTH_TO_SPACE1": lambda: depth_space_case(op="DEPTH_TO_SPACE1"),
+  "SPACE_TO_DEPTH": lambda: depth_space_case(op="SPACE_TO_DEPTH"),
+  "SPACE_TO_DEPTH1": lambda: depth_space_case(op="SPACE_TO_DEPTH1"),
 }
 
 
@@ -482,6 +519,18 @@ def _operator_mutations(desc, level, draw):
         _rebuild(desc, {"input_tensors": extra}),
         f"InputTensors[{len(extra) - 1}].Sizes",
       )
+  elif isinstance(desc, tuple(t for t, _ in _DEPTH_SPACE_DESCS.values())):
+    yield "block size 0", _rebuild(desc, {"block_size": 0}), "BlockSize"
+    b = desc.block_size + 1  # a block edge the input's sizes are not all multiples of
+    n, c, h, w = desc.input_tensor.sizes
+    sizes = (n, b * b * c + 1, h, w) if desc.OPERATOR.startswith("DEPTH") else (n, c, h, b * w + 1)
+    yield (
+      "partial blocks",
+      _rebuild(
+        desc, {"block_size": b, "input_tensor": _replace_tensor(desc.input_tensor, sizes=sizes)}
+      ),
+      "InputTensor.Sizes",
+    )
 
 
 @st.composite

@@ -35,12 +35,16 @@ from collections.abc import Sequence
 import numpy as np
 
 __all__ = [
+  "depth_to_space",
+  "depth_to_space1",
   "gather_elements",
   "gather_nd",
   "gather_nd_output_sizes",
   "join",
   "normalize_index",
   "reverse_subsequences",
+  "space_to_depth",
+  "space_to_depth1",
   "tile",
 ]
 
@@ -414,3 +418,96 @@ def tile(input: np.ndarray, *, repeats: Sequence[int]) -> np.ndarray:
     source = tuple(c % s for c, s in zip(position, input.shape, strict=True))
     output[position] = input[source]
   return output
+
+
+# --------------------------------------------------------------------------- #
+# DEPTH_TO_SPACE, DEPTH_TO_SPACE1, SPACE_TO_DEPTH, SPACE_TO_DEPTH1
+# --------------------------------------------------------------------------- #
+
+_DEPTH_SPACE_ORDERS = ("DEPTH_COLUMN_ROW", "COLUMN_ROW_DEPTH")  # by DML_DEPTH_SPACE_ORDER value
+
+
+def _depth_space_order(order: str | int) -> str:
+  """An order's name from its name (with or without DML_DEPTH_SPACE_ORDER_) or its value."""
+  if isinstance(order, str):
+    name = order.upper().removeprefix("DML_DEPTH_SPACE_ORDER_")
+    assert name in _DEPTH_SPACE_ORDERS, f"unknown order {order!r}"
+    return name
+  return _DEPTH_SPACE_ORDERS[int(order)]
+
+
+def _depth_channel(order: str, c: int, i: int, j: int, channels: int, b: int) -> int:
+  """The depth-side channel that holds channel c's pixel (i, j) of a b x b block."""
+  if order == "DEPTH_COLUMN_ROW":  # channel fastest, then block column, block row slowest
+    return (i * b + j) * channels + c
+  return (c * b + i) * b + j  # block column fastest, then block row, channel slowest
+
+
+def depth_to_space1(input: np.ndarray, *, block_size: int, order: str | int) -> np.ndarray:
+  """Reference DML_OPERATOR_DEPTH_TO_SPACE1.
+
+  ``out[n, c, h*b + i, w*b + j] = input[n, k, h, w]`` with k = ``(i*b + j)*C + c``
+  (DEPTH_COLUMN_ROW) or ``c*b*b + i*b + j`` (COLUMN_ROW_DEPTH), one output element
+  at a time.
+
+  Args:
+    input: A 4-D (NCHW) tensor whose channel count is a multiple of b*b.
+    block_size: b >= 1.
+    order: "DEPTH_COLUMN_ROW" or "COLUMN_ROW_DEPTH" (optionally with the
+      DML_DEPTH_SPACE_ORDER_ prefix), or its value 0 or 1.
+
+  Returns:
+    An array {N, C, H*b, W*b} of the input's dtype.
+  """
+  input = np.asarray(input)
+  b, name = int(block_size), _depth_space_order(order)
+  assert input.ndim == 4 and b >= 1 and input.shape[1] % (b * b) == 0
+  n, depth, h, w = input.shape
+  channels = depth // (b * b)
+  output = np.empty((n, channels, h * b, w * b), dtype=input.dtype)
+  for batch, c, y, x in np.ndindex(*output.shape):
+    h_in, i = divmod(y, b)
+    w_in, j = divmod(x, b)
+    output[batch, c, y, x] = input[batch, _depth_channel(name, c, i, j, channels, b), h_in, w_in]
+  return output
+
+
+def depth_to_space(input: np.ndarray, *, block_size: int) -> np.ndarray:
+  """Reference DML_OPERATOR_DEPTH_TO_SPACE: DEPTH_TO_SPACE1 with DEPTH_COLUMN_ROW."""
+  return depth_to_space1(input, block_size=block_size, order="DEPTH_COLUMN_ROW")
+
+
+def space_to_depth1(input: np.ndarray, *, block_size: int, order: str | int) -> np.ndarray:
+  """Reference DML_OPERATOR_SPACE_TO_DEPTH1, the inverse of DEPTH_TO_SPACE1.
+
+  ``out[n, k, h, w] = input[n, c, h*b + i, w*b + j]`` with k as in
+  `depth_to_space1`, one output element at a time: each output channel k is
+  decoded into (c, i, j).
+
+  Args:
+    input: A 4-D (NCHW) tensor whose height and width are multiples of b.
+    block_size: b >= 1.
+    order: as for `depth_to_space1`.
+
+  Returns:
+    An array {N, C*b*b, H/b, W/b} of the input's dtype.
+  """
+  input = np.asarray(input)
+  b, name = int(block_size), _depth_space_order(order)
+  assert input.ndim == 4 and b >= 1 and input.shape[2] % b == 0 and input.shape[3] % b == 0
+  n, channels, height, width = input.shape
+  output = np.empty((n, channels * b * b, height // b, width // b), dtype=input.dtype)
+  for batch, k, y, x in np.ndindex(*output.shape):
+    if name == "DEPTH_COLUMN_ROW":
+      block, c = divmod(k, channels)
+      i, j = divmod(block, b)
+    else:
+      c, block = divmod(k, b * b)
+      i, j = divmod(block, b)
+    output[batch, k, y, x] = input[batch, c, y * b + i, x * b + j]
+  return output
+
+
+def space_to_depth(input: np.ndarray, *, block_size: int) -> np.ndarray:
+  """Reference DML_OPERATOR_SPACE_TO_DEPTH: SPACE_TO_DEPTH1 with DEPTH_COLUMN_ROW."""
+  return space_to_depth1(input, block_size=block_size, order="DEPTH_COLUMN_ROW")

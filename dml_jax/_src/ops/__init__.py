@@ -4,6 +4,7 @@ Tools never import an operator module: they ask `dml_jax._src.registry`, which
 imports this package once.
 """
 
+from dml_jax._src.ops import depth_space as depth_space
 from dml_jax._src.ops import gather_elements as gather_elements
 from dml_jax._src.ops import gather_nd as gather_nd
 from dml_jax._src.ops import join as join
