@@ -33,6 +33,11 @@ def functional_api() -> None:
   assert_type(joined, jax.Array)
   dml.join((x, jnp.ones((3, 1), jnp.float32)), axis=1)
   assert_type(dml.tile(x, repeats=[2, 1], feature_level="4_1"), jax.Array)
+  image = np.arange(16, dtype=np.float32).reshape(1, 4, 2, 2)
+  assert_type(dml.depth_to_space(image, block_size=2), jax.Array)
+  dml.depth_to_space1(image, block_size=2, order=dml.DepthSpaceOrder.COLUMN_ROW_DEPTH)
+  dml.space_to_depth(image, block_size=2, feature_level="2_1")
+  dml.space_to_depth1(image, block_size=1, order="DML_DEPTH_SPACE_ORDER_DEPTH_COLUMN_ROW")
 
 
 def descriptor_layer() -> None:
@@ -81,6 +86,12 @@ def descriptor_layer() -> None:
   tile = dml.TileDesc(data, repeats=[1, 2])
   assert_type(tile.repeats, tuple[int, ...])
   assert_type(tile.repeats_count, int)
+  shuffle = dml.DepthToSpace1Desc(
+    dml.TensorDesc("FLOAT32", (1, 8, 2, 3)), block_size=2, order="COLUMN_ROW_DEPTH"
+  )
+  assert_type(shuffle.order, dml.DepthSpaceOrder)
+  assert_type(shuffle.block_size, int)
+  dml.SpaceToDepthDesc(dml.TensorDesc("UINT8", (1, 1, 4, 4)), np.int64(2))
   assert "4_1" in dml.explain(nd, feature_level="4_1") and dml.explain_html(nd, "6_4").text
   assert not nd.violations("4_1") and nd.html("2_1").markup
   dml.GatherNd1Desc(
