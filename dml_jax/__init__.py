@@ -41,6 +41,8 @@ from dml_jax._src.ops.join import JoinDesc as JoinDesc
 from dml_jax._src.ops.join import join as join
 from dml_jax._src.ops.reverse_subsequences import ReverseSubsequencesDesc as ReverseSubsequencesDesc
 from dml_jax._src.ops.reverse_subsequences import reverse_subsequences as reverse_subsequences
+from dml_jax._src.ops.split import SplitDesc as SplitDesc
+from dml_jax._src.ops.split import split as split
 from dml_jax._src.ops.tile import TileDesc as TileDesc
 from dml_jax._src.ops.tile import tile as tile
 from dml_jax._src.tensor_desc import TensorDesc as TensorDesc

@@ -10,7 +10,11 @@ format:
 * snake_case parameter and tensor-role names that match the keyword arguments of
   ``dml_jax._src.reference`` (``input``, ``indices``, ``sequence_lengths``,
   ``inputs``; ``axis``, ``input_dimension_count``, ...), taken from each
-  descriptor's field declarations (counts such as InputCount are implied);
+  descriptor's field declarations (counts such as InputCount are implied), and
+  the functional API's own keywords where no field holds them (SPLIT's
+  ``split_sizes``);
+* ``"outputs"``, a list, for an operator with OutputTensors (SPLIT), else
+  ``"output"``;
 * structured provenance (page, repository, path, commit, example heading);
 * the documentation errata that were applied, each as ``{issue, resolution}``.
 
@@ -134,19 +138,40 @@ def convert_tensor(tensor: Mapping[str, Any]) -> dict[str, Any]:
   }
 
 
-def convert_params(op: str, params: Mapping[str, Any], inputs: Mapping[str, Any]) -> dict:
-  """Renames DML parameters to snake_case and drops the counts the arrays imply."""
+def convert_params(
+  op: str, params: Mapping[str, Any], inputs: Mapping[str, Any], outputs: list[Any] | None = None
+) -> dict:
+  """Renames DML parameters to snake_case and drops the counts the arrays imply.
+
+  ``outputs`` are the example's OutputTensors, for a count of them (SPLIT's
+  OutputCount).
+  """
   fields, converted = _fields(op), {}
   for name, value in params.items():
     field = fields[name]
     if field.count_of is not None:
       counted = next(f for f in fields.values() if f.name == field.count_of)
-      length = len(inputs.get(counted.dml_name) or params.get(counted.dml_name) or ())
+      if counted.output:
+        length = len(outputs or ())
+      else:
+        length = len(inputs.get(counted.dml_name) or params.get(counted.dml_name) or ())
       if value != length:
         raise ValueError(f"{op}: {name} {value} != the length of {counted.dml_name}")
       continue
     converted[field.name] = value
   return converted
+
+
+def function_params(example: Mapping[str, Any]) -> dict[str, Any]:
+  """The functional API's keywords that no descriptor field holds, from the example.
+
+  SPLIT's descriptor has its pieces' sizes only in OutputTensors; ``dml.split``
+  (and its oracle) take them as ``split_sizes``, the outputs' sizes along Axis.
+  """
+  if example["op"] == "SPLIT":
+    axis = example["params"]["Axis"]
+    return {"split_sizes": [int(t["sizes"][axis]) for t in example["output"]]}
+  return {}
 
 
 def convert_inputs(op: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
@@ -238,13 +263,20 @@ def convert_example(example: Mapping[str, Any]) -> dict[str, Any]:
   """Converts one source example to a fixture."""
   op = example["op"]
   ident = fixture_id(example)
+  output = example["output"]
+  several = isinstance(output, list)  # OutputTensors (SPLIT): a list of tensors
+  params = convert_params(op, example["params"], example["inputs"], output if several else None)
   return {
     "id": ident,
     "op": op,
     "provenance": parse_provenance(example["source"], example["example"]),
-    "params": convert_params(op, example["params"], example["inputs"]),
+    "params": {**params, **function_params(example)},
     "inputs": convert_inputs(op, example["inputs"]),
-    "output": convert_tensor(example["output"]),
+    **(
+      {"outputs": [convert_tensor(t) for t in output]}
+      if several
+      else {"output": convert_tensor(output)}
+    ),
     "shape_only": bool(example["shape_only"]),
     "documented_output": bool(example["output_documented"]),
     "errata": errata_for(example),

@@ -258,6 +258,31 @@ def depth_space_case(draw, op="DEPTH_TO_SPACE"):
   )
 
 
+@st.composite
+def split_case(draw):
+  level = draw(levels("SPLIT"))
+  table = _table(dml.SplitDesc, level)
+  n = draw(st.integers(*_rank_range(table, level)))
+  data_type = draw(st.sampled_from(table["InputTensor"].data_types))
+  axis = draw(st.integers(0, n - 1))
+  split_sizes = tuple(draw(st.lists(st.integers(1, 3), min_size=1, max_size=4)))
+  sizes = list(_sizes(draw, n, max_elements=48))
+  sizes[axis] = sum(split_sizes)
+  x = _data(draw, data_type, tuple(sizes))
+  pieces = tuple(
+    TensorDesc(data_type, tuple(sizes[:axis]) + (s,) + tuple(sizes[axis + 1 :]))
+    for s in split_sizes
+  )
+  desc = dml.SplitDesc(TensorDesc(data_type, tuple(sizes)), pieces, axis=axis)
+  return Case(
+    desc,
+    level,
+    [x],
+    lambda x, level: dml.split(x, axis=axis, split_sizes=split_sizes, feature_level=level),
+    lambda: reference.split(x, axis=axis, split_sizes=split_sizes),
+  )
+
+
 VALID = {
   "GATHER_ELEMENTS": gather_elements_case,
   "GATHER_ND": gather_nd_case,
@@ -269,6 +294,7 @@ VALID = {
   "DEPTH_TO_SPACE1": lambda: depth_space_case(op="DEPTH_TO_SPACE1"),
   "SPACE_TO_DEPTH": lambda: depth_space_case(op="SPACE_TO_DEPTH"),
   "SPACE_TO_DEPTH1": lambda: depth_space_case(op="SPACE_TO_DEPTH1"),
+  "SPLIT": split_case,
 }
 
 
@@ -353,29 +379,48 @@ def _mutations(desc, level, draw):
     f"{_input_name(desc)}.GuaranteedBaseOffsetAlignment",
   )
   yield "flags", _with_input(desc, flags=2), f"{_input_name(desc)}.Flags"
-  output = desc.output
-  yield (
-    "owned output",
-    dataclasses.replace(desc, output_tensor=_replace_tensor(output, flags=1)),
-    "OutputTensor.Flags",
-  )
-  # Output sizes and data type.
-  bigger = output.sizes[:-1] + (output.sizes[-1] + 1,)
-  yield (
-    "output sizes",
-    dataclasses.replace(desc, output_tensor=_replace_tensor(output, sizes=bigger)),
-    "OutputTensor.Sizes",
-  )
-  other = DataType.INT8 if output.data_type != DataType.INT8 else DataType.UINT8
-  yield (
-    "output type",
-    dataclasses.replace(desc, output_tensor=_replace_tensor(output, data_type=other)),
-    "OutputTensor.DataType",
-  )
+  if not hasattr(desc, "output_tensor"):  # OutputTensors (SPLIT): see _output_array_mutations
+    yield from _output_array_mutations(desc)
+  else:
+    output = desc.output
+    yield (
+      "owned output",
+      dataclasses.replace(desc, output_tensor=_replace_tensor(output, flags=1)),
+      "OutputTensor.Flags",
+    )
+    # Output sizes and data type.
+    bigger = output.sizes[:-1] + (output.sizes[-1] + 1,)
+    yield (
+      "output sizes",
+      dataclasses.replace(desc, output_tensor=_replace_tensor(output, sizes=bigger)),
+      "OutputTensor.Sizes",
+    )
+    other = DataType.INT8 if output.data_type != DataType.INT8 else DataType.UINT8
+    yield (
+      "output type",
+      dataclasses.replace(desc, output_tensor=_replace_tensor(output, data_type=other)),
+      "OutputTensor.DataType",
+    )
   # Axis out of range.
   if hasattr(desc, "axis"):
     yield "axis", dataclasses.replace(desc, axis=n + draw(st.integers(0, 3))), "Axis"
   yield from _operator_mutations(desc, level, draw)
+
+
+def _output_array_mutations(desc):
+  """The generic output mutants for given OutputTensors: the first one owned or retyped.
+  (Which field wrong output sizes break depends on the operator: see _operator_mutations.)"""
+  (field,) = [f for f in dml_fields(desc) if f.output]
+  outputs = getattr(desc, field.name)
+
+  def first(**changes):
+    return dataclasses.replace(
+      desc, **{field.name: (_replace_tensor(outputs[0], **changes), *outputs[1:])}
+    )
+
+  yield "owned output", first(flags=1), f"{field.dml_name}[0].Flags"
+  other = DataType.INT8 if outputs[0].data_type != DataType.INT8 else DataType.UINT8
+  yield "output type", first(data_type=other), f"{field.dml_name}[0].DataType"
 
 
 def _with_rank(desc, rank):
@@ -392,6 +437,8 @@ def _with_rank(desc, rank):
     if field.kind is FieldKind.TENSOR and not field.output:
       changes[field.name] = fit(value)
     elif field.kind is FieldKind.TENSOR_ARRAY and not field.output:
+      changes[field.name] = tuple(fit(t) for t in value)
+    elif field.kind is FieldKind.TENSOR_ARRAY and not field.optional:  # given OutputTensors
       changes[field.name] = tuple(fit(t) for t in value)
     elif field.derive is not None:
       changes[field.name] = None
@@ -495,6 +542,29 @@ def _operator_mutations(desc, level, draw):
         },
       ),
       "SequenceLengthsTensor.Sizes",
+    )
+  elif isinstance(desc, dml.SplitDesc):
+    outputs, axis = desc.output_tensors, desc.axis
+    yield "empty", dml.SplitDesc(desc.input_tensor, (), axis=0), "OutputCount"
+    yield "output count", _rebuild(desc, {"output_count": len(outputs) + 1}), "OutputCount"
+    k = draw(st.integers(0, len(outputs) - 1))
+
+    def resized(d, delta):
+      sizes = list(outputs[k].sizes)
+      sizes[d] += delta
+      changed = list(outputs)
+      changed[k] = _replace_tensor(outputs[k], sizes=tuple(sizes))
+      return _rebuild(desc, {"output_tensors": tuple(changed)})
+
+    yield "axis sum", resized(axis, 1), "OutputTensors.Sizes"
+    off = [d for d in range(desc.input_tensor.dimension_count) if d != axis]
+    if off:
+      yield "off-axis sizes", resized(draw(st.sampled_from(off)), 1), f"OutputTensors[{k}].Sizes"
+    taller = _replace_tensor(outputs[k], sizes=(1,) + outputs[k].sizes)
+    yield (
+      "output rank",
+      _rebuild(desc, {"output_tensors": outputs[:k] + (taller,) + outputs[k + 1 :]}),
+      f"OutputTensors[{k}].DimensionCount",
     )
   elif isinstance(desc, dml.JoinDesc):
     yield "empty", dml.JoinDesc((), axis=0), "InputCount"

@@ -23,10 +23,14 @@ def test_every_documented_example_is_explained_and_valid(fixture):
   assert text.splitlines()[0] == (
     f"DML_OPERATOR_{op} (DML_{op}_OPERATOR_DESC) at DML_FEATURE_LEVEL_6_4"
   )
-  sizes = "{" + ",".join(map(str, fixture.output.sizes)) + "}"
   output = explain_section(text, "Output:")
-  assert any(sizes in line for line in output), output
-  assert output[-1].startswith("The given OutputTensor matches")
+  for tensor in fixture.outputs:
+    sizes = "{" + ",".join(map(str, tensor.sizes)) + "}"
+    assert any(sizes in line for line in output), output
+  last = (
+    "OutputTensor" if len(fixture.outputs) == 1 else f"OutputTensors[{len(fixture.outputs) - 1}]"
+  )
+  assert output[-1].startswith(f"The given {last} matches")
   assert explain_section(text, "Validation:") == [
     "valid: DirectML's CreateOperator would accept this descriptor at FL 6_4."
   ]

@@ -21,6 +21,11 @@ def _run(fixture, arrays):
   return function(**arrays, **fixture.params)
 
 
+def _outputs(out):
+  """A functional call's outputs as a list: one array, or OutputTensors' list (SPLIT)."""
+  return out if isinstance(out, list) else [out]
+
+
 def test_every_registered_operator_has_fixtures():
   assert {f.op for f in FIXTURES} == set(registry.operators())
   # Every entry of the fixture file is loaded, the shape-only ones flagged (counted from the
@@ -39,30 +44,40 @@ class FunctionalApiTest(chex.TestCase):
   def test_reproduces_fixture(self, fixture_id):
     fixture = get_fixture(fixture_id)
     run = self.variant(lambda arrays: _run(fixture, arrays))
-    out = run(fixture.arrays())
-    chex.assert_shape(out, fixture.output.sizes)
-    chex.assert_type(out, fixture.output.dtype)
-    assert_bits_equal(out, fixture.output.data)
+    outputs = _outputs(run(fixture.arrays()))
+    assert len(outputs) == len(fixture.outputs)
+    for out, expected in zip(outputs, fixture.outputs, strict=True):
+      chex.assert_shape(out, expected.sizes)
+      chex.assert_type(out, expected.dtype)
+      assert_bits_equal(out, expected.data)
 
 
 @pytest.mark.parametrize("fixture", WITH_DATA, ids=lambda f: f.id)
 def test_runner_reproduces_fixture(fixture):
   desc = conformance.descriptor_for(fixture)
   record = Runner().run(desc, *conformance.input_arrays(fixture), device="cpu")
-  assert_bits_equal(record.output, fixture.output.data)
+  assert len(record.outputs) == len(fixture.outputs)
+  for out, expected in zip(record.outputs, fixture.outputs, strict=True):
+    assert_bits_equal(out, expected.data)
 
 
 @pytest.mark.parametrize("fixture", WITH_DATA, ids=lambda f: f.id)
 def test_reference_reproduces_fixture(fixture):
   fn = getattr(reference, registry.lookup(fixture.op).FUNCTION)  # named like the function
-  assert_bits_equal(fn(**fixture.arrays(), **fixture.params), fixture.output.data)
+  outputs = _outputs(fn(**fixture.arrays(), **fixture.params))
+  for out, expected in zip(outputs, fixture.outputs, strict=True):
+    assert_bits_equal(out, expected.data)
 
 
 @pytest.mark.parametrize("fixture", FIXTURES, ids=lambda f: f.id)
 def test_descriptor_infers_documented_output(fixture):
   desc = conformance.descriptor_for(fixture).validate()
+  documented = tuple(dml.TensorDesc(t.data_type, t.sizes) for t in fixture.outputs)
+  if not hasattr(desc, "output_tensor"):  # OutputTensors (SPLIT): given, and accepted as is
+    assert desc.infer_outputs() == documented
+    return
   inferred = type(desc)(**{**vars(desc), "output_tensor": None})
-  assert inferred.output == dml.TensorDesc(fixture.output.data_type, fixture.output.sizes)
+  assert inferred.output == documented[0]
 
 
 @pytest.mark.parametrize("fixture", SHAPE_ONLY, ids=lambda f: f.id)

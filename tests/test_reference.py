@@ -56,6 +56,11 @@ def _ids(fixtures: list[Fixture]) -> list[str]:
 def test_reference_reproduces_documented_output(fixture: Fixture) -> None:
   function = _oracle(fixture.op)
   actual = function(**fixture.arrays(), **fixture.params)
+  if len(fixture.outputs) > 1:  # OutputTensors (SPLIT): one array per output
+    assert len(actual) == len(fixture.outputs)
+    for got, expected in zip(actual, fixture.outputs, strict=True):
+      assert_bits_equal(got, expected.data)
+    return
   assert_bits_equal(actual, fixture.output.data)
 
 
@@ -86,7 +91,7 @@ class TestFixtures:
     assert set(fixture.provenance) == {"page", "repository", "path", "commit", "url", "example"}
     assert fixture.provenance["repository"] and fixture.provenance["path"]
     assert fixture.provenance["example"]
-    tensors = [fixture.output]
+    tensors = list(fixture.outputs)
     for value in fixture.inputs.values():
       tensors.extend(value if isinstance(value, tuple) else [value])
     for tensor in tensors:
@@ -100,7 +105,7 @@ class TestFixtures:
     # Output DataType always equals the (first) input's: the GATHER_ELEMENTS
     # page's UINT32 typo is corrected in the file.
     first = fixture.inputs.get("input") or fixture.inputs["inputs"][0]
-    assert fixture.output.data_type == first.data_type
+    assert all(output.data_type == first.data_type for output in fixture.outputs)
     for erratum in fixture.errata:
       assert erratum.issue and erratum.resolution
 

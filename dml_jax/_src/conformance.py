@@ -42,10 +42,14 @@ def descriptor_for(fixture: Fixture) -> OperatorDesc:
   The fixture's tensor roles are the functional API's argument names (input,
   indices, inputs, ...), its parameters the descriptor's attribute fields; the
   registry gives the descriptor class, whose field declarations say which is which.
+  Parameters that only the functional API takes (SPLIT's split_sizes, which the
+  descriptor holds as OutputTensors) are left out.
   """
   desc_type = registry.lookup(fixture.op)
-  values: dict[str, Any] = dict(fixture.params)
-  for field in dml_fields(desc_type):
+  fields = dml_fields(desc_type)
+  names = {field.name for field in fields}
+  values: dict[str, Any] = {k: v for k, v in fixture.params.items() if k in names}
+  for field in fields:
     if field.kind.is_tensor and not field.output:
       value = fixture.inputs[field.argument]
       values[field.name] = (

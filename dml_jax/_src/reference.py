@@ -46,6 +46,7 @@ __all__ = [
   "space_to_depth",
   "space_to_depth1",
   "tile",
+  "split",
 ]
 
 
@@ -511,3 +512,40 @@ def space_to_depth1(input: np.ndarray, *, block_size: int, order: str | int) -> 
 def space_to_depth(input: np.ndarray, *, block_size: int) -> np.ndarray:
   """Reference DML_OPERATOR_SPACE_TO_DEPTH: SPACE_TO_DEPTH1 with DEPTH_COLUMN_ROW."""
   return space_to_depth1(input, block_size=block_size, order="DEPTH_COLUMN_ROW")
+# SPLIT
+# --------------------------------------------------------------------------- #
+
+
+def split(input: np.ndarray, *, axis: int, split_sizes: Sequence[int]) -> list[np.ndarray]:
+  """Reference DML_OPERATOR_SPLIT: output ``k`` is the input's ``k``-th slab along ``axis``.
+
+  Every element of output ``k`` reads the input at the same coordinates, but
+  ``offset_k`` further along ``axis``, where ``offset_k`` is the sum of the
+  earlier sizes; one element at a time (not ``np.split``, which the tests
+  compare it with).
+
+  Args:
+    input: The tensor to cut.
+    axis: The dimension to cut along, in ``[0, n)``.
+    split_sizes: Each output's size along ``axis``, each >= 1, summing to
+      ``input.shape[axis]``.
+
+  Returns:
+    The outputs in order, each with the input's dtype.
+  """
+  input = np.asarray(input)
+  axis = _check_axis(axis, input.ndim)
+  sizes = [int(s) for s in split_sizes]
+  assert sizes, "SPLIT needs at least one output"
+  assert all(s >= 1 for s in sizes), "every output size must be >= 1"
+  assert sum(sizes) == input.shape[axis], "the sizes must add up to the axis"
+  outputs, offset = [], 0
+  for size in sizes:
+    output = np.empty(_replace(input.shape, axis, size), dtype=input.dtype)
+    for position in np.ndindex(*output.shape):
+      source = list(position)
+      source[axis] += offset
+      output[position] = input[tuple(source)]
+    outputs.append(output)
+    offset += size
+  return outputs

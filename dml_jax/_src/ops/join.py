@@ -165,6 +165,8 @@ def join(
   Unlike ``jnp.concatenate`` there is no dtype promotion (mixed dtypes are an
   error), no rank broadcasting, and an empty list is an error.
 
+  See also: split, the exact inverse.
+
   Args:
     inputs: InputTensors, one or more arrays.
     axis: Axis, in [0, rank).
