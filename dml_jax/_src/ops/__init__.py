@@ -7,5 +7,6 @@ imports this package once.
 from dml_jax._src.ops import gather_elements as gather_elements
 from dml_jax._src.ops import gather_nd as gather_nd
 from dml_jax._src.ops import join as join
+from dml_jax._src.ops import padding as padding
 from dml_jax._src.ops import reverse_subsequences as reverse_subsequences
 from dml_jax._src.ops import tile as tile
