@@ -53,6 +53,12 @@ The cases (large sizes; the small and tiny ones have the same structure, see eac
                               after the batch axis, so the lowering knows statically that
                               whole rows move.
   reverse_subsequences_i8     the per-lane case on int8 data.
+  padding1_{constant,edge,reflection,symmetric,wrap}
+                              PADDING1 of a float32 (64, 64, 512, 512) input (4 GiB), 3
+                              elements on each side of the last two dimensions, in each mode;
+                              peers jnp.pad, torch.nn.functional.pad (no symmetric mode) and
+                              ONNX Runtime Pad (opset 13: constant, edge, reflect).
+  padding_reflection          the reflection case through PADDING.
 
 The copy ceiling: `jax.jit(jnp.copy)` on a large float32 buffer (1 GiB at large size). jnp.copy
 traces to the jaxpr's input as its output; jax does not forward it (the copy is a primitive in
@@ -65,7 +71,8 @@ them, in GB/s over bytes read + bytes written.
 
 Bytes: every GB/s is over the fewest bytes the operator must move, the same for dml_jax and its
 peers: for the gathers output + indices + gathered input (= output) bytes; for JOIN twice the
-output; for REVERSE_SUBSEQUENCES twice the input plus the lengths. GB = 1e9 bytes.
+output; for REVERSE_SUBSEQUENCES twice the input plus the lengths; for
+PADDING input plus output. GB = 1e9 bytes.
 
 Timing: every implementation is called once (compilation, first touch; that output is the one
 checked) and once more, then run in untimed batches of 1, 2, 4, ... calls until a batch lasts
@@ -1204,6 +1211,99 @@ def _ort_split(env: Env, x: np.ndarray, axis: int, sizes, piece_shape) -> Impl:
   )
   feeds = {"x": np.ascontiguousarray(x), "split": np.array(sizes, np.int64)}
   return Impl("ort Split", "ort", lambda: session.run(names, feeds), lambda _: None, np.stack)
+
+
+_PAD_MODES = ("CONSTANT", "EDGE", "REFLECTION", "SYMMETRIC", "WRAP")
+_NP_PAD_MODES = {
+  "CONSTANT": "constant",
+  "EDGE": "edge",
+  "REFLECTION": "reflect",
+  "SYMMETRIC": "symmetric",
+  "WRAP": "wrap",
+}
+# torch.nn.functional.pad has no symmetric mode; ONNX Pad (opset 13) has constant, reflect, edge.
+_TORCH_PAD_MODES = {
+  "CONSTANT": "constant",
+  "EDGE": "replicate",
+  "REFLECTION": "reflect",
+  "WRAP": "circular",
+}
+_ORT_PAD_MODES = {"CONSTANT": "constant", "EDGE": "edge", "REFLECTION": "reflect"}
+
+
+@case(
+  "PADDING",
+  sizes={"large": (64, 64, 512, 512), "small": (8, 16, 256, 256), "tiny": (1, 2, 6, 7)},
+  variants={"padding_reflection": dict(mode="REFLECTION", op="PADDING")},
+)
+@case(
+  "PADDING1",
+  sizes={"large": (64, 64, 512, 512), "small": (8, 16, 256, 256), "tiny": (1, 2, 6, 7)},
+  variants={f"padding1_{mode.lower()}": dict(mode=mode) for mode in _PAD_MODES},
+)
+def padding_case(
+  shape: tuple[int, int, int, int], rng, *, mode: str, op: str = "PADDING1", pad: int = 3
+) -> Case:
+  """PADDING1 (or PADDING) of a float32 NCHW input, `pad` elements on each spatial side."""
+  dtype = np.float32
+  host = [random_data(rng, shape, dtype)]
+  (x,) = device_put(host)
+  start = end = (0, 0, pad, pad)
+  widths = tuple(zip(start, end, strict=True))
+  out_shape = tuple(s + 2 * p for s, p in zip(shape, start, strict=True))
+  itemsize = np.dtype(dtype).itemsize
+  function = dml.padding1 if op == "PADDING1" else dml.padding
+  oracle = reference.padding1 if op == "PADDING1" else reference.padding
+  kwargs = dict(padding_mode=mode, start_padding=start, end_padding=end)
+
+  def subset(host):
+    # Two planes, and the first and last 8 rows and columns of each: with pads below 8, the
+    # padded crop is the same rows and columns of the padded whole, in every mode.
+    k = 8
+    planes = [edge(shape[0], 1), edge(shape[1], 1)]
+    chosen = planes + [edge(n, k) for n in shape[2:]]
+
+    def rows(n: int) -> np.ndarray:
+      m = n + 2 * pad
+      return (
+        np.arange(m)
+        if n <= 2 * k
+        else np.concatenate([np.arange(k + pad), np.arange(m - k - pad, m)])
+      )
+
+    pick = lambda a: take(a, *planes, rows(shape[2]), rows(shape[3]))
+    return oracle(take(host[0], *chosen), **kwargs), pick
+
+  def peers(env, host):
+    np_mode = _NP_PAD_MODES[mode]
+    impls = [
+      jax_impl(env, "jnp.pad", "jax", jax.jit(lambda x: jnp.pad(x, widths, mode=np_mode)), x)
+    ]
+    if env.torch and mode in _TORCH_PAD_MODES:
+      tx = env.torch_from_jax(x)
+      pads = (pad, pad, pad, pad)  # last dimension first
+      fn = lambda: env.torch.nn.functional.pad(tx, pads, mode=_TORCH_PAD_MODES[mode])
+      impls.append(torch_impl(env, "torch.nn.functional.pad", fn, out_shape))
+    if env.ort and mode in _ORT_PAD_MODES:
+      feeds = {"x": host[0], "pads": np.array(start + end, np.int64)}
+      model = onnx_model(
+        env, "Pad", list(feeds.items()), np.empty(out_shape, dtype), mode=_ORT_PAD_MODES[mode]
+      )
+      impls.append(ort_impl(env, "Pad", model, feeds, out_shape))
+    return impls
+
+  return Case(
+    dtype=np.dtype(dtype).name,
+    shape=f"{_tuple(shape)} +{pad} {mode.lower()}",
+    description=f"{op} {mode} of {shape}, {pad} on each spatial side -> {out_shape}",
+    bytes_moved=(math.prod(shape) + math.prod(out_shape)) * itemsize,
+    host=host,
+    inputs=(x,),
+    dml=jax.jit(lambda x: function(x, **kwargs)),
+    expected=lambda host: np.pad(host[0], widths, mode=_NP_PAD_MODES[mode]),
+    subset=subset,
+    peers=peers,
+  )
 
 
 def device_put(host: list[np.ndarray]) -> tuple[jax.Array, ...]:

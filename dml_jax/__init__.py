@@ -39,6 +39,11 @@ from dml_jax._src.ops.gather_nd import GatherNdDesc as GatherNdDesc
 from dml_jax._src.ops.gather_nd import gather_nd as gather_nd
 from dml_jax._src.ops.join import JoinDesc as JoinDesc
 from dml_jax._src.ops.join import join as join
+from dml_jax._src.ops.padding import Padding1Desc as Padding1Desc
+from dml_jax._src.ops.padding import PaddingDesc as PaddingDesc
+from dml_jax._src.ops.padding import PaddingMode as PaddingMode
+from dml_jax._src.ops.padding import padding as padding
+from dml_jax._src.ops.padding import padding1 as padding1
 from dml_jax._src.ops.reverse_subsequences import ReverseSubsequencesDesc as ReverseSubsequencesDesc
 from dml_jax._src.ops.reverse_subsequences import reverse_subsequences as reverse_subsequences
 from dml_jax._src.ops.split import SplitDesc as SplitDesc

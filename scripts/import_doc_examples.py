@@ -86,6 +86,13 @@ NOTES = {
   ],
 }
 
+# Parameters the functional API implies, left out of the fixtures where the example gives
+# the implied value (the descriptor derives it too): (op, DML field) -> that value, from the
+# example's inputs. Another value is an error: the fixture could not be replayed.
+IMPLIED_PARAMS = {
+  ("PADDING1", "PaddingValueDataType"): lambda inputs: inputs["InputTensor"]["dtype"],
+}
+
 _PAGE_SOURCE = re.compile(
   r"^(?P<page>\S+) \((?P<repository>\S+/\S+) (?P<path>\S+) @(?P<commit>[0-9a-f]+)\)$"
 )
@@ -149,6 +156,11 @@ def convert_params(
   fields, converted = _fields(op), {}
   for name, value in params.items():
     field = fields[name]
+    implied = IMPLIED_PARAMS.get((op, name))
+    if implied is not None:
+      if value != implied(inputs):
+        raise ValueError(f"{op}: {name} {value} is not the implied {implied(inputs)}")
+      continue
     if field.count_of is not None:
       counted = next(f for f in fields.values() if f.name == field.count_of)
       if counted.output:

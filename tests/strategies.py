@@ -283,6 +283,67 @@ def split_case(draw):
   )
 
 
+@st.composite
+def padding_case(draw, op="PADDING"):
+  """PADDING or PADDING1: every mode the level has, pads up to 3 times the input (folding),
+  and padding values at the edges of the conversions (NaN, -0.0, truncation, saturation,
+  64-bit integers beyond 2**53)."""
+  desc_type = DESCS[op]
+  level = draw(levels(op))
+  table = _table(desc_type, level)
+  n = draw(st.integers(*_rank_range(table, level)))
+  data_type = draw(st.sampled_from(table["InputTensor"].data_types))
+  sizes = _sizes(draw, n, max_elements=24)
+  modes = [m for m in dml.PaddingMode if m.introduced <= level]
+  mode = draw(st.sampled_from(modes))
+  start = [draw(st.integers(0, 3 * s + 1)) for s in sizes]
+  end = [draw(st.integers(0, 3 * s + 1)) for s in sizes]
+  while math.prod(s + lo + hi for s, lo, hi in zip(sizes, start, end, strict=True)) > 400:
+    widest = max(range(n), key=lambda d: start[d] + end[d])  # halve the widest padding
+    start[widest] //= 2
+    end[widest] //= 2
+  x = _data(draw, data_type, sizes)
+  if op == "PADDING":
+    value = draw(
+      st.sampled_from([0.0, -0.0, 9.0, 10.6, -10.6, -1.0, 300.5, 1e10, -1e10, math.nan, math.inf])
+      | st.floats(allow_nan=False, width=32)
+    )
+    desc = dml.PaddingDesc(
+      TensorDesc(data_type, sizes),
+      padding_mode=mode,
+      start_padding=start,
+      end_padding=end,
+      padding_value=value,
+    )
+    function, oracle = dml.padding, reference.padding
+  else:
+    if data_type.is_float:
+      value = draw(
+        st.sampled_from([0.0, -0.0, 0.1, 65504.0, 1e6, math.nan, -math.inf]) | st.floats()
+      )
+    else:
+      info = np.iinfo(data_type.numpy_dtype)
+      low, high = int(info.min), int(info.max)
+      value = draw(st.sampled_from([low, high, 0, 2**53 + 1, 7]) | st.integers(low, high))
+      value = min(max(value, low), high)
+    desc = dml.Padding1Desc(
+      TensorDesc(data_type, sizes),
+      padding_mode=mode,
+      start_padding=start,
+      end_padding=end,
+      padding_value=value,
+    )
+    function, oracle = dml.padding1, reference.padding1
+  kwargs = dict(padding_mode=mode, padding_value=value, start_padding=start, end_padding=end)
+  return Case(
+    desc,
+    level,
+    [x],
+    lambda x, level: function(x, feature_level=level, **kwargs),
+    lambda: oracle(x, **kwargs),
+  )
+
+
 VALID = {
   "GATHER_ELEMENTS": gather_elements_case,
   "GATHER_ND": gather_nd_case,
@@ -295,6 +356,8 @@ VALID = {
   "SPACE_TO_DEPTH": lambda: depth_space_case(op="SPACE_TO_DEPTH"),
   "SPACE_TO_DEPTH1": lambda: depth_space_case(op="SPACE_TO_DEPTH1"),
   "SPLIT": split_case,
+  "PADDING": padding_case,
+  "PADDING1": lambda: padding_case(op="PADDING1"),
 }
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import math
 from collections.abc import Iterator, Mapping
 from typing import Any, ClassVar, Self
 
@@ -332,7 +333,12 @@ def _is_default(desc: OperatorDesc, field: DmlField, value: Any) -> bool:
   if field.count_of or field.derive:
     return value == fields_lib.derived_value(desc, field)
   default = _dataclass_default(type(desc), field.name)
-  return default is not dataclasses.MISSING and value == default and type(value) is type(default)
+  return (
+    default is not dataclasses.MISSING
+    and value == default
+    and type(value) is type(default)
+    and repr(value) == repr(default)  # -0.0 is not the default 0.0
+  )
 
 
 def _dataclass_default(cls: type, name: str) -> Any:
@@ -348,4 +354,6 @@ def _repr_value(value: Any) -> str:
     return f"({inner},)" if len(value) == 1 else f"({inner})"
   if isinstance(value, enum.Enum):  # as the public name spells it: PaddingMode.REFLECTION
     return f"{type(value).__name__}.{value.name}"
+  if isinstance(value, float) and not math.isfinite(value):  # nan and inf are no Python names
+    return f"float({str(value)!r})"
   return repr(value)

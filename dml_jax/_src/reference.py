@@ -42,6 +42,8 @@ __all__ = [
   "gather_nd_output_sizes",
   "join",
   "normalize_index",
+  "padding",
+  "padding1",
   "reverse_subsequences",
   "space_to_depth",
   "space_to_depth1",
@@ -512,6 +514,8 @@ def space_to_depth1(input: np.ndarray, *, block_size: int, order: str | int) -> 
 def space_to_depth(input: np.ndarray, *, block_size: int) -> np.ndarray:
   """Reference DML_OPERATOR_SPACE_TO_DEPTH: SPACE_TO_DEPTH1 with DEPTH_COLUMN_ROW."""
   return space_to_depth1(input, block_size=block_size, order="DEPTH_COLUMN_ROW")
+
+
 # SPLIT
 # --------------------------------------------------------------------------- #
 
@@ -549,3 +553,149 @@ def split(input: np.ndarray, *, axis: int, split_sizes: Sequence[int]) -> list[n
     outputs.append(output)
     offset += size
   return outputs
+
+
+# --------------------------------------------------------------------------- #
+# PADDING / PADDING1
+# --------------------------------------------------------------------------- #
+
+_PADDING_MODES = ("CONSTANT", "EDGE", "REFLECTION", "SYMMETRIC", "WRAP")  # by their values
+
+
+def _padding_mode_name(mode: object) -> str:
+  """A padding mode given as an enum member, its value or its (prefixed) name, as a name."""
+  if isinstance(mode, str):
+    name = mode.upper().removeprefix("DML_PADDING_MODE_")
+  elif hasattr(mode, "name"):
+    name = mode.name
+  else:
+    name = _PADDING_MODES[int(mode)]  # type: ignore[call-overload]
+  assert name in _PADDING_MODES, f"unknown padding mode {mode!r}"
+  return name
+
+
+def _fold(k: int, size: int, mode: str) -> int | None:
+  """The input coordinate that coordinate ``k`` of one dimension reads, or None (CONSTANT
+  padding). Mirrors are folded one reflection at a time until ``k`` lands inside."""
+  if 0 <= k < size:
+    return k
+  if mode == "CONSTANT":
+    return None
+  if mode == "EDGE":
+    return 0 if k < 0 else size - 1
+  if mode == "WRAP":
+    while k < 0:
+      k += size
+    while k >= size:
+      k -= size
+    return k
+  if mode == "REFLECTION" and size == 1:
+    return 0  # no mirror image: the one element (dml_jax's choice)
+  while not 0 <= k < size:
+    if mode == "REFLECTION":  # the mirror through the edge element: -1 -> 1, size -> size - 2
+      k = -k if k < 0 else 2 * (size - 1) - k
+    else:  # SYMMETRIC, the mirror beside the edge element: -1 -> 0, size -> size - 1
+      k = -k - 1 if k < 0 else 2 * size - 1 - k
+  return k
+
+
+def _padded(
+  input: np.ndarray,
+  mode: object,
+  constant: object,
+  start_padding: Sequence[int],
+  end_padding: Sequence[int],
+) -> np.ndarray:
+  input = np.asarray(input)
+  assert len(start_padding) == input.ndim == len(end_padding), "one pad per dimension"
+  assert all(int(p) >= 0 for p in (*start_padding, *end_padding)), "pads are >= 0"
+  name = _padding_mode_name(mode)
+  shape = tuple(
+    s + int(lo) + int(hi) for s, lo, hi in zip(input.shape, start_padding, end_padding, strict=True)
+  )
+  output = np.empty(shape, dtype=input.dtype)
+  for position in np.ndindex(*shape):
+    source = [
+      _fold(j - int(lo), s, name)
+      for j, lo, s in zip(position, start_padding, input.shape, strict=True)
+    ]
+    output[position] = constant if None in source else input[tuple(source)]
+  return output
+
+
+def padding(
+  input: np.ndarray,
+  *,
+  padding_mode: object,
+  padding_value: float = 0.0,
+  start_padding: Sequence[int],
+  end_padding: Sequence[int],
+) -> np.ndarray:
+  """Reference DML_OPERATOR_PADDING, one output element at a time.
+
+  Output coordinate ``j`` reads input coordinate ``k = j - start`` of each dimension,
+  folded into the input by the mode; CONSTANT writes ``padding_value`` wherever any
+  coordinate is outside. ``padding_value`` is a float32 (DirectML's FLOAT); integer outputs
+  take it truncated toward zero and saturated to the type's range, NaN as 0.
+
+  Args:
+    input: The tensor to pad.
+    padding_mode: CONSTANT, EDGE, REFLECTION, SYMMETRIC or WRAP (a name, prefixed or not,
+      an enum member or its value).
+    padding_value: CONSTANT mode's value.
+    start_padding: Elements added before each dimension.
+    end_padding: Elements added after each dimension.
+
+  Returns:
+    An array of shape ``input.shape[i] + start_padding[i] + end_padding[i]``.
+  """
+  input = np.asarray(input)
+  with np.errstate(over="ignore"):  # beyond a float type's range: +-inf
+    single = float(np.float32(padding_value))
+    constant = np.float32(single).astype(input.dtype) if input.dtype.kind == "f" else None
+  if constant is None:
+    info = np.iinfo(input.dtype)
+    if single != single:  # NaN
+      whole = 0
+    elif single in (float("inf"), float("-inf")):
+      whole = int(info.max) if single > 0 else int(info.min)
+    else:
+      whole = int(single)  # Python's int() truncates toward zero
+    constant = input.dtype.type(min(max(whole, int(info.min)), int(info.max)))
+  return _padded(input, padding_mode, constant, start_padding, end_padding)
+
+
+def padding1(
+  input: np.ndarray,
+  *,
+  padding_mode: object,
+  padding_value: int | float = 0,
+  start_padding: Sequence[int],
+  end_padding: Sequence[int],
+) -> np.ndarray:
+  """Reference DML_OPERATOR_PADDING1: ``padding`` with the value in the input's type.
+
+  Integer types take ``padding_value`` exactly (asserted in range, never wrapped: Python ints
+  keep 64-bit values); float types take it rounded to nearest even.
+
+  Args:
+    input: The tensor to pad.
+    padding_mode: as for ``padding``.
+    padding_value: CONSTANT mode's value, in the input's data type.
+    start_padding: Elements added before each dimension.
+    end_padding: Elements added after each dimension.
+
+  Returns:
+    An array of shape ``input.shape[i] + start_padding[i] + end_padding[i]``.
+  """
+  input = np.asarray(input)
+  if input.dtype.kind == "f":
+    with np.errstate(over="ignore"):
+      constant = np.array(float(padding_value), dtype=input.dtype)[()]
+  else:
+    whole = int(padding_value)
+    assert whole == padding_value, "an integer type takes an integer value"
+    info = np.iinfo(input.dtype)
+    assert int(info.min) <= whole <= int(info.max), "the value must fit the type"
+    constant = input.dtype.type(whole)
+  return _padded(input, padding_mode, constant, start_padding, end_padding)
