@@ -32,6 +32,10 @@ from dml_jax._src.ops.join import JoinDesc as JoinDesc
 from dml_jax._src.ops.join import join as join
 from dml_jax._src.ops.reverse_subsequences import ReverseSubsequencesDesc as ReverseSubsequencesDesc
 from dml_jax._src.ops.reverse_subsequences import reverse_subsequences as reverse_subsequences
+from dml_jax._src.ops.slice import Slice1Desc as Slice1Desc
+from dml_jax._src.ops.slice import SliceDesc as SliceDesc
+from dml_jax._src.ops.slice import slice as slice
+from dml_jax._src.ops.slice import slice1 as slice1
 from dml_jax._src.ops.tile import TileDesc as TileDesc
 from dml_jax._src.ops.tile import tile as tile
 from dml_jax._src.tensor_desc import TensorDesc as TensorDesc

@@ -54,7 +54,7 @@ def test_runner_reproduces_fixture(fixture):
 
 @pytest.mark.parametrize("fixture", WITH_DATA, ids=lambda f: f.id)
 def test_reference_reproduces_fixture(fixture):
-  fn = getattr(reference, fixture.op.lower().removesuffix("1"))
+  fn = getattr(reference, registry.lookup(fixture.op).FUNCTION)
   assert_bits_equal(fn(**fixture.arrays(), **fixture.params), fixture.output.data)
 
 

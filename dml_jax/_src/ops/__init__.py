@@ -8,4 +8,5 @@ from dml_jax._src.ops import gather_elements as gather_elements
 from dml_jax._src.ops import gather_nd as gather_nd
 from dml_jax._src.ops import join as join
 from dml_jax._src.ops import reverse_subsequences as reverse_subsequences
+from dml_jax._src.ops import slice as slice
 from dml_jax._src.ops import tile as tile
