@@ -1306,6 +1306,138 @@ def padding_case(
   )
 
 
+@case(
+  "SLICE",
+  sizes={"large": (8192, 8192), "small": (2048, 2048), "tiny": (9, 12)},
+  variants={"slice_rows": dict(strides=(2, 1)), "slice_columns": dict(strides=(1, 2))},
+)
+def slice_case(shape: tuple[int, int], rng, *, strides: tuple[int, int], dtype=np.float32) -> Case:
+  """SLICE of an input of `shape` from (1, 2), every `strides` element, to the last one read."""
+  host = [random_data(rng, shape, dtype)]
+  (x,) = device_put(host)
+  offsets = (1, 2)
+  sizes = tuple((n - 1 - o) // t + 1 for n, o, t in zip(shape, offsets, strides, strict=True))
+  ends = tuple(o + (s - 1) * t + 1 for o, s, t in zip(offsets, sizes, strides, strict=True))
+  attributes = dict(offsets=offsets, sizes=sizes, strides=strides)
+  index = tuple(np.s_[o:e:t] for o, e, t in zip(offsets, ends, strides, strict=True))
+  itemsize = np.dtype(dtype).itemsize
+
+  def subset(host):
+    # A few output positions of each dimension, and the input positions they read.
+    chosen = [edge(n, 2) for n in sizes]
+    read = [o + t * c for o, t, c in zip(offsets, strides, chosen, strict=True)]
+    ones = (1,) * len(shape)
+    window = take(host[0], *read)
+    picked = reference.slice(window, offsets=(0, 0), sizes=window.shape, strides=ones)
+    return picked, lambda a: take(a, *chosen)
+
+  def peers(env, host):
+    impls = [jax_impl(env, "jnp x[a:b:s]", "jax", jax.jit(lambda x: x[index]), x)]
+    if env.torch:
+      tx = env.torch_from_jax(x)
+      impls.append(torch_impl(env, "torch x[a:b:s] (copied)", lambda: tx[index].clone(), sizes))
+    if env.ort:
+      as64 = lambda v: np.array(v, np.int64)
+      feeds = {
+        "x": host[0],
+        "starts": as64(offsets),
+        "ends": as64(ends),
+        "axes": as64((0, 1)),
+        "steps": as64(strides),
+      }
+      model = onnx_model(env, "Slice", list(feeds.items()), np.empty(sizes, dtype))
+      impls.append(ort_impl(env, "Slice", model, feeds, sizes))
+    return impls
+
+  return Case(
+    dtype=np.dtype(dtype).name,
+    shape=f"{_tuple(shape)} s{_tuple(strides)}",
+    description=f"SLICE of {shape} from {offsets} by {strides} -> {sizes}",
+    bytes_moved=2 * math.prod(sizes) * itemsize,
+    host=host,
+    inputs=(x,),
+    dml=jax.jit(lambda x: dml.slice(x, **attributes)),
+    expected=lambda host: host[0][index],
+    subset=subset,
+    peers=peers,
+  )
+
+
+@case(
+  "SLICE1",
+  sizes={"large": (8192, 8192), "small": (2048, 2048), "tiny": (9, 12)},
+  variants={"slice1_reversed": dict(strides=(-1, 1)), "slice1_strided": dict(strides=(1, -2))},
+)
+def slice1_case(shape: tuple[int, int], rng, *, strides: tuple[int, int], dtype=np.float32) -> Case:
+  """SLICE1 of the window of `shape` less its first row and column, walked by `strides`."""
+  host = [random_data(rng, shape, dtype)]
+  (x,) = device_put(host)
+  offsets = (1, 1)
+  windows = tuple(n - 1 for n in shape)
+  sizes = tuple((w - 1) // abs(t) + 1 for w, t in zip(windows, strides, strict=True))
+  attributes = dict(
+    input_window_offsets=offsets, input_window_sizes=windows, input_window_strides=strides
+  )
+  starts = tuple(
+    o if t > 0 else o + w - 1 for o, w, t in zip(offsets, windows, strides, strict=True)
+  )
+  # As Python slices: a negative walk stops before offset - 1 = 0.
+  index = tuple(
+    np.s_[b::t] if t > 0 else np.s_[b : o - 1 : t]
+    for b, o, t in zip(starts, offsets, strides, strict=True)
+  )
+  itemsize = np.dtype(dtype).itemsize
+
+  def subset(host):
+    chosen = [edge(n, 2) for n in sizes]
+    read = [b + t * c for b, t, c in zip(starts, strides, chosen, strict=True)]
+    window = take(host[0], *read)
+    picked = reference.slice1(
+      window,
+      input_window_offsets=(0, 0),
+      input_window_sizes=window.shape,
+      input_window_strides=(1, 1),
+    )
+    return picked, lambda a: take(a, *chosen)
+
+  def peers(env, host):
+    impls = [jax_impl(env, "jnp x[a:b:s]", "jax", jax.jit(lambda x: x[index]), x)]
+    if env.torch:
+      tx = env.torch_from_jax(x)
+      flips = [d for d, t in enumerate(strides) if t < 0]
+      forward = tuple(
+        np.s_[b - (n - 1) * -t : b + 1 : -t] if t < 0 else np.s_[b::t]
+        for b, n, t in zip(starts, sizes, strides, strict=True)
+      )
+      impls.append(torch_impl(env, "torch.flip(x[a:b:s])", lambda: tx[forward].flip(flips), sizes))
+    if env.ort:
+      as64 = lambda v: np.array(v, np.int64)
+      stops = tuple(2**62 if t > 0 else o - 1 for o, t in zip(offsets, strides, strict=True))
+      feeds = {
+        "x": host[0],
+        "starts": as64(starts),
+        "ends": as64(stops),
+        "axes": as64((0, 1)),
+        "steps": as64(strides),
+      }
+      model = onnx_model(env, "Slice", list(feeds.items()), np.empty(sizes, dtype))
+      impls.append(ort_impl(env, "Slice", model, feeds, sizes))
+    return impls
+
+  return Case(
+    dtype=np.dtype(dtype).name,
+    shape=f"{_tuple(shape)} s{_tuple(strides)}",
+    description=f"SLICE1 of {shape}, windows from {offsets} of {windows} by {strides} -> {sizes}",
+    bytes_moved=2 * math.prod(sizes) * itemsize,
+    host=host,
+    inputs=(x,),
+    dml=jax.jit(lambda x: dml.slice1(x, **attributes)),
+    expected=lambda host: host[0][index],
+    subset=subset,
+    peers=peers,
+  )
+
+
 def device_put(host: list[np.ndarray]) -> tuple[jax.Array, ...]:
   return tuple(jax.block_until_ready(jax.device_put(h)) for h in host)
 

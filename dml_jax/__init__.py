@@ -46,6 +46,10 @@ from dml_jax._src.ops.padding import padding as padding
 from dml_jax._src.ops.padding import padding1 as padding1
 from dml_jax._src.ops.reverse_subsequences import ReverseSubsequencesDesc as ReverseSubsequencesDesc
 from dml_jax._src.ops.reverse_subsequences import reverse_subsequences as reverse_subsequences
+from dml_jax._src.ops.slice import Slice1Desc as Slice1Desc
+from dml_jax._src.ops.slice import SliceDesc as SliceDesc
+from dml_jax._src.ops.slice import slice as slice
+from dml_jax._src.ops.slice import slice1 as slice1
 from dml_jax._src.ops.split import SplitDesc as SplitDesc
 from dml_jax._src.ops.split import split as split
 from dml_jax._src.ops.tile import TileDesc as TileDesc

@@ -261,6 +261,15 @@ def errata_for(example: Mapping[str, Any]) -> list[dict[str, str]]:
         " sizes are kept.",
       }
     )
+  if op == "SLICE1" and example.get("doc_issue"):
+    errata.append(
+      {
+        "issue": "The page's walk-through of this example names InputWindowSizes[0] where it"
+        " computes the last element of dimension 2's window.",
+        "resolution": "The window of dimension 2 ends at InputWindowOffsets[2] +"
+        " InputWindowSizes[2] - 1 = 3, the value the page uses; the example's data agree.",
+      }
+    )
   if example.get("doc_issue") and not errata:  # any other operator's documented slip
     errata.append(
       {

@@ -344,6 +344,78 @@ def padding_case(draw, op="PADDING"):
   )
 
 
+@st.composite
+def slice_case(draw):
+  level = draw(levels("SLICE"))
+  table = _table(dml.SliceDesc, level)
+  n = draw(st.integers(*_rank_range(table, level)))
+  data_type = draw(st.sampled_from(table["InputTensor"].data_types))
+  shape = tuple(
+    draw(st.integers(1, 5)) if d >= n - 3 else draw(st.integers(1, 2)) for d in range(n)
+  )
+  offsets, sizes, strides = [], [], []
+  for extent in shape:
+    offset = draw(st.integers(0, extent - 1))
+    stride = draw(st.integers(1, 3))
+    offsets.append(offset)
+    strides.append(stride)
+    sizes.append(draw(st.integers(1, (extent - 1 - offset) // stride + 1)))
+  x = _data(draw, data_type, shape)
+  attributes = dict(offsets=tuple(offsets), sizes=tuple(sizes), strides=tuple(strides))
+  desc = dml.SliceDesc(TensorDesc(data_type, shape), **attributes)
+  return Case(
+    desc,
+    level,
+    [x],
+    lambda x, level: dml.slice(x, **attributes, feature_level=level),
+    lambda: reference.slice(x, **attributes),
+  )
+
+
+@st.composite
+def slice1_case(draw):
+  level = draw(levels("SLICE1"))
+  table = _table(dml.Slice1Desc, level)
+  n = draw(st.integers(*_rank_range(table, level)))
+  data_type = draw(st.sampled_from(table["InputTensor"].data_types))
+  shape = tuple(
+    draw(st.integers(1, 5)) if d >= n - 3 else draw(st.integers(1, 2)) for d in range(n)
+  )
+  offsets, sizes, strides, walks = [], [], [], []
+  for extent in shape:
+    offset = draw(st.integers(0, extent - 1))
+    size = draw(st.integers(1, extent - offset))
+    stride = draw(st.sampled_from([-3, -2, -1, 1, 2, 3]))
+    offsets.append(offset)
+    sizes.append(size)
+    strides.append(stride)
+    walks.append((size - 1) // abs(stride) + 1)
+  prefix = draw(st.booleans())
+  # A prefix of the walks, whole in the last dimension (so that the generic mutant with one
+  # more element there is invalid).
+  output_sizes = (
+    tuple(draw(st.integers(1, w)) for w in walks[:-1]) + (walks[-1],) if prefix else None
+  )
+  x = _data(draw, data_type, shape)
+  attributes = dict(
+    input_window_offsets=tuple(offsets),
+    input_window_sizes=tuple(sizes),
+    input_window_strides=tuple(strides),
+  )
+  desc = dml.Slice1Desc(
+    TensorDesc(data_type, shape),
+    **attributes,
+    output_tensor=None if output_sizes is None else TensorDesc(data_type, output_sizes),
+  )
+  return Case(
+    desc,
+    level,
+    [x],
+    lambda x, level: dml.slice1(x, **attributes, output_sizes=output_sizes, feature_level=level),
+    lambda: reference.slice1(x, **attributes, output_sizes=output_sizes),
+  )
+
+
 VALID = {
   "GATHER_ELEMENTS": gather_elements_case,
   "GATHER_ND": gather_nd_case,
@@ -358,6 +430,8 @@ VALID = {
   "SPLIT": split_case,
   "PADDING": padding_case,
   "PADDING1": lambda: padding_case(op="PADDING1"),
+  "SLICE": slice_case,
+  "SLICE1": slice1_case,
 }
 
 
@@ -663,6 +737,45 @@ def _operator_mutations(desc, level, draw):
         desc, {"block_size": b, "input_tensor": _replace_tensor(desc.input_tensor, sizes=sizes)}
       ),
       "InputTensor.Sizes",
+    )
+
+  elif isinstance(desc, dml.SliceDesc):
+    n = desc.input_tensor.dimension_count
+    d = draw(st.integers(0, n - 1))
+    sizes = list(desc.sizes)
+    sizes[d] = (desc.input_tensor.sizes[d] - desc.offsets[d] - 1) // desc.strides[d] + 2
+    yield "read outside", _rebuild(desc, {"sizes": tuple(sizes)}), "Offsets"
+    strides = list(desc.strides)
+    strides[d] = 0
+    yield "zero stride", _rebuild(desc, {"strides": tuple(strides)}), "Strides"
+    yield "sizes length", _rebuild(desc, {"sizes": desc.sizes + (1,)}), "Sizes"
+    yield "dimension count", _rebuild(desc, {"dimension_count": n + 1}), "DimensionCount"
+  elif isinstance(desc, dml.Slice1Desc):
+    n = desc.input_tensor.dimension_count
+    d = draw(st.integers(0, n - 1))
+    sizes = list(desc.input_window_sizes)
+    sizes[d] = desc.input_tensor.sizes[d] - desc.input_window_offsets[d] + 1
+    yield (
+      "window outside",
+      _rebuild(desc, {"input_window_sizes": tuple(sizes)}),
+      "InputWindowOffsets",
+    )
+    strides = list(desc.input_window_strides)
+    strides[d] = 0
+    yield (
+      "zero stride",
+      _rebuild(desc, {"input_window_strides": tuple(strides)}),
+      "InputWindowStrides",
+    )
+    yield (
+      "strides length",
+      _rebuild(desc, {"input_window_strides": desc.input_window_strides + (1,)}),
+      "InputWindowStrides",
+    )
+    yield (
+      "dimension count",
+      _rebuild(desc, {"dimension_count": n + 1}),
+      "DimensionCount",
     )
 
 

@@ -30,6 +30,7 @@ Conventions shared by all functions:
 
 from __future__ import annotations
 
+import builtins  # `slice` below is SLICE's oracle; Python's slice is builtins.slice
 from collections.abc import Sequence
 
 import numpy as np
@@ -47,8 +48,10 @@ __all__ = [
   "reverse_subsequences",
   "space_to_depth",
   "space_to_depth1",
-  "tile",
+  "slice",
+  "slice1",
   "split",
+  "tile",
 ]
 
 
@@ -388,7 +391,7 @@ def join(inputs: Sequence[np.ndarray], *, axis: int) -> np.ndarray:
   offset = 0
   for array in arrays:
     extent = array.shape[axis]
-    slab = (slice(None),) * axis + (slice(offset, offset + extent),)
+    slab = (builtins.slice(None),) * axis + (builtins.slice(offset, offset + extent),)
     output[slab] = array
     offset += extent
   return output
@@ -699,3 +702,84 @@ def padding1(
     assert int(info.min) <= whole <= int(info.max), "the value must fit the type"
     constant = input.dtype.type(whole)
   return _padded(input, padding_mode, constant, start_padding, end_padding)
+
+
+# --------------------------------------------------------------------------- #
+# SLICE and SLICE1
+# --------------------------------------------------------------------------- #
+
+
+def slice(
+  input: np.ndarray, *, offsets: Sequence[int], sizes: Sequence[int], strides: Sequence[int]
+) -> np.ndarray:
+  """Reference DML_OPERATOR_SLICE: ``out[o] = input[offsets + strides * o]``.
+
+  Each output coordinate is mapped to its input coordinate on its own, and the
+  read is asserted to lie inside the input (DirectML permits no other).
+
+  Args:
+    input: The tensor to slice.
+    offsets: The first element read per dimension (>= 0).
+    sizes: The output's sizes (>= 1 each).
+    strides: The step per dimension (>= 1).
+
+  Returns:
+    An array of shape ``sizes`` and the input's dtype.
+  """
+  input = np.asarray(input)
+  n = input.ndim
+  assert len(offsets) == len(sizes) == len(strides) == n, "one value per dimension"
+  assert all(int(s) >= 1 for s in sizes) and all(int(t) >= 1 for t in strides)
+  output = np.empty(tuple(int(s) for s in sizes), dtype=input.dtype)
+  for position in np.ndindex(*output.shape):
+    source = tuple(int(o) + int(t) * c for o, t, c in zip(offsets, strides, position, strict=True))
+    assert all(0 <= s < size for s, size in zip(source, input.shape, strict=True)), source
+    output[position] = input[source]
+  return output
+
+
+def slice1(
+  input: np.ndarray,
+  *,
+  input_window_offsets: Sequence[int],
+  input_window_sizes: Sequence[int],
+  input_window_strides: Sequence[int],
+  output_sizes: Sequence[int] | None = None,
+) -> np.ndarray:
+  """Reference DML_OPERATOR_SLICE1: each window walked from its start, or from its end for a
+  negative stride: ``out[o] = input[start + strides * o]``.
+
+  ``start[i]`` is ``offset[i]`` for a positive stride and ``offset[i] + size[i] - 1``
+  for a negative one. The whole walk of a window of ``size`` elements with step
+  ``|stride|`` has ``ceil(size / |stride|)`` elements (computed here by counting
+  the window positions the walk visits); `output_sizes` may take a prefix of it.
+
+  Args:
+    input: The tensor to slice.
+    input_window_offsets: Where each window starts.
+    input_window_sizes: Each window's extent (>= 1); it must lie inside the input.
+    input_window_strides: Signed steps, never 0.
+    output_sizes: The output's sizes; None: every walk whole.
+
+  Returns:
+    An array of shape ``output_sizes`` (or the whole walks) and the input's dtype.
+  """
+  input = np.asarray(input)
+  n = input.ndim
+  offsets = [int(o) for o in input_window_offsets]
+  sizes = [int(s) for s in input_window_sizes]
+  strides = [int(t) for t in input_window_strides]
+  assert len(offsets) == len(sizes) == len(strides) == n, "one value per dimension"
+  starts, walks = [], []
+  for o, s, t, extent in zip(offsets, sizes, strides, input.shape, strict=True):
+    assert s >= 1 and t != 0 and 0 <= o and o + s <= extent, "a window inside the input"
+    start = o if t > 0 else o + s - 1
+    starts.append(start)
+    walks.append(sum(1 for k in range(s) if k % abs(t) == 0))
+  shape = tuple(walks) if output_sizes is None else tuple(int(s) for s in output_sizes)
+  assert all(1 <= s <= w for s, w in zip(shape, walks, strict=True)), "a prefix of each walk"
+  output = np.empty(shape, dtype=input.dtype)
+  for position in np.ndindex(*shape):
+    source = tuple(b + t * c for b, t, c in zip(starts, strides, position, strict=True))
+    output[position] = input[source]
+  return output
