@@ -216,7 +216,7 @@ def errata_for(example: Mapping[str, Any]) -> list[dict[str, str]]:
   """The documentation corrections that apply to one example.
 
   Derived from the example's ``doc_issue`` and the errata table of
-  ``dml-semantics.md`` section 5, written in dml_jax's own words.
+  developers' errata notes, written in dml_jax's own words.
   """
   op = example["op"]
   errata = []
@@ -320,12 +320,11 @@ def build_fixture_document(source_path: Path) -> dict[str, Any]:
   return {
     "format": FORMAT,
     "source": {
-      "file": "doc-examples.json",
       "sha256": hashlib.sha256(raw).hexdigest(),
       "description": "Worked examples of the DirectML API reference pages "
       "(MicrosoftDocs/sdk-api) and DxDispatch samples (microsoft/DirectML), "
-      "as transcribed in the dml_jax spec dossier (dml-semantics.md, "
-      "section 6).",
+      "transcribed by the dml_jax developers; each fixture's provenance names "
+      "its page, repository, path and commit.",
       "generated_by": "scripts/import_doc_examples.py",
     },
     "fixtures": fixtures,

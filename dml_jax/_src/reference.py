@@ -1,12 +1,12 @@
 """Slow, obviously-correct NumPy reference implementations (the test oracle).
 
-Every function in this module is a direct transcription of the pseudocode in the
-spec (``dml-semantics.md`` sections 3.1-3.4 and the operator pages): it loops
-over output coordinates with :func:`numpy.ndindex` and computes each element on
-its own. Nothing here is vectorised or clever, so that a reader can check the
-code against the spec line by line. The functions are meant for tests only: they
-are fine for tensors of a few thousand elements and far too slow for anything
-bigger.
+Every function in this module is a direct transcription of DirectML's definition of
+its operator (the operators' docstrings and the README state them in the project's
+words): it loops over output coordinates with :func:`numpy.ndindex` and computes each
+element on its own. Nothing here is vectorised or clever, so that a reader can check
+the code against the definitions line by line. The functions are meant for tests
+only: they are fine for tensors of a few thousand elements and far too slow for
+anything bigger.
 
 The module depends on NumPy and the standard library only (never on JAX), so it
 stays an independent oracle for the JAX implementation.
@@ -109,7 +109,7 @@ def _replace(coords: tuple[int, ...], position: int, value: int) -> tuple[int, .
 
 
 def gather_elements(input: np.ndarray, indices: np.ndarray, *, axis: int) -> np.ndarray:
-  """Reference DML_OPERATOR_GATHER_ELEMENTS (spec section 3.1).
+  """Reference DML_OPERATOR_GATHER_ELEMENTS.
 
   ``out[o] = input[o with o[axis] := normalize(indices[o])]`` for every output
   coordinate ``o``.
@@ -186,7 +186,7 @@ def _gather_nd_logical_shapes(
     f"index tuple size {tuple_size} must be in [1, {len(logical_input) - batch}]"
   )
   # Note: the DML pages write the trailing part as the last `tuple_size` input
-  # dims, which contradicts their own examples (spec section 5). The rule
+  # dims, which contradicts their own examples. The rule
   # below (skip the batch and indexed dims) is the one the examples follow.
   logical_output = logical_indices[:-1] + logical_input[batch + tuple_size :]
   return logical_input, logical_indices, logical_output
@@ -208,7 +208,7 @@ def gather_nd_output_sizes(
   indices_dimension_count: int,
   batch_dimension_count: int = 0,
 ) -> tuple[int, ...]:
-  """Output sizes of DML_OPERATOR_GATHER_ND(1) (spec section 3.2).
+  """Output sizes of DML_OPERATOR_GATHER_ND(1).
 
   ``X[:-1] ++ I[B + t:]`` right-aligned to the common rank with leading 1s,
   where ``I``/``X`` are the logical input/indices sizes, ``B`` the batch
@@ -242,7 +242,7 @@ def gather_nd(
   indices_dimension_count: int | None = None,
   batch_dimension_count: int = 0,
 ) -> np.ndarray:
-  """Reference DML_OPERATOR_GATHER_ND and GATHER_ND1 (spec section 3.2).
+  """Reference DML_OPERATOR_GATHER_ND and GATHER_ND1.
 
   On logical shapes: ``out[b, p, r] = in[b, idx[b, p, 0], ..., idx[b, p, t-1], r]``
   where ``b`` runs over the ``B`` batch dims, ``p`` over the remaining index
@@ -315,7 +315,7 @@ def reverse_subsequences(
   *,
   axis: int,
 ) -> np.ndarray:
-  """Reference DML_OPERATOR_REVERSE_SUBSEQUENCES (spec section 3.3).
+  """Reference DML_OPERATOR_REVERSE_SUBSEQUENCES.
 
   For every lane along ``axis`` with ``L = min(length, S)`` (``S`` the axis
   size): ``out[i] = in[L - 1 - i]`` for ``i < L`` and ``out[i] = in[i]``
@@ -360,7 +360,7 @@ def reverse_subsequences(
 
 
 def join(inputs: Sequence[np.ndarray], *, axis: int) -> np.ndarray:
-  """Reference DML_OPERATOR_JOIN (spec section 3.4).
+  """Reference DML_OPERATOR_JOIN.
 
   Input ``k`` is copied into the output at axis offset ``sum(sizes[:k])``.
   Built from explicit slab copies (not ``np.concatenate``) so that it stays

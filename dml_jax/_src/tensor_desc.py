@@ -264,7 +264,8 @@ class TensorDesc:
     return self.html().markup
 
   def check(self, check: Checker, name: str, *, is_output: bool, max_dimension_count: int) -> None:
-    """The tensor-layer rules of dml-semantics.md §4.1 that need no operator."""
+    """DirectML's tensor-layer rules (data type, rank, sizes, strides, element count, total
+    size, alignment, flags) that need no operator."""
     check.expect(
       self.data_type != DataType.UNKNOWN, f"{name}.DataType", "must not be UNKNOWN", self.data_type
     )

@@ -706,39 +706,28 @@ def padding1(
   return _padding1(static, input)
 
 
-def _describe_padding(
-  types: tuple[DataType, ...],
-  shapes: tuple[tuple[int, ...], ...],
-  mode: PaddingMode,
-  value: int | bytes,
-  start: tuple[int, ...],
-  end: tuple[int, ...],
-) -> PaddingDesc:
-  return PaddingDesc(
-    TensorDesc(types[0], shapes[0]),
-    padding_mode=mode,
-    start_padding=start,
-    end_padding=end,
-    padding_value=_value_of_key(value),
-  )
+def _describer(desc_type: type[PaddingDesc] | type[Padding1Desc]) -> Any:
+  """The functional API's `describe` for PADDING or PADDING1 (they take the same fields)."""
+
+  def describe(
+    types: tuple[DataType, ...],
+    shapes: tuple[tuple[int, ...], ...],
+    mode: PaddingMode,
+    value: int | bytes,
+    start: tuple[int, ...],
+    end: tuple[int, ...],
+  ) -> PaddingDesc | Padding1Desc:
+    return desc_type(
+      TensorDesc(types[0], shapes[0]),
+      padding_mode=mode,
+      start_padding=start,
+      end_padding=end,
+      padding_value=_value_of_key(value),
+    )
+
+  describe.__name__ = f"_describe_{desc_type.FUNCTION}"
+  return describe
 
 
-def _describe_padding1(
-  types: tuple[DataType, ...],
-  shapes: tuple[tuple[int, ...], ...],
-  mode: PaddingMode,
-  value: int | bytes,
-  start: tuple[int, ...],
-  end: tuple[int, ...],
-) -> Padding1Desc:
-  return Padding1Desc(
-    TensorDesc(types[0], shapes[0]),
-    padding_mode=mode,
-    start_padding=start,
-    end_padding=end,
-    padding_value=_value_of_key(value),
-  )
-
-
-_padding = dispatch.operator_function(_describe_padding, PaddingDesc)
-_padding1 = dispatch.operator_function(_describe_padding1, Padding1Desc)
+_padding = dispatch.operator_function(_describer(PaddingDesc), PaddingDesc)
+_padding1 = dispatch.operator_function(_describer(Padding1Desc), Padding1Desc)
