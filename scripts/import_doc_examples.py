@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Imports DirectML's documented examples into dml_jax's fixture file.
 
-Reads the developers' transcription of DirectML's worked examples
-(``doc-examples.json``), keeps the examples of the operators in dml_jax's
+Reads a transcription of DirectML's worked examples (a JSON list, one object
+per example: ``op``, ``source``, ``example``, ``params``, ``inputs``,
+``output`` or ``outputs``, ``notes``, ``doc_issue``, ``check``), keeps the examples of the operators in dml_jax's
 operator registry, and writes them to
 ``dml_jax/_src/fixtures/directml_examples.json`` in the ``dml_jax-fixtures/1``
 format:
@@ -20,10 +21,10 @@ format:
 
 Usage::
 
-    python scripts/import_doc_examples.py [SOURCE] [--output PATH] [--check]
+    python scripts/import_doc_examples.py SOURCE [--output PATH] [--check]
 
-``SOURCE`` defaults to ``../shared/spec/doc-examples.json`` relative to the
-repository root. ``--check`` writes nothing and exits with status 1 if the
+``SOURCE`` is the transcription (the maintainers keep it outside the
+repository). ``--check`` writes nothing and exits with status 1 if the
 fixture file is out of date. It imports dml_jax (for the registry), so run it
 where the package is installed.
 """
@@ -43,7 +44,6 @@ from dml_jax._src import registry
 from dml_jax._src.fields import DmlField, dml_fields
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_SOURCE = REPO_ROOT.parent / "shared" / "spec" / "doc-examples.json"
 DEFAULT_OUTPUT = REPO_ROOT / "dml_jax" / "_src" / "fixtures" / "directml_examples.json"
 FORMAT = "dml_jax-fixtures/1"
 
@@ -377,10 +377,8 @@ def main(argv: list[str] | None = None) -> int:
   parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
   parser.add_argument(
     "source",
-    nargs="?",
     type=Path,
-    default=DEFAULT_SOURCE,
-    help="doc-examples.json (default: %(default)s)",
+    help="the transcription of DirectML's worked examples (a JSON list)",
   )
   parser.add_argument(
     "--output",

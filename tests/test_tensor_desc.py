@@ -1,8 +1,8 @@
 """Tests of the tensor layer: TensorDesc, DMLCalcBufferTensorSize, DataType, FeatureLevel.
 
-Spec: dml-semantics.md §1 (tensor layer), §1.4 (data types),
-§1.6 (DMLCalcBufferTensorSize worked values) and §2.1 (feature-level values).
-The validation rules of the tensor layer (§4.1) are tested in test_validation.py.
+Covers the buffer tensor description, the data types, DMLCalcBufferTensorSize's
+worked values and the feature-level values.
+The validation rules of the tensor layer are tested in test_validation.py.
 """
 
 from __future__ import annotations
@@ -18,14 +18,14 @@ import dml_jax as dml
 from dml_jax import DataType, FeatureLevel, TensorDesc, TensorFlags, calc_buffer_tensor_size
 
 # =========================================================================== #
-# calc_buffer_tensor_size (§1.6)
+# calc_buffer_tensor_size
 # =========================================================================== #
 
 
 @pytest.mark.parametrize(
   "data_type, sizes, strides, expected",
   [
-    # The worked values of §1.6.
+    # DMLCalcBufferTensorSize's worked values.
     ("FLOAT16", (3,), None, 8),  # 6 bytes rounded up to a DWORD multiple
     ("FLOAT32", (1, 1, 3, 5), None, 60),
     ("FLOAT32", (1, 1, 3, 5), (15, 15, 5, 1), 60),  # NCHW strides
@@ -55,7 +55,7 @@ def test_calc_buffer_tensor_size_accepts_data_type_forms():
 
 
 def test_calc_buffer_tensor_size_of_unknown_is_zero():
-  # DMLCalcBufferTensorSize returns 0 for a type it does not know (§1.6).
+  # DMLCalcBufferTensorSize returns 0 for a type it does not know.
   assert calc_buffer_tensor_size("UNKNOWN", (4, 4)) == 0
 
 
@@ -249,7 +249,7 @@ def test_tensor_desc_compact_str_and_round_tripping_repr(desc, expected):
 
 
 # =========================================================================== #
-# DataType (§1.4)
+# DataType
 # =========================================================================== #
 
 
@@ -338,7 +338,7 @@ def test_data_type_numpy_round_trip():
 
 
 # =========================================================================== #
-# FeatureLevel (§2.1)
+# FeatureLevel
 # =========================================================================== #
 
 
@@ -422,7 +422,7 @@ def test_feature_level_from_any_rejects_wrong_kinds(value):
   [("1_0", 5), ("2_0", 5), ("2_1", 5), ("3_0", 8), ("3_1", 8), ("6_4", 8)],
 )
 def test_feature_level_max_dimension_count(level, expected):
-  # DML_TENSOR_DIMENSION_COUNT_MAX (5) before FL 3_0, _MAX1 (8) from it (§1.2).
+  # DML_TENSOR_DIMENSION_COUNT_MAX (5) before FL 3_0, _MAX1 (8) from it.
   assert FeatureLevel.from_any(level).max_dimension_count == expected
 
 

@@ -1,11 +1,11 @@
 """Validation of operator descriptors, as DirectML's CreateOperator would do it.
 
-One test per rule of the spec (dml-semantics.md) that is not one operator's own:
-the tensor layer (§1, §4 step 1), each operator's tensor-support tables per
-feature level (§3.1-3.4, §4 step 1), the rules the operators share (§4 steps
-2-3), the inferred rule of §5 (JOIN at FL 3_1), and the error's contract (every
+One test per DirectML rule that is not one operator's own: the tensor layer,
+each operator's tensor-support tables per feature level, the scalar and
+cross-tensor rules the operators share, the inferred rule for JOIN at FL 3_1,
+and the error's contract (every
 violation at once, pickling, the functional API raising what the descriptor path
-raises). Each operator's own rules (§3.1-3.4) are in tests/ops/test_<operator>.py,
+raises). Each operator's own rules are in tests/ops/test_<operator>.py,
 and the checks both use (assert_rejected, assert_valid, ...) in tests/helpers.py.
 
 Every rejection pins, chex-style with regexes, the exception type and its
@@ -83,7 +83,7 @@ BUILDERS = {
 }
 
 # =========================================================================== #
-# The tensor-support tables of §3.1-3.4, written out independently of the code
+# The operators' tensor-support tables, written out independently of the code
 # =========================================================================== #
 
 UP_TO_32 = {"FLOAT32", "FLOAT16", "INT32", "INT16", "INT8", "UINT32", "UINT16", "UINT8"}
@@ -118,7 +118,7 @@ SPEC_TABLES = {
     "1_0": ((4, 4, JOIN_1_0), None),
     "2_1": ((4, 4, UP_TO_32), None),
     "3_0": ((4, 5, UP_TO_32), None),
-    "3_1": ((1, 8, UP_TO_32), None),  # INFERRED (§3.4 note, §5): the page has no 3_1 table
+    "3_1": ((1, 8, UP_TO_32), None),  # INFERRED: the page has no 3_1 table
     "4_1": ((1, 8, ALL_DATA), None),
   },
 }
@@ -152,7 +152,7 @@ def spec_table(op: str, level: str):
 
 
 # =========================================================================== #
-# §4 step 1: the tensor layer (§1.2, §1.3, §1.6)
+# The tensor layer: every tensor's own rules
 # =========================================================================== #
 
 
@@ -389,7 +389,7 @@ def test_tensor_rules_apply_to_every_tensor_role():
 
 
 # =========================================================================== #
-# §4 step 1: operators and the tables in force at each feature level
+# Operators and the tables in force at each feature level
 # =========================================================================== #
 
 
@@ -433,7 +433,7 @@ def test_gather_nd_with_batch_dimensions_is_gather_nd1():
 
 @pytest.mark.parametrize("op", list(SPEC_TABLES))
 def test_every_operator_valid_from_its_introduction(op):
-  # 4-D FLOAT32 data with UINT32 indices/lengths is in every table (§3.1-3.4).
+  # 4-D FLOAT32 data with UINT32 indices/lengths is in every table.
   desc = BUILDERS[op]()
   for level in LEVELS:
     if FeatureLevel.from_any(level) < FeatureLevel.from_any(INTRODUCED[op]):
@@ -445,7 +445,7 @@ def test_every_operator_valid_from_its_introduction(op):
 @pytest.mark.parametrize(
   "desc, level, field, allowed, found, hint",
   [
-    # GATHER_ELEMENTS (§3.1)
+    # GATHER_ELEMENTS
     (
       gather_elements(data="FLOAT64"),
       "4_0",
@@ -527,7 +527,7 @@ def test_every_operator_valid_from_its_introduction(op):
       "FL 2_0",
       None,
     ),
-    # GATHER_ND / GATHER_ND1 (§3.2)
+    # GATHER_ND / GATHER_ND1
     (
       gather_nd(data="FLOAT64"),
       "4_0",
@@ -576,7 +576,7 @@ def test_every_operator_valid_from_its_introduction(op):
       "FLOAT16",
       None,
     ),
-    # REVERSE_SUBSEQUENCES (§3.3)
+    # REVERSE_SUBSEQUENCES
     (
       reverse_subsequences(data="FLOAT64"),
       "4_0",
@@ -633,7 +633,7 @@ def test_every_operator_valid_from_its_introduction(op):
       "UINT16",
       None,
     ),
-    # JOIN (§3.4)
+    # JOIN
     (
       join(data="INT8"),
       "1_0",
@@ -711,7 +711,7 @@ def test_data_type_accepted_from_its_feature_level(desc, level):
   "op, role", [(op, "data") for op in SPEC_TABLES] + [(op, "index") for op in INDEX_FIELD]
 )
 def test_data_types_follow_the_spec_table_at_every_level(op, role):
-  """Cross-check of every (level, data type) against the spec's tables (§3.1-3.4)."""
+  """Cross-check of every (level, data type) against the spec's tables."""
   field = DATA_FIELD[op] if role == "data" else INDEX_FIELD[op]
   wrong = []
   for level in LEVELS:
@@ -883,7 +883,7 @@ def test_dimension_count_must_be_in_the_table_of_the_feature_level(
     (reverse_subsequences(rank=1), "4_0"),
     (reverse_subsequences(rank=8), "4_0"),
     (join(rank=5), "3_0"),
-    # §3.4 note / §5 (INFERRED): JOIN takes 1 to 8 dimensions from FL 3_1, not only from 4_1.
+    # INFERRED (JOIN's page has no 3_1 table, its history says 8-D at 3_1): JOIN takes 1 to 8 dimensions from FL 3_1, not only from 4_1.
     (join(rank=8), "3_1"),
     (join(rank=1), "3_1"),
     (join(rank=8), "4_0"),
@@ -895,7 +895,7 @@ def test_dimension_count_accepted_from_its_feature_level(desc, level):
 
 @pytest.mark.parametrize("op", list(SPEC_TABLES))
 def test_dimension_counts_follow_the_spec_table_at_every_level(op):
-  """Cross-check of every (level, rank 1..9) against the spec's tables and §1.2."""
+  """Cross-check of every (level, rank 1..9) against the documented tables and DimensionCount limits."""
   field = DATA_FIELD[op] + ".DimensionCount"
   wrong = []
   for level in LEVELS:
@@ -922,7 +922,7 @@ def test_dimension_counts_follow_the_spec_table_at_every_level(op):
 
 
 # =========================================================================== #
-# §4 step 2: operator-level scalars
+# Operator-level scalars: axes and counts
 # =========================================================================== #
 
 
@@ -970,7 +970,7 @@ def test_axis_accepted_on_every_dimension():
 
 
 # =========================================================================== #
-# §4 step 3: cross-tensor rules common to the operators
+# Cross-tensor rules common to the operators
 # =========================================================================== #
 
 
@@ -1093,7 +1093,7 @@ def test_explicit_output_sizes_must_be_exact(op):
     else f"must be exactly {braces(sizes)}"
   )
   assert_rejected(build(T("FLOAT32", wrong)), "6_4", "OutputTensor.Sizes", rule, braces(wrong))
-  # Broadcast-compatible is not enough (§4 step 3): a 1 where the size is 2 or more.
+  # Broadcast-compatible is not enough: a 1 where the size is 2 or more.
   ones = tuple(1 if s > 1 else s for s in sizes)
   assert "OutputTensor.Sizes" in fields_of(build(T("FLOAT32", ones)), "6_4")
 

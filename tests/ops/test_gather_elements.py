@@ -1,4 +1,4 @@
-"""GATHER_ELEMENTS (§3.1): the operator's own rules and pinned cases.
+"""GATHER_ELEMENTS: the operator's own rules and pinned cases.
 
 Its validation rules (the indices' sizes off the axis), its explanation, pinned examples
 of its index rules, and the NumPy reference on hand-written cases and against
@@ -35,7 +35,7 @@ from tests.helpers import (
 T = dml.TensorDesc
 
 # =========================================================================== #
-# Validation (§3.1)
+# Validation
 # =========================================================================== #
 
 

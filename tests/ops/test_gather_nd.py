@@ -1,4 +1,4 @@
-"""GATHER_ND and GATHER_ND1 (§3.2): the operators' own rules and pinned cases.
+"""GATHER_ND and GATHER_ND1: the operators' own rules and pinned cases.
 
 Their validation rules (the dimension counts, the tuple length, the batch dimensions, the
 output rank), their explanations and HTML form, and the NumPy reference on the documented
@@ -35,7 +35,7 @@ T = dml.TensorDesc
 GATHER_ND_FIXTURES = [f for f in load_fixtures() if f.op in ("GATHER_ND", "GATHER_ND1")]
 
 # =========================================================================== #
-# Validation (§3.2)
+# Validation
 # =========================================================================== #
 
 
@@ -135,7 +135,7 @@ def test_gather_nd1_batch_dimension_count_below_both_counts(counts, batch, bound
 
 
 def test_gather_nd1_batch_dimensions_must_agree():
-  # §3.2 (INFERRED): the batch dims are shared, not broadcast.
+  # INFERRED: the batch dims are shared, not broadcast.
   desc = gather_nd_desc(T("FLOAT32", (2, 3, 4)), T("UINT32", (3, 2, 1)), batch_dimension_count=1)
   assert_rejected(
     desc, "6_4", "IndicesTensor.Sizes", "the 1 batch dimensions must equal the input's {2}", "{3}"
@@ -164,7 +164,7 @@ def test_gather_nd_output_rank_must_fit():
 @pytest.mark.parametrize(
   "input_sizes, indices_sizes, counts, expected",
   [
-    # §3.2 worked example, and the right-alignment rule.
+    # The documented example, and the right-alignment rule.
     (
       (3, 4, 5, 6, 7),
       (1, 1, 1, 2, 3),

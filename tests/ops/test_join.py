@@ -1,4 +1,4 @@
-"""JOIN (§3.4): the operator's own rules and pinned cases, and its CPU lowering.
+"""JOIN: the operator's own rules and pinned cases, and its CPU lowering.
 
 Its validation rules (InputCount, one data type, the sizes off the axis), its explanation
 and HTML form, the NumPy reference on hand-written cases and against np.concatenate, and
@@ -35,7 +35,7 @@ from tests.helpers import (
 T = dml.TensorDesc
 
 # =========================================================================== #
-# Validation (§3.4)
+# Validation
 # =========================================================================== #
 
 

@@ -1,4 +1,4 @@
-"""REVERSE_SUBSEQUENCES (§3.3): the operator's own rules and pinned cases.
+"""REVERSE_SUBSEQUENCES: the operator's own rules and pinned cases.
 
 Its validation rules (the lengths' sizes; lengths with 1 on a dimension in the functional
 API), its explanation, pinned examples of its lengths and of its float16 rows, and the
@@ -31,7 +31,7 @@ from tests.helpers import (
 T = dml.TensorDesc
 
 # =========================================================================== #
-# Validation (§3.3)
+# Validation
 # =========================================================================== #
 
 
@@ -59,7 +59,7 @@ def test_reverse_subsequences_lengths_are_input_sizes_with_1_on_axis(lengths_siz
 
 
 def test_reverse_subsequences_onnx_style_batch_vector_is_rejected():
-  # §3.3 easy-to-get-wrong 1: not a 1-D batch vector as in ONNX ReverseSequence.
+  # Not a 1-D batch vector as in ONNX ReverseSequence.
   desc = dml.ReverseSubsequencesDesc(T("FLOAT32", (2, 3)), T("UINT32", (2,)), axis=1)
   assert_rejected(
     desc,
