@@ -5,6 +5,7 @@ import json
 import subprocess
 import sys
 
+import jax
 import numpy as np
 import pytest
 
@@ -164,3 +165,16 @@ def test_an_error_while_running_is_a_failed_row_not_a_crash(monkeypatch, capsys)
   out = capsys.readouterr().out
   assert "FAIL  error: RuntimeError: device lost" in out
   assert out.splitlines()[-1] == f"0 passed, {len(load_fixtures('JOIN'))} failed"
+
+
+def test_version_flag_prints_the_package_and_jax_versions(capsys) -> None:
+  import jaxlib
+
+  import dml_jax
+
+  with pytest.raises(SystemExit) as exit_info:
+    conformance.main(["--version"])
+  assert exit_info.value.code == 0
+  assert capsys.readouterr().out == (
+    f"dml_jax {dml_jax.__version__} (jax {jax.__version__}, jaxlib {jaxlib.__version__})\n"
+  )

@@ -177,6 +177,14 @@ def _summary_table(outcomes: Sequence[Outcome]) -> str:
   return "summary (passed/failed):\n" + _html.text_table(header, rows)
 
 
+def _version_line() -> str:
+  import jaxlib
+
+  import dml_jax  # imported by now: this module is reached through the package
+
+  return f"dml_jax {dml_jax.__version__} (jax {jax.__version__}, jaxlib {jaxlib.__version__})"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
   parser = argparse.ArgumentParser(
     prog="python -m dml_jax",
@@ -201,6 +209,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     metavar="NAME",
     help="only this operator's examples, e.g. GATHER_ND (repeatable; default: all)",
   )
+  parser.add_argument("--version", action="version", version=_version_line())
   parser.add_argument(
     "--json",
     action="store_true",
