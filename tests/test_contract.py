@@ -54,6 +54,7 @@ def test_registered_under_directml_names(op):
   assert cls.OPERATOR == op
   assert registry.lookup(f"DML_OPERATOR_{op}") is cls
   assert registry.lookup(op.lower()) is cls
+  assert registry.lookup(op.lower().replace("_", "-")) is cls  # a command line's spelling
   assert getattr(dml, cls.__name__) is cls  # re-exported
   assert callable(getattr(dml, cls.FUNCTION))
   assert ">>>" in cls.__doc__ and ">>>" in getattr(dml, cls.FUNCTION).__doc__

@@ -814,7 +814,7 @@ def test_data_types_follow_the_spec_table_at_every_level(op, role):
       "InputTensor.DimensionCount",
       "DML_OPERATOR_REVERSE_SUBSEQUENCES supports 4 to 5 dimensions",
       "1",
-      "1 dimensions are supported from FL 4_0",
+      "1 dimension is supported from FL 4_0",
     ),
     (
       explicit_output(reverse_subsequences(rank=3)),

@@ -26,7 +26,7 @@ from dml_jax._src import registry
 from dml_jax._src.descriptor import OperatorDesc
 from dml_jax._src.dtypes import x64_enabled
 from dml_jax._src.errors import DmlValidationError, UnknownOperatorError
-from dml_jax._src.feature_level import FeatureLevel
+from dml_jax._src.feature_level import NEWEST, FeatureLevel
 from dml_jax._src.fields import FieldKind, dml_fields
 from dml_jax._src.fixtures import Fixture, FixtureTensor, load_fixtures
 from dml_jax._src.tensor_desc import TensorDesc
@@ -74,10 +74,28 @@ def _bits(x: np.ndarray) -> np.ndarray:
 
 @dataclasses.dataclass(frozen=True)
 class Outcome:
+  """One row of the report.
+
+  `not_at_level` marks an example that the chosen feature level rejects and
+  the newest level accepts: DirectML would refuse it at that level too, so it
+  is neither a pass nor a failure.
+  """
+
   fixture: Fixture
   device: str  # describe(device), or "-" for a shape-only example
   passed: bool
   detail: str
+  not_at_level: bool = False
+
+  @property
+  def status(self) -> str:
+    """"passed", "failed" or "not_at_level"."""
+    return "not_at_level" if self.not_at_level else "passed" if self.passed else "failed"
+
+  @property
+  def label(self) -> str:
+    """The result column: PASS, FAIL, or NOT AT FL for an example the level rejects."""
+    return {"passed": "PASS", "failed": "FAIL", "not_at_level": "NOT AT FL"}[self.status]
 
   def as_dict(self) -> dict[str, Any]:
     return {
@@ -85,6 +103,7 @@ class Outcome:
       "op": self.fixture.op,
       "device": self.device,
       "passed": self.passed,
+      "status": self.status,
       "detail": self.detail,
     }
 
@@ -97,14 +116,21 @@ def check_fixture(fixture: Fixture, runner: device_lib.Runner, device: Any) -> O
   """Runs one fixture and compares with DirectML's output, bit for bit.
 
   Shape-only fixtures check the inferred output sizes; nothing runs on a
-  device. An error raised while running is a failure, not a crash.
+  device. An error raised while running is a failure, not a crash. An example
+  that the runner's feature level rejects and the newest level accepts is
+  reported as not at that level (`Outcome.not_at_level`), not as a failure.
   """
   target = device_lib.resolve(device)
   where = SIZES_ONLY if fixture.shape_only else device_lib.describe(target)
   try:
     desc = descriptor_for(fixture).validate(runner.feature_level)
   except DmlValidationError as error:
-    return Outcome(fixture, where, False, f"rejected: {error.violations[0]}")
+    try:
+      descriptor_for(fixture).validate(NEWEST)
+    except DmlValidationError:
+      return Outcome(fixture, where, False, f"rejected: {error.violations[0]}")
+    detail = f"rejected, as DirectML would at FL {runner.feature_level}: {error.violations[0]}"
+    return Outcome(fixture, where, False, detail, not_at_level=True)
   if fixture.shape_only:
     sizes = ", ".join(str(list(t.sizes)) for t in desc.outputs)
     return Outcome(fixture, where, True, f"output sizes {sizes}")
@@ -145,12 +171,25 @@ def run_report(
 
 
 def summarize(outcomes: Sequence[Outcome]) -> dict[str, dict[str, dict[str, int]]]:
-  """operator -> device -> {"passed": n, "failed": m}, in first-seen order."""
+  """operator -> device -> {"passed": n, "failed": m, "not_at_level": k}, in first-seen order."""
   summary: dict[str, dict[str, dict[str, int]]] = {}
   for o in outcomes:
-    cell = summary.setdefault(o.fixture.op, {}).setdefault(o.device, {"passed": 0, "failed": 0})
-    cell["passed" if o.passed else "failed"] += 1
+    cell = summary.setdefault(o.fixture.op, {}).setdefault(
+      o.device, {"passed": 0, "failed": 0, "not_at_level": 0}
+    )
+    cell[o.status] += 1
   return summary
+
+
+def _counts_line(outcomes: Sequence[Outcome], level: FeatureLevel) -> str:
+  """The last line: "N passed, M failed", and how many examples the level rejects, if any."""
+  counts = {"passed": 0, "failed": 0, "not_at_level": 0}
+  for o in outcomes:
+    counts[o.status] += 1
+  line = f"{counts['passed']} passed, {counts['failed']} failed"
+  if counts["not_at_level"]:
+    line += f", {counts['not_at_level']} not at FL {level} (valid from a later level)"
+  return line
 
 
 def _devices_for(choice: str) -> list[jax.Device]:
@@ -172,9 +211,14 @@ def _summary_table(outcomes: Sequence[Outcome]) -> str:
     row = [op]
     for column in columns:
       cell = cells.get(column)
-      row.append(f"{cell['passed']}/{cell['failed']}" if cell else "")
+      if not cell:
+        row.append("")
+      else:
+        later = f" +{cell['not_at_level']}" if cell["not_at_level"] else ""
+        row.append(f"{cell['passed']}/{cell['failed']}{later}")
     rows.append(row)
-  return "summary (passed/failed):\n" + _html.text_table(header, rows)
+  title = "summary (passed/failed, +n: not at this feature level)"
+  return f"{title}:\n" + _html.text_table(header, rows)
 
 
 def _version_line() -> str:
@@ -230,8 +274,9 @@ def main(argv: Sequence[str] | None = None) -> int:
   if not devices:
     parser.error(f"no {args.device} device available")
   outcomes = run_report(fixtures, devices, level)
-  failed = sum(not o.passed for o in outcomes)
-  last_line = f"{len(outcomes) - failed} passed, {failed} failed"
+  failed = sum(o.status == "failed" for o in outcomes)
+  passed = sum(o.status == "passed" for o in outcomes)
+  last_line = _counts_line(outcomes, level)
   if args.json:
     document = {
       "format": "dml_jax-conformance/1",
@@ -241,8 +286,9 @@ def main(argv: Sequence[str] | None = None) -> int:
       "devices": [device_lib.describe(d) for d in devices],
       "results": [o.as_dict() for o in outcomes],
       "summary": summarize(outcomes),
-      "passed": len(outcomes) - failed,
+      "passed": passed,
       "failed": failed,
+      "not_at_level": len(outcomes) - passed - failed,
     }
     print(json.dumps(document, indent=2))
     print(last_line, file=sys.stderr)
@@ -259,7 +305,7 @@ def main(argv: Sequence[str] | None = None) -> int:
   for o in outcomes:
     print(
       f"{o.fixture.op:<21} {o.fixture.id:<{width}}  {o.device:<{device_width}}"
-      f" {'PASS' if o.passed else 'FAIL'}  {o.detail}"
+      f" {o.label}  {o.detail}"
     )
   print()
   print(_summary_table(outcomes))

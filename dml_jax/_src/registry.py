@@ -49,8 +49,11 @@ def register(cls: _T, *, aliases: Iterable[str] = ()) -> _T:
 
 
 def canonical_name(name: str) -> str:
-  """DirectML's operator name without the prefix, upper case: "dml_operator_join" -> "JOIN"."""
-  bare = name.strip().upper().removeprefix("DML_OPERATOR_")
+  """DirectML's operator name without the prefix, upper case: "dml_operator_join" -> "JOIN".
+
+  Hyphens count as underscores ("gather-nd" -> "GATHER_ND"), as on a command line.
+  """
+  bare = name.strip().upper().replace("-", "_").removeprefix("DML_OPERATOR_")
   return _ALIASES.get(bare, bare)
 
 

@@ -132,7 +132,7 @@ def _check_support(
       f"{field}.DimensionCount",
       f"DML_OPERATOR_{support.operator} supports {row.describe_dimension_counts()} dimensions",
       n,
-      f"{n} dimensions are supported from FL {since}"
+      f"{n} dimension{'s are' if n != 1 else ' is'} supported from FL {since}"
       if since and since > level
       else "pad lower-rank tensors with leading 1s"
       if n < low
