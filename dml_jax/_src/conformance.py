@@ -89,7 +89,7 @@ class Outcome:
 
   @property
   def status(self) -> str:
-    """"passed", "failed" or "not_at_level"."""
+    """The row's status: passed, failed or not_at_level."""
     return "not_at_level" if self.not_at_level else "passed" if self.passed else "failed"
 
   @property
