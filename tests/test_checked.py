@@ -88,3 +88,9 @@ def test_lengths_are_never_out_of_range():
   lengths = np.array([[99], [0], [4]], np.uint32)
   out = dml.checked(lambda x, n: dml.reverse_subsequences(x, n, axis=1))(X, lengths)
   np.testing.assert_array_equal(out, reference.reverse_subsequences(X, lengths, axis=1))
+
+
+def test_checked_inside_jit_says_to_wrap_the_outermost_transformation():
+  i = np.zeros((1, 4), np.int32)
+  with pytest.raises(TypeError, match=r"write dml\.checked\(jax\.jit\(f\)\), not jax\.jit"):
+    jax.jit(dml.checked(gather_rows))(X, i)

@@ -3,6 +3,8 @@
 GATHER_ND's and JOIN's own tables are tested in tests/ops/test_<operator>.py.
 """
 
+import pickle
+
 import numpy as np
 import pytest
 
@@ -15,10 +17,25 @@ def rows_by_first_cell(table):
   return {row[0]: row[1:] for row in table}
 
 
-def test_html_object_renders_markup_and_reads_as_text():
+def test_html_object_is_its_text_and_renders_markup():
   page = html_lib.Html("<b>a &lt; b</b>", "a < b")
-  assert page._repr_html_() == str(page) == "<b>a &lt; b</b>"
-  assert repr(page) == "a < b"
+  assert isinstance(page, str) and page == str(page) == repr(page) == page.text == "a < b"
+  assert page._repr_html_() == page.markup == "<b>a &lt; b</b>"
+  assert pickle.loads(pickle.dumps(page)).markup == page.markup
+
+
+def test_a_validation_error_table_is_a_string():
+  try:
+    dml.GatherElementsDesc(
+      dml.TensorDesc("FLOAT32", (3, 3)), dml.TensorDesc("UINT32", (3, 3)), axis=5
+    ).validate()
+  except dml.DmlValidationError as error:
+    table = error.table()
+  assert isinstance(table, str) and print(table) is None
+  assert table.splitlines()[0] == (
+    "DML_OPERATOR_GATHER_ELEMENTS is invalid at DML_FEATURE_LEVEL_6_4 (1 problem):"
+  )
+  assert "<table" in table.markup and "<table" not in table
 
 
 def test_tensor_desc_html_is_a_table_of_every_dml_field():

@@ -436,3 +436,36 @@ def test_public_api_exports():
   for name in ("DataType", "FeatureLevel", "TensorDesc", "TensorFlags", "calc_buffer_tensor_size"):
     assert hasattr(dml, name)
   assert TensorFlags.OWNED_BY_DML == 1 and TensorFlags.NONE == 0
+
+
+# --------------------------------------------------------------------------- #
+# A lone TensorDesc validated
+# --------------------------------------------------------------------------- #
+
+
+def test_a_lone_tensor_desc_lists_every_broken_layer_rule():
+  tensor = TensorDesc(
+    "FLOAT32", (2, 3), strides=(4, 1), flags=TensorFlags.OWNED_BY_DML, total_tensor_size_in_bytes=8
+  )
+  assert [v.field for v in tensor.violations()] == ["Tensor.TotalTensorSizeInBytes"]
+  assert [v.field for v in tensor.violations(is_output=True)] == [
+    "Tensor.TotalTensorSizeInBytes",
+    "Tensor.Flags",
+  ]
+  with pytest.raises(dml.DmlValidationError) as raised:
+    tensor.validate()
+  assert raised.value.operator is None and raised.value.subject == "DML_BUFFER_TENSOR_DESC"
+  assert str(raised.value).splitlines()[0] == (
+    "DML_BUFFER_TENSOR_DESC is invalid at DML_FEATURE_LEVEL_6_4 (1 problem):"
+  )
+  assert raised.value.table().startswith("DML_BUFFER_TENSOR_DESC is invalid")
+  assert pickle.loads(pickle.dumps(raised.value)).subject == "DML_BUFFER_TENSOR_DESC"
+
+
+def test_a_lone_tensor_desc_rank_limit_follows_the_feature_level():
+  tensor = TensorDesc("FLOAT32", (1,) * 6)
+  assert tensor.validate("3_0") is tensor
+  (violation,) = tensor.violations("2_1")
+  assert violation.field == "Tensor.DimensionCount" and violation.hint == (
+    "ranks 6 to 8 need FL >= 3_0"
+  )

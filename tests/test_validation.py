@@ -857,10 +857,11 @@ def test_data_types_follow_the_spec_table_at_every_level(op, role):
       "3 dimensions are supported from FL 3_1",
     ),
     (
+      # Beyond every table: the tensor layer's limit says it, once per tensor.
       gather_nd1(rank=9),
       "6_4",
       "InputTensor.DimensionCount",
-      "DML_OPERATOR_GATHER_ND1 supports 1 to 8 dimensions",
+      "must be in [1, 8] (DML_TENSOR_DIMENSION_COUNT_MAX1)",
       "9",
       None,
     ),
@@ -870,6 +871,8 @@ def test_dimension_count_must_be_in_the_table_of_the_feature_level(
   desc, level, field, supported, found, hint
 ):
   assert_rejected(desc, level, field, supported, found, hint)
+  fields = [v.field for v in desc.violations(level)]
+  assert len(fields) == len(set(fields))  # one rank problem per tensor
 
 
 @pytest.mark.parametrize(
@@ -909,10 +912,11 @@ def test_dimension_counts_follow_the_spec_table_at_every_level(op):
           wrong.append((level, rank, "operator should not exist"))
         continue
       low, high, _ = table[0]
-      by_table = any(v.field == field and "supports" in v.rule for v in violations)
-      if by_table != (not low <= rank <= high):
-        wrong.append((level, rank, "table", by_table))
       limit = 8 if FeatureLevel.from_any(level) >= FeatureLevel.FL_3_0 else 5
+      by_table = any(v.field == field and "supports" in v.rule for v in violations)
+      # One rank problem per tensor: past the tensor layer's limit, only the limit is reported.
+      if by_table != (not low <= rank <= high and rank <= limit):
+        wrong.append((level, rank, "table", by_table))
       by_layer = any(
         v.field == field and "DML_TENSOR_DIMENSION_COUNT_MAX" in v.rule for v in violations
       )
@@ -1513,3 +1517,48 @@ def test_functional_api_accepts_valid_descriptors_at_fl_2_1():
   np.testing.assert_array_equal(np.asarray(out), np.repeat(x[..., :1], 4, axis=3))
   out = dml.join([x, x], axis=1, feature_level="1_0")
   assert out.shape == (1, 4, 3, 4) and out.dtype == np.float32
+
+
+# =========================================================================== #
+# Messages that say what to do
+# =========================================================================== #
+
+
+@pytest.mark.parametrize(
+  "lengths, dtype, suggestion",
+  [
+    (
+      [[1], [2], [3]],
+      "INT32",
+      r"np\.asarray\(x, np\.uint32\) \(a Python list of integers becomes INT32\)",
+    ),
+    (np.ones((3, 1), np.int64), "INT64", r"np\.asarray\(x, np\.uint64\);"),
+  ],
+)
+def test_a_type_no_level_allows_gets_a_cast_hint(lengths, dtype, suggestion):
+  x = np.zeros((3, 4), np.float32)
+  with pytest.raises(
+    DmlValidationError, match=f"got {dtype} .*Hint: convert the array, e.g. {suggestion}"
+  ):
+    dml.reverse_subsequences(x, lengths, axis=1)
+
+
+def test_a_traced_axis_says_to_make_it_static():
+  import jax
+
+  x = np.zeros((3, 4), np.float32)
+  f = jax.jit(lambda a, axis: dml.gather_elements(a, np.zeros((1, 4), np.int32), axis=axis))
+  with pytest.raises(TypeError, match=r"Axis must be a static integer.*static_argnames"):
+    f(x, 0)
+
+
+def test_a_negative_axis_names_the_positive_one():
+  x = np.zeros((3, 4), np.float32)
+  with pytest.raises(DmlValidationError, match=r"axis -1 of a 2-D tensor is 1\)"):
+    dml.gather_elements(x, np.zeros((3, 1), np.int32), axis=-1)
+
+
+@pytest.mark.parametrize("value", [None, "abc", object()])
+def test_a_non_array_argument_is_named(value):
+  with pytest.raises(TypeError, match=r"^InputTensor must be an array .*; got "):
+    dml.gather_elements(value, np.zeros((3, 1), np.int32), axis=1)

@@ -66,7 +66,13 @@ def checked(fn: _Fn) -> _Fn:
   def wrapper(*args, **kwargs):
     with CHECKED_INDICES(True):
       error, out = checkify.checkify(fn, errors=checkify.user_checks)(*args, **kwargs)
-    message = error.get()
+    try:
+      message = error.get()
+    except jax.errors.ConcretizationTypeError:  # traced: checked sits inside jit, vmap, ...
+      raise TypeError(
+        "dml.checked must be the outermost transformation, since it raises in Python once the"
+        " values are known: write dml.checked(jax.jit(f)), not jax.jit(dml.checked(f))"
+      ) from None
     if message is not None:
       first_line = message.split("\n")[0]  # checkify reports the first failure
       raise DmlIndexError(first_line.removesuffix(" (`check` failed)"))

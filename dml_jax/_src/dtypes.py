@@ -202,7 +202,13 @@ def as_operand(x: Any, *, role: str, is_index: bool = False) -> tuple[Any, DataT
   elif isinstance(x, np.ndarray | np.generic):
     array = np.asarray(x)
   else:
-    array = jax.numpy.asarray(x)
+    try:
+      array = jax.numpy.asarray(x)
+    except (TypeError, ValueError) as error:
+      raise TypeError(
+        f"{role} must be an array (a jax.Array, a NumPy array, a scalar or a nested list of"
+        f" numbers); got {type(x).__name__}: {x!r:.80}"
+      ) from error
   dtype = np.dtype(array.dtype)
   if is_index and not np.issubdtype(dtype, np.integer):
     raise TypeError(f"{role} must have an integer dtype; got {dtype.name}")

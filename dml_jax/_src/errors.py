@@ -73,15 +73,17 @@ class DmlValidationError(DmlError, ValueError):
   """A DirectML operator descriptor that DirectML would reject.
 
   `violations` lists every broken rule; the message has one line per rule.
+  `operator` is the operator's name, or None for a lone tensor description
+  (`TensorDesc.validate`).
   """
 
-  def __init__(self, operator: str, feature_level: str, violations: Sequence[Violation]):
+  def __init__(self, operator: str | None, feature_level: str, violations: Sequence[Violation]):
     self.operator = operator
     self.feature_level = feature_level
     self.violations = tuple(violations)
     count = len(self.violations)
     lines = [
-      f"DML_OPERATOR_{operator} descriptor is invalid at DML_FEATURE_LEVEL_{feature_level}"
+      f"{self.subject} is invalid at DML_FEATURE_LEVEL_{feature_level}"
       f" ({count} problem{'s' if count != 1 else ''}):"
     ]
     lines += [f"  - {v}" for v in self.violations]
@@ -89,6 +91,13 @@ class DmlValidationError(DmlError, ValueError):
 
   def __reduce__(self):
     return type(self), (self.operator, self.feature_level, self.violations)
+
+  @property
+  def subject(self) -> str:
+    """What is invalid: "DML_OPERATOR_JOIN descriptor", or "DML_BUFFER_TENSOR_DESC"."""
+    if self.operator is None:
+      return "DML_BUFFER_TENSOR_DESC"
+    return f"DML_OPERATOR_{self.operator} descriptor"
 
   def table(self) -> _html.Html:
     """The violated rules as a table: field, rule, value found, hint.
@@ -104,7 +113,8 @@ class DmlValidationError(DmlError, ValueError):
         field  rule               found  hint
         Axis   must be in [0, 4)  4
     """
-    return _html.violations(self.operator, self.feature_level, self.violations)
+    subject = "DML_BUFFER_TENSOR_DESC" if self.operator is None else f"DML_OPERATOR_{self.operator}"
+    return _html.violations(subject, self.feature_level, self.violations)
 
   def _repr_html_(self) -> str:
     return self.table().markup

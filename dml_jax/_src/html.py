@@ -12,6 +12,8 @@ Examples:
   '<b>x &lt; 1</b>'
   >>> page
   x < 1
+  >>> page == "x < 1"
+  True
   >>> print(text_table(("field", "value"), [("Axis", 0), ("DataType", "FLOAT32")]))
   field     value
   Axis      0
@@ -35,26 +37,36 @@ OK_MARK = "\u2713"  # check mark
 BAD_MARK = "\u2717"  # ballot x
 
 
-class Html:
-  """HTML that a notebook renders, with a plain-text form for terminals.
+class Html(str):
+  """Text for terminals that a notebook renders as HTML.
+
+  A `str` holding the plain-text form (what ``print`` and ``repr`` show), with
+  the HTML in `markup` (what ``_repr_html_`` returns).
 
   Attributes:
-    markup: the HTML (what ``_repr_html_`` and ``str`` return).
-    text: the plain-text form (what ``repr`` returns).
+    markup: the HTML.
+    text: the plain-text form (the string itself).
   """
 
-  def __init__(self, markup: str, text: str):
+  markup: str
+
+  def __new__(cls, markup: str, text: str) -> Html:
+    self = super().__new__(cls, text)
     self.markup = markup
-    self.text = text
+    return self
+
+  @property
+  def text(self) -> str:
+    return str.__str__(self)
 
   def _repr_html_(self) -> str:
     return self.markup
 
-  def __str__(self) -> str:
-    return self.markup
-
   def __repr__(self) -> str:
     return self.text
+
+  def __reduce__(self):
+    return type(self), (self.markup, self.text)
 
 
 def escape(value: Any) -> str:
@@ -180,12 +192,13 @@ def show(value: Any) -> str:
   return str(value)
 
 
-def violations(operator: str, feature_level: str, found: Sequence[Any]) -> Html:
-  """A table of violated rules, as `DmlValidationError.table()` shows them."""
+def violations(subject: str, feature_level: str, found: Sequence[Any]) -> Html:
+  """A table of violated rules of `subject` ("DML_OPERATOR_JOIN"), as `DmlValidationError.table()`
+  shows them."""
   rows = violation_rows(found)
   header = ("field", "rule", "found", "hint")
   count = f"{len(rows)} problem{'s' if len(rows) != 1 else ''}"
-  title = f"DML_OPERATOR_{operator} is invalid at DML_FEATURE_LEVEL_{feature_level} ({count})"
+  title = f"{subject} is invalid at DML_FEATURE_LEVEL_{feature_level} ({count})"
   markup = table(header, rows, caption=bad(title))
   text = f"{title}:\n" + text_table(header, rows, "  ")
   return Html(markup, text)
@@ -194,7 +207,7 @@ def violations(operator: str, feature_level: str, found: Sequence[Any]) -> Html:
 def status(operator: str, feature_level: str, found: Sequence[Any]) -> Html:
   """Valid, or the violations table."""
   if found:
-    return violations(operator, feature_level, found)
+    return violations(f"DML_OPERATOR_{operator}", feature_level, found)
   text = f"valid at DML_FEATURE_LEVEL_{feature_level}"
   return Html(f"<div>{ok(text)}</div>", text)
 

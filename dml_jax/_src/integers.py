@@ -15,6 +15,8 @@ import numbers
 import operator
 from typing import Any
 
+import jax
+
 
 def as_int(value: Any, what: str) -> int:
   """An integer (any `operator.index` type, not bool) as an int; TypeError naming `what`."""
@@ -25,6 +27,12 @@ def as_int(value: Any, what: str) -> int:
   try:
     return operator.index(value)
   except TypeError:
+    if isinstance(value, jax.core.Tracer):
+      raise TypeError(
+        f"{what} must be a static integer: it fixes the output's shape, so it cannot be a"
+        f" traced value ({value}). Pass it as a Python int, e.g. mark the argument static:"
+        " jax.jit(f, static_argnames=...)"
+      ) from None
     raise TypeError(f"{what} must be an integer; got {type(value).__name__} {value!r}") from None
 
 

@@ -25,7 +25,14 @@ def check_axis(check: Checker, field: str, axis: int, dimension_count: int) -> b
     field,
     f"must be in [0, DimensionCount) = [0, {dimension_count})",
     axis,
-    hint="DirectML axes are UINT: negative axes do not exist" if axis < 0 else None,
+    hint=(
+      f"DirectML axes are UINT: negative axes do not exist (axis {axis} of a"
+      f" {dimension_count}-D tensor is {axis + dimension_count})"
+      if -dimension_count <= axis < 0
+      else "DirectML axes are UINT: negative axes do not exist"
+      if axis < 0
+      else None
+    ),
   )
 
 

@@ -6,11 +6,12 @@ import dataclasses
 import enum
 import math
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any, SupportsIndex, cast
+from typing import TYPE_CHECKING, Any, Self, SupportsIndex, cast
 
 from dml_jax._src import html as _html
 from dml_jax._src.dtypes import DataType, DataTypeLike
-from dml_jax._src.errors import Checker
+from dml_jax._src.errors import Checker, DmlValidationError, Violation
+from dml_jax._src.feature_level import FeatureLevel, FeatureLevelLike
 from dml_jax._src.integers import as_int, as_int_tuple
 
 MAX_ELEMENT_COUNT = 2**32 - 1
@@ -263,9 +264,46 @@ class TensorDesc:
   def _repr_html_(self) -> str:
     return self.html().markup
 
-  def check(self, check: Checker, name: str, *, is_output: bool, max_dimension_count: int) -> None:
-    """DirectML's tensor-layer rules (data type, rank, sizes, strides, element count, total
-    size, alignment, flags) that need no operator."""
+  def violations(
+    self, feature_level: FeatureLevelLike = None, *, is_output: bool = False
+  ) -> tuple[Violation, ...]:
+    """Every tensor-layer rule this description breaks at `feature_level` (default: newest).
+
+    These are the rules that need no operator (data type, rank, sizes, strides, element
+    count, TotalTensorSizeInBytes, alignment, flags); an operator adds its own
+    (`OperatorDesc.violations`). `is_output`: the tensor is bound as an output.
+    """
+    level = FeatureLevel.from_any(feature_level)
+    check = Checker(level)
+    check_tensor_layer(
+      self, check, "Tensor", is_output=is_output, max_dimension_count=level.max_dimension_count
+    )
+    return tuple(check.violations)
+
+  def validate(self, feature_level: FeatureLevelLike = None, *, is_output: bool = False) -> Self:
+    """Checks the tensor-layer rules as DirectML would; returns self.
+
+    Raises:
+      DmlValidationError: listing every violated rule.
+
+    Examples:
+      >>> TensorDesc("FLOAT32", (2, 3), strides=(3, 1)).validate()
+      TensorDesc("FLOAT32", (2, 3), strides=(3, 1))
+      >>> TensorDesc("FLOAT32", (2, 3), total_tensor_size_in_bytes=16).validate()
+      Traceback (most recent call last):
+      ...
+      dml_jax.DmlValidationError: DML_BUFFER_TENSOR_DESC is invalid at DML_FEATURE_LEVEL_6_4 (1 problem):
+        - Tensor.TotalTensorSizeInBytes: must be >= DMLCalcBufferTensorSize = 24; got 16 (at FL 6_4)
+    """
+    level = FeatureLevel.from_any(feature_level)
+    found = self.violations(level, is_output=is_output)
+    if found:
+      raise DmlValidationError(None, str(level), found)
+    return self
+
+  def _check_layer(
+    self, check: Checker, name: str, *, is_output: bool, max_dimension_count: int
+  ) -> None:
     check.expect(
       self.data_type != DataType.UNKNOWN, f"{name}.DataType", "must not be UNKNOWN", self.data_type
     )
@@ -335,3 +373,14 @@ class TensorDesc:
         "OWNED_BY_DML is allowed on input tensors only",
         self.flags.name,
       )
+
+
+def check_tensor_layer(
+  tensor: TensorDesc, check: Checker, name: str, *, is_output: bool, max_dimension_count: int
+) -> None:
+  """Adds to `check` the tensor-layer rules `tensor`, the field `name`, breaks.
+
+  The rules that need no operator: data type, rank, sizes, strides, element count,
+  TotalTensorSizeInBytes, alignment, flags (OWNED_BY_DML on inputs only).
+  """
+  tensor._check_layer(check, name, is_output=is_output, max_dimension_count=max_dimension_count)

@@ -12,13 +12,14 @@ after the first time.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
+from dml_jax._src.dtypes import DataType
 from dml_jax._src.errors import Checker, Violation
 from dml_jax._src.feature_level import FeatureLevel, SupportTable, TensorSupport
 from dml_jax._src.rules import braced, check_same_rank
-from dml_jax._src.tensor_desc import MAX_ELEMENT_COUNT, TensorDesc
+from dml_jax._src.tensor_desc import MAX_ELEMENT_COUNT, TensorDesc, check_tensor_layer
 
 
 @functools.lru_cache(maxsize=4096)
@@ -38,7 +39,9 @@ def violations(desc: Any, level: FeatureLevel) -> tuple[Violation, ...]:
   roles = [(f, row, t, False) for f, row, t in desc.dml_inputs()]
   roles += [(f, row, t, True) for f, row, t in given_outputs]
   for field, row, tensor, is_output in roles:
-    tensor.check(check, field, is_output=is_output, max_dimension_count=level.max_dimension_count)
+    check_tensor_layer(
+      tensor, check, field, is_output=is_output, max_dimension_count=level.max_dimension_count
+    )
     _check_support(check, support, level, field, table[row], row, tensor)
   if not given_outputs:
     _check_inferred_element_counts(check, desc)
@@ -99,6 +102,20 @@ def exact_sizes_rule(expected: tuple[int, ...]) -> str:
   return f"must be exactly {braced(expected)}"
 
 
+def _cast_hint(got: DataType, allowed: Sequence[DataType]) -> str | None:
+  """How to convert an array of a type that no level allows, e.g. INT64 lengths to UINT64."""
+  same_width = [t for t in allowed if t.size_in_bits == got.size_in_bits]
+  candidates = same_width or list(allowed)
+  dtype = candidates[0].numpy_dtype if candidates else None
+  if dtype is None:
+    return None
+  from_list = " (a Python list of integers becomes INT32)" if got == DataType.INT32 else ""
+  return (
+    f"convert the array, e.g. np.asarray(x, np.{dtype.name}){from_list}; DirectML has no"
+    f" {got} form of this tensor"
+  )
+
+
 def _check_support(
   check: Checker,
   support: SupportTable,
@@ -116,6 +133,8 @@ def _check_support(
       hint = (
         "negative (signed) indices need FL >= 3_0; use an unsigned index type (UINT32) below it"
       )
+    elif since is None:
+      hint = _cast_hint(tensor.data_type, row.data_types)
     check.fail(
       f"{field}.DataType",
       f"must be one of {', '.join(map(str, row.data_types))} for DML_OPERATOR_{support.operator}",
@@ -124,7 +143,8 @@ def _check_support(
     )
   low, high = row.dimension_counts
   n = tensor.dimension_count
-  if not low <= n <= high:
+  already = any(v.field == f"{field}.DimensionCount" for v in check.violations)
+  if not low <= n <= high and not already:  # one rank problem per tensor
     since = first_level(
       support, row_name, lambda r: r.dimension_counts[0] <= n <= r.dimension_counts[1]
     )
