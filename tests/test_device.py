@@ -82,6 +82,25 @@ def test_runner_runs_join_with_one_array_per_input():
   np.testing.assert_array_equal(record.output, np.concatenate([a, b]))
 
 
+def test_runner_runs_join_with_a_list_as_dml_join_takes_it():
+  a, b = np.ones((1, 2), np.int16), np.full((2, 2), 7, np.int16)
+  desc = dml.JoinDesc((dml.TensorDesc("INT16", (1, 2)), dml.TensorDesc("INT16", (2, 2))), axis=0)
+  for inputs in ([a, b], (a, b)):
+    record = device_lib.Runner().run(desc, inputs)
+    np.testing.assert_array_equal(record.output, dml.join([a, b], axis=0))
+  with pytest.raises(TypeError, match=r"JOIN takes 2 input arrays .*; got 3"):
+    device_lib.Runner().run(desc, [a, b, b])
+
+
+def test_runner_inside_jit_points_to_the_functional_api():
+  x = np.ones((2, 3), np.float32)
+  desc = dml.JoinDesc([dml.TensorDesc("FLOAT32", (2, 3))] * 2, axis=0)
+  runner = device_lib.Runner()
+  with pytest.raises(TypeError, match=r"cannot be traced .*call the functional API, dml\.join"):
+    jax.jit(lambda a: runner.run(desc, [a, a]).output)(x)
+  assert not runner.records
+
+
 def test_runner_is_thread_safe():
   runner = device_lib.Runner()
   rng = np.random.default_rng(0)

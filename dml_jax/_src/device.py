@@ -31,7 +31,7 @@ from dml_jax._src import dtypes
 from dml_jax._src.descriptor import OperatorDesc
 from dml_jax._src.dispatch import apply_jitted
 from dml_jax._src.feature_level import FeatureLevel, FeatureLevelLike
-from dml_jax._src.fields import field_by_dml_name
+from dml_jax._src.fields import FieldKind, dml_fields, field_by_dml_name
 
 PLATFORMS = ("cpu", "gpu", "tpu")
 
@@ -133,16 +133,25 @@ class Runner:
 
     Args:
       desc: an operator descriptor.
-      *arrays: its input tensors in field order (JOIN: one array per input).
+      *arrays: its input tensors in field order; a tensor-array field (JOIN's
+        InputTensors) takes a list of arrays, as the functional API does, or
+        one array per element.
       device: a jax.Device, a platform name, or None for the default device.
 
     Raises:
       DmlValidationError: if `desc` is invalid at the runner's feature level.
-      ValueError, TypeError: if the arrays do not match the descriptor.
+      ValueError, TypeError: if the arrays do not match the descriptor, or are
+        traced (the Runner runs eagerly; inside jax.jit use the functional API).
     """
     desc.validate(self.feature_level)
     target = resolve(device)
-    operands = _operands(desc, arrays)
+    operands = _operands(desc, _flatten_tensor_arrays(desc, arrays))
+    if any(isinstance(x, jax.core.Tracer) for x in operands):
+      raise TypeError(
+        f"Runner.run compiles and runs {desc.OPERATOR} eagerly on one device and cannot be"
+        f" traced (it was called inside jax.jit, vmap or grad). Inside a transformation call"
+        f" the functional API, dml.{desc.FUNCTION}(...), which validates the same way."
+      )
     start = time.perf_counter()
     placed = [jax.device_put(x, target) for x in operands]
     key = (desc, target, tuple((x.shape, x.dtype) for x in placed))
@@ -177,6 +186,21 @@ class Runner:
         f" {r.seconds * 1e3:>9.2f}{'  (compiled)' if r.compiled else ''}"
       )
     return "\n".join(lines)
+
+
+def _flatten_tensor_arrays(desc: OperatorDesc, arrays: Sequence[Any]) -> Sequence[Any]:
+  """One argument per input field, a list for a tensor-array field -> one per input tensor."""
+  fields = [f for f in dml_fields(desc) if f.kind.is_tensor and not f.output]
+  arrays_fields = [f for f in fields if f.kind is FieldKind.TENSOR_ARRAY]
+  if not arrays_fields or len(arrays) != len(fields):
+    return arrays
+  flat: list[Any] = []
+  for field, argument in zip(fields, arrays, strict=True):
+    if field.kind is FieldKind.TENSOR_ARRAY and isinstance(argument, list | tuple):
+      flat.extend(argument)
+    else:
+      flat.append(argument)
+  return flat
 
 
 def _operands(desc: OperatorDesc, arrays: Sequence[Any]) -> list[Any]:
