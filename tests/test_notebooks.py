@@ -1,51 +1,38 @@
 """The notebooks run headless: every cell executes, their asserts pass, the pictures are PNGs.
 
-Each notebook under notebooks/ is executed in a fresh `python3` kernel (nbclient;
-ipykernel installs that kernel) with notebooks/ as the working directory and the
-repository root on PYTHONPATH, so it imports this checkout of dml_jax. A cell tagged
-``raises-exception`` is one that shows an error as a user meets it: it must raise
-DmlValidationError; no other cell may raise, and no Python warning may be printed.
+scripts/run_notebooks.py executes each notebook under notebooks/ in a fresh `python3`
+kernel (nbclient; ipykernel installs that kernel) from notebooks/, importing this checkout
+of dml_jax. A cell tagged ``raises-exception`` is one that shows an error as a user meets
+it: it must raise DmlValidationError; no other cell may raise, and no Python warning may be
+printed. The notebooks import public names only.
 
 The notebooks are stored with their outputs. To refresh them after a change:
-``python tests/test_notebooks.py`` (executes each and writes it back in place).
+``python scripts/run_notebooks.py --write``.
 """
 
 from __future__ import annotations
 
 import base64
-import os
+import importlib.util
 import pathlib
 import re
-import sys
 
-import nbclient
 import nbformat
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
 TOUR, SEMANTICS, DEVICES = "01_tour.ipynb", "02_semantics.ipynb", "03_devices.ipynb"
-EXPECTED_ERROR = "raises-exception"  # the tag nbclient honours: the cell may raise
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 PYTHON_WARNING = re.compile(r"\b\w*Warning: ")
 
-
-def execute(path: pathlib.Path, timeout: int = 300) -> nbformat.NotebookNode:
-  """Runs a notebook in a fresh python3 kernel from notebooks/; returns it with outputs."""
-  notebook = nbformat.read(path, as_version=4)
-  client = nbclient.NotebookClient(
-    notebook,
-    timeout=timeout,
-    kernel_name="python3",
-    record_timing=False,
-    resources={"metadata": {"path": str(NOTEBOOKS)}},
-  )
-  environment = dict(os.environ)
-  environment["PYTHONPATH"] = os.pathsep.join(
-    filter(None, [str(ROOT), environment.get("PYTHONPATH")])
-  )
-  client.execute(env=environment)
-  return notebook
+_spec = importlib.util.spec_from_file_location(
+  "run_notebooks", ROOT / "scripts" / "run_notebooks.py"
+)
+run_notebooks = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(run_notebooks)
+execute = run_notebooks.execute
+EXPECTED_ERROR = run_notebooks.EXPECTED_ERROR
 
 
 def _code_cells(notebook):
@@ -159,11 +146,19 @@ def test_devices_notebook_reports_every_device_and_times_the_compile(executed):
   assert len(_pngs(executed[DEVICES])) >= 1
 
 
-if __name__ == "__main__":  # python tests/test_notebooks.py [NAME.ipynb ...]: refresh outputs
-  names = sys.argv[1:] or sorted(p.name for p in NOTEBOOKS.glob("*.ipynb"))
-  for name in names:
-    path = NOTEBOOKS / name
-    notebook = execute(path)
-    check(notebook)
-    nbformat.write(notebook, path)
-    print(f"{path.relative_to(ROOT)}: executed and stored ({path.stat().st_size} bytes)")
+def test_notebooks_use_public_names_only():
+  for path in sorted(NOTEBOOKS.glob("*.ipynb")):
+    for cell in _code_cells(nbformat.read(path, as_version=4)):
+      assert "_src" not in cell.source, (path.name, cell.source)
+
+
+def test_the_refresh_script_checks_without_writing(tmp_path, monkeypatch):
+  # A notebook whose one cell raises: reported, exit status 1, the file untouched.
+  notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("1 / 0")])
+  path = tmp_path / "broken.ipynb"
+  nbformat.write(notebook, path)
+  before = path.read_bytes()
+  monkeypatch.setattr(run_notebooks, "NOTEBOOKS", tmp_path)
+  monkeypatch.setattr(run_notebooks, "ROOT", tmp_path)
+  assert run_notebooks.main(["broken.ipynb", "--write"]) == 1
+  assert path.read_bytes() == before
