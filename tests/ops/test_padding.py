@@ -501,3 +501,16 @@ def test_grad_matches_jnp_pad(mode):
   )(x)
   want = jax.grad(lambda x: jnp.sum(jnp.pad(x, widths, mode=np_mode) * weights))(x)
   assert_bits_equal(grad, want)
+
+
+@pytest.mark.parametrize("mode", ["EDGE", "REFLECTION", "SYMMETRIC", "WRAP"])
+def test_the_slice_form_for_axes_past_int32_matches_the_gather_form(mode):
+  # Axes of 2**31 elements or more are remapped by slices (no int32 index array); the same
+  # positions give the same elements as the gather form on a small axis.
+  from dml_jax._src.ops import padding as padding_module
+
+  x = jnp.arange(2 * 7, dtype=jnp.float32).reshape(2, 7)
+  positions = padding_module.source_positions(dml.PaddingMode[mode], 7, 9, 4)
+  np.testing.assert_array_equal(
+    padding_module._remap_by_runs(x, 1, positions), padding_module._remap(x, 1, positions)
+  )

@@ -215,33 +215,29 @@ def source_positions(mode: PaddingMode, size: int, start: int, end: int) -> np.n
   return np.where(r < size, r, period - 1 - r)
 
 
-_MAX_PIECES = 16  # more runs than this in one dimension: one gather instead of the pieces
+def _remap(x: jax.Array, axis: int, positions: np.ndarray) -> jax.Array:
+  """x's elements along `axis` at `positions` (static, in range): one gather.
+
+  XLA fuses the gathers of successive axes into one loop that reads each output element's
+  source, at the copy on an H100 (1.03 of it for EDGE on a (64, 64, 512, 512) float32 input
+  padded by 3 on each spatial side) and twice as fast on the CPU as slices, reversed slices
+  and broadcast edges joined by concatenates, which moved the data once per padded axis.
+  """
+  if x.shape[axis] < 2**31:
+    return jnp.take(x, positions.astype(np.int32), axis=axis, mode="clip")
+  return _remap_by_runs(x, axis, positions)  # positions past int32: no index array at all
 
 
-def _runs(positions: np.ndarray) -> list[tuple[int, int, int]]:
-  """`positions` as runs (first, step in {-1, 0, 1}, length)."""
-  runs, i, n = [], 0, len(positions)
+def _remap_by_runs(x: jax.Array, axis: int, positions: np.ndarray) -> jax.Array:
+  """`_remap` as slices, reversed slices and broadcast edges joined by one concatenate."""
+  pieces, i, n = [], 0, len(positions)
   while i < n:
     first = int(positions[i])
     step = int(positions[i + 1]) - first if i + 1 < n else 1
-    if step not in (-1, 0, 1):
-      step = 1
+    step = step if step in (-1, 0, 1) else 1
     length = 1
     while i + length < n and int(positions[i + length]) == first + step * length:
       length += 1
-    runs.append((first, step, length))
-    i += length
-  return runs
-
-
-def _remap(x: jax.Array, axis: int, positions: np.ndarray) -> jax.Array:
-  """x's elements along `axis` at `positions` (static): slices, reversed slices and
-  broadcast edges joined by one concatenate, or one gather when the runs are many."""
-  runs = _runs(positions)
-  if len(runs) > _MAX_PIECES:
-    return jnp.take(x, positions.astype(np.int32), axis=axis, mode="clip")
-  pieces = []
-  for first, step, length in runs:
     if step == 1:
       pieces.append(lax.slice_in_dim(x, first, first + length, axis=axis))
     elif step == -1:
@@ -251,6 +247,7 @@ def _remap(x: jax.Array, axis: int, positions: np.ndarray) -> jax.Array:
       piece = lax.slice_in_dim(x, first, first + 1, axis=axis)
       shape = piece.shape[:axis] + (length,) + piece.shape[axis + 1 :]
       pieces.append(lax.broadcast_in_dim(piece, shape, tuple(range(x.ndim))))
+    i += length
   return pieces[0] if len(pieces) == 1 else lax.concatenate(pieces, axis)
 
 
