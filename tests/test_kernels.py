@@ -20,6 +20,7 @@ from dml_jax._src.kernels import (
   gather_elements_rows_triton,
   gather_elements_strips_triton,
   gather_nd_rows_triton,
+  tile_copies_triton,
 )
 from tests.helpers import assert_bits_equal, kernel_data, kernel_indices
 
@@ -289,3 +290,64 @@ def test_strips_never_apply_without_pallas_triton(monkeypatch):
   assert not gather_elements_strips_triton.applies((64, 64), (64, 64), np.dtype(np.float32), 0)
   monkeypatch.undo()
   assert gather_elements_strips_triton.applies((64, 64), (64, 64), np.dtype(np.float32), 0)
+
+
+# --------------------------------------------------------------------------- #
+# TILE: the read-once copies kernel
+# --------------------------------------------------------------------------- #
+
+
+@pytest.mark.parametrize("data_type", DATA_TYPES[::3], ids=lambda t: np.dtype(t).name)
+@pytest.mark.parametrize(
+  "shape, repeats",
+  [((4, 256), (3, 1)), ((2, 3, 128), (1, 4, 1)), ((2, 2, 512), (2, 1, 1)), ((5, 1024), (1, 2))],
+)
+def test_tile_copies_body_matches_np_tile(data_type, shape, repeats):
+  x = kernel_data(np.random.default_rng(7), data_type, shape)
+  out = tile_copies_triton.tile_copies(jnp.asarray(x), repeats, interpret=True)
+  assert_bits_equal(out, np.tile(x, repeats))
+
+
+def test_tile_copies_apply_to_one_repeated_dimension_of_a_large_input():
+  applies = tile_copies_triton.applies
+  f32 = np.dtype(np.float32)
+  assert applies((4096, 4096), (4, 1), f32)
+  assert applies((64, 512, 512), (1, 3, 1), f32)  # any count, 1 MiB runs
+  assert not applies((4096, 4096), (4, 4), f32)  # two repeated dimensions
+  assert not applies((4096, 4096), (1, 1), f32)  # nothing repeated
+  assert not applies((1024, 1024), (4, 1), f32)  # 4 MiB: L2 serves XLA's loop
+  assert not applies((1 << 20, 2), (1, 4), f32)  # 8-byte runs
+  assert not applies((4096, 4096), (4, 1), np.dtype(np.float64))  # 64-bit data: lax path
+  assert not applies((1 << 14, 1 << 14), (16, 1), f32)  # 2**32 output elements
+  _small = tile_copies_triton.CopiesConfig(min_inner_bytes=1024, min_input_bytes=0)
+  assert applies((4, 256), (3, 1), f32, _small)
+
+
+def test_tile_copies_never_apply_without_pallas_triton(monkeypatch):
+  _without_pallas_triton(monkeypatch)
+  assert not tile_copies_triton.applies((4096, 4096), (4, 1), np.dtype(np.float32))
+
+
+@pytest.mark.parametrize("data_type", [np.float32, np.int8], ids=["float32", "int8"])
+def test_tile_on_copies_kernel_shapes(data_type, monkeypatch):
+  # Small thresholds, so that these shapes take the kernel on CUDA GPUs (the lax path elsewhere).
+  small = tile_copies_triton.CopiesConfig(min_inner_bytes=1024, min_input_bytes=0)
+  monkeypatch.setattr(tile_copies_triton, "DEFAULT", small)
+  rng = np.random.default_rng(8)
+  x = kernel_data(rng, data_type, (6, 4, 512))
+  for repeats in ((3, 1, 1), (1, 2, 1)):
+    want = np.tile(x, repeats)
+    np.testing.assert_array_equal(dml.tile(x, repeats=repeats), want)
+    np.testing.assert_array_equal(jax.jit(lambda x, r=repeats: dml.tile(x, repeats=r))(x), want)
+  batched = jax.vmap(lambda x: dml.tile(x, repeats=(3, 1, 1)))(np.stack([x, x[::-1]]))
+  np.testing.assert_array_equal(batched[1], np.tile(x[::-1], (3, 1, 1)))
+
+
+def test_tile_gradient_on_copies_kernel_shapes_sums_the_copies(monkeypatch):
+  small = tile_copies_triton.CopiesConfig(min_inner_bytes=1024, min_input_bytes=0)
+  monkeypatch.setattr(tile_copies_triton, "DEFAULT", small)
+  rng = np.random.default_rng(9)
+  x = rng.standard_normal((4, 512)).astype(np.float32)
+  w = rng.integers(-3, 4, (12, 512)).astype(np.float32)
+  grad = jax.grad(lambda x: (dml.tile(x, repeats=(3, 1)) * w).sum())(x)
+  np.testing.assert_array_equal(grad, w.reshape(3, 4, 512).sum(0))

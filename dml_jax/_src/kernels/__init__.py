@@ -9,6 +9,7 @@ frozen config argument (None: the module's DEFAULT):
   gather_nd_rows_triton               GATHER_ND whose index tuples leave whole rows to copy
   reverse_subsequences_strips_mosaic  REVERSE_SUBSEQUENCES with per-lane lengths, strips of
                                       lanes staged in shared memory by TMA
+  tile_copies_triton                  TILE with one repeated dimension, the input read once
 
 `forms` decides, per backend, between a kernel and the lax lowering an operator hands it (and
 between lax forms where XLA:CPU runs one faster: JOIN's); its functions are what the operator
@@ -21,6 +22,7 @@ from dml_jax._src.kernels.forms import (
   gather_nd,
   join,
   reverse_subsequences_per_lane,
+  tile,
 )
 
-__all__ = ["gather_elements", "gather_nd", "join", "reverse_subsequences_per_lane"]
+__all__ = ["gather_elements", "gather_nd", "join", "reverse_subsequences_per_lane", "tile"]

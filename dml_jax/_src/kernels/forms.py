@@ -24,6 +24,7 @@ from dml_jax._src.kernels import (
   gather_elements_strips_triton,
   gather_nd_rows_triton,
   reverse_subsequences_strips_mosaic,
+  tile_copies_triton,
 )
 
 Lowering = Callable[[jax.Array, jax.Array], jax.Array]
@@ -110,6 +111,27 @@ def reverse_subsequences_per_lane(
     gpu = functools.partial(_reverse_lanes_or_strips, axis=axis, rows=fresh(rows))
     default = functools.partial(on_cuda, gpu, lanes)
   return lax.platform_dependent(input, lengths, cpu=cpu, default=default)
+
+
+def tile(
+  input: jax.Array, repeats: tuple[int, ...], *, fallback: Callable[[jax.Array], jax.Array]
+) -> jax.Array:
+  """TILE by `repeats`: the read-once copies kernel on CUDA GPUs where it applies (one repeated
+  dimension, an input larger than L2), else `fallback(input)`.
+
+  Examples:
+    >>> x = np.arange(4, dtype=np.float32).reshape(2, 2)
+    >>> tile(x, (2, 1), fallback=lambda x: jnp.tile(x, (2, 1))).tolist()
+    [[0.0, 1.0], [2.0, 3.0], [0.0, 1.0], [2.0, 3.0]]
+  """
+  if not tile_copies_triton.applies(input.shape, repeats, input.dtype):
+    return fallback(input)
+  kernel = functools.partial(tile_copies_triton.tile_copies, repeats=repeats, interpret=False)
+  kernel_or_lax = jax.custom_vjp(kernel)
+  kernel_or_lax.defvjp(
+    lambda x: (kernel(x), x), lambda x, cotangent: jax.vjp(fallback, x)[1](cotangent)
+  )
+  return lax.platform_dependent(input, cuda=kernel_or_lax, default=fallback)
 
 
 def on_cuda(

@@ -15,7 +15,7 @@ import jax
 from jax import lax
 from jax.typing import ArrayLike
 
-from dml_jax._src import arguments, dispatch, registry, rules
+from dml_jax._src import arguments, dispatch, kernels, registry, rules
 from dml_jax._src.descriptor import OperatorDesc
 from dml_jax._src.dtypes import UP_TO_32_BIT, DataType
 from dml_jax._src.errors import Checker
@@ -122,6 +122,9 @@ class TileDesc(OperatorDesc):
     return f"must be InputTensor.Sizes times Repeats: {braced(expected)}"
 
   def lower(self, input: jax.Array) -> jax.Array:
+    return kernels.tile(input, self.repeats, fallback=self._copies)
+
+  def _copies(self, input: jax.Array) -> jax.Array:
     # Each dimension i becomes (Repeats[i], Sizes[i]), the copies outermost: one broadcast
     # and one reshape, which XLA fuses into a single copy loop.
     sizes, repeats = input.shape, self.repeats
