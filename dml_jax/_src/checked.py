@@ -118,11 +118,14 @@ def check_indices(
 Coordinate = jax.Array | int | str
 """One coordinate of a position in a message: an array (one value per update), or a literal."""
 
+Positions = tuple[Sequence[Coordinate], Sequence[Coordinate], Sequence[Coordinate]]
+"""The updates' positions, their targets, and the positions of the updates that win them."""
+
 
 def check_unique_targets(
   operator: str,
   loses: jax.Array,
-  describe: Callable[[], tuple[Sequence[Coordinate], Sequence[Coordinate], Sequence[Coordinate]]],
+  describe: Callable[[], Positions],
   *,
   field: str = "UpdatesTensor",
 ) -> None:

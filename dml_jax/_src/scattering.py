@@ -52,9 +52,9 @@ def position_dtype(count: int) -> np.dtype:
 
 
 class Targets(NamedTuple):
-  """Where each update goes: `index` (in range where `keep`) and `keep`."""
+  """Where each update goes: `coordinates` (in range where `keep`) and `keep`."""
 
-  index: jax.Array
+  coordinates: jax.Array
   keep: jax.Array
 
 
@@ -64,7 +64,7 @@ def targets(indices: jax.Array, sizes: int | Sequence[int]) -> Targets:
   `sizes` is the indexed size, or one size per entry of the last axis of `indices`.
   The arithmetic happens in the index dtype, so a 64-bit index is never narrowed before
   it is judged; `index` is narrowed (to int32 where every size allows it) only after.
-  Out-of-range entries of `index` hold a clamped, in-range value (never used for a write).
+  Out-of-range entries of `coordinates` hold a clamped, in-range value (never written at).
   """
   keep = lax.bitwise_not(indexing.out_of_range(indices, sizes))
   index = indexing.clamp_indices(indices, sizes)

@@ -178,7 +178,7 @@ class ScatterElementsDesc(OperatorDesc):
     )
     if loses is not None:
 
-      def describe():
+      def describe() -> checked.Positions:
         coordinates = [lax.broadcasted_iota(np.int32, indices.shape, d) for d in range(input.ndim)]
         at = lambda d, value: [value if k == d else c for k, c in enumerate(coordinates)]
         return coordinates, at(axis, index), at(axis, winner)
@@ -279,7 +279,8 @@ def scatter_elements(
 def _describe_scatter_elements(
   types: tuple[DataType, ...], shapes: tuple[tuple[int, ...], ...], axis: int
 ) -> ScatterElementsDesc:
-  return ScatterElementsDesc(*map(TensorDesc, types, shapes), axis=axis)
+  input, indices, updates = map(TensorDesc, types, shapes)
+  return ScatterElementsDesc(input, indices, updates, axis=axis)
 
 
 _scatter_elements = dispatch.operator_function(_describe_scatter_elements, ScatterElementsDesc)

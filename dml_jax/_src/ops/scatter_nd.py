@@ -253,12 +253,17 @@ class ScatterNdDesc(OperatorDesc):
     if loses is not None:
       q = self.indices_dimension_count
 
-      def describe():
-        lead = [0] * (input.ndim - q)  # IndicesTensor's leading 1s, then the tuple position
-        where = lead + [lax.broadcasted_iota(np.int32, positions, d) for d in range(p)] + [":"]
-        later = lead + list(jnp.unravel_index(winner, positions)) + [":"]
-        target = [0] * first + [index[..., j] for j in range(t)] + [":"] * len(kept)
-        return where, target, later
+      def describe() -> checked.Positions:
+        assert winner is not None  # computed with `loses`
+        lead: list[checked.Coordinate] = [0] * (input.ndim - q)  # IndicesTensor's leading 1s
+        where = [lax.broadcasted_iota(np.int32, positions, d) for d in range(p)]
+        later = jnp.unravel_index(winner, positions)
+        target = [index[..., j] for j in range(t)]
+        return (
+          [*lead, *where, ":"],
+          [*([0] * first), *target, *([":"] * len(kept))],
+          [*lead, *later, ":"],
+        )
 
       checked.check_unique_targets(self.OPERATOR, loses, describe, field="IndicesTensor")
     return out.reshape(input.shape)
@@ -375,7 +380,8 @@ def _describe_scatter_nd(
   m: int | None,
   q: int | None,
 ) -> ScatterNdDesc:
-  return ScatterNdDesc(*map(TensorDesc, types, shapes), m, q)
+  input, indices, updates = map(TensorDesc, types, shapes)
+  return ScatterNdDesc(input, indices, updates, m, q)
 
 
 _scatter_nd = dispatch.operator_function(_describe_scatter_nd, ScatterNdDesc)
