@@ -59,6 +59,15 @@ The cases (large sizes; the small and tiny ones have the same structure, see eac
                               peers jnp.pad, torch.nn.functional.pad (no symmetric mode) and
                               ONNX Runtime Pad (opset 13: constant, edge, reflect).
   padding_reflection          the reflection case through PADDING.
+  scatter_elements_axis1      SCATTER_ELEMENTS along axis 1 of a float32 (8192, 8192) input with
+                              int32 indices of the same shape, each row a random permutation
+                              (distinct targets), and updates of that shape; peers `.at[].set`
+                              (plain and unique_indices), torch.scatter and ONNX Runtime
+                              ScatterElements.
+  scatter_nd                  SCATTER_ND of 65536 distinct random rows of 256 floats (indices
+                              (65536, 1) int32, updates (65536, 256)) into a float32 (1<<20, 256)
+                              input (1 GiB); peers `.at[i].set` (plain and unique_indices),
+                              torch index_copy and index_put, ONNX Runtime ScatterND.
 
 The copy ceiling: `jax.jit(jnp.copy)` on a large float32 buffer (1 GiB at large size). jnp.copy
 traces to the jaxpr's input as its output; jax does not forward it (the copy is a primitive in
@@ -72,7 +81,8 @@ them, in GB/s over bytes read + bytes written.
 Bytes: every GB/s is over the fewest bytes the operator must move, the same for dml_jax and its
 peers: for the gathers output + indices + gathered input (= output) bytes; for JOIN twice the
 output; for REVERSE_SUBSEQUENCES twice the input plus the lengths; for
-PADDING input plus output. GB = 1e9 bytes.
+PADDING input plus output; for the scatters the input read and the output written (nothing is
+donated) plus the updates and indices. GB = 1e9 bytes.
 
 Timing: every implementation is called once (compilation, first touch; that output is the one
 checked) and once more, then run in untimed batches of 1, 2, 4, ... calls until a batch lasts
@@ -1435,6 +1445,179 @@ def slice1_case(shape: tuple[int, int], rng, *, strides: tuple[int, int], dtype=
     expected=lambda host: host[0][index],
     subset=subset,
     peers=peers,
+  )
+
+
+def _rows_of_permutations(rng: np.random.Generator, rows: int, cols: int) -> np.ndarray:
+  """(rows, cols) int32: each row a random permutation of range(cols) (distinct targets)."""
+  return rng.permuted(np.broadcast_to(np.arange(cols, dtype=np.int32), (rows, cols)), axis=1)
+
+
+@case(
+  "SCATTER_ELEMENTS",
+  sizes={"large": (8192, 8192), "small": (2048, 2048), "tiny": (12, 20)},
+  variants={"scatter_elements_axis1": {}},
+)
+def scatter_elements_case(shape: tuple[int, int], rng, *, dtype=np.float32) -> Case:
+  """SCATTER_ELEMENTS along axis 1 of `shape`: indices of `shape`, each row a random
+  permutation (every target distinct), updates of `shape`."""
+  rows, cols = shape
+  host = [
+    random_data(rng, shape, dtype),
+    _rows_of_permutations(rng, rows, cols),
+    random_data(rng, shape, dtype),
+  ]
+  x, indices, updates = device_put(host)
+  itemsize = np.dtype(dtype).itemsize
+
+  def expected(host):
+    out = host[0].copy()
+    np.put_along_axis(out, host[1], host[2], axis=1)
+    return out
+
+  def subset(host):
+    pick = lambda a: take(a, edge(rows, 1), every(a.shape[1]))  # a few whole rows
+    return reference.scatter_elements(*map(pick, host), axis=1), pick
+
+  def peers(env, host):
+    row = jnp.arange(rows)[:, None]
+    impls = [
+      jax_impl(
+        env, "x.at[r, i].set", "jax", jax.jit(lambda x, i, u: x.at[row, i].set(u)), *host_inputs
+      ),
+      jax_impl(
+        env,
+        "x.at[r, i].set (unique)",
+        "jax",
+        jax.jit(lambda x, i, u: x.at[row, i].set(u, unique_indices=True)),
+        *host_inputs,
+      ),
+    ]
+    if env.torch:
+      tx, tu = env.torch_from_jax(x), env.torch_from_jax(updates)
+      ti = env.torch_from_numpy(host[1].astype(np.int64))
+      impls.append(
+        torch_impl(
+          env,
+          "torch.scatter",
+          lambda: env.torch.scatter(tx, 1, ti, tu),
+          shape,
+          note="int64 indices (torch takes no int32)",
+        )
+      )
+    if env.ort:
+      feeds = {"data": host[0], "indices": host[1], "updates": host[2]}
+      model = onnx_model(env, "ScatterElements", list(feeds.items()), host[0], axis=1)
+      impls.append(ort_impl(env, "ScatterElements", model, feeds, shape, note="int32 indices"))
+    return impls
+
+  host_inputs = (x, indices, updates)
+  return Case(
+    dtype=np.dtype(dtype).name,
+    shape=f"{_tuple(shape)} idx i32 ax1",
+    description=f"SCATTER_ELEMENTS along axis 1 of {_SHORT[np.dtype(dtype).name]} {shape}, int32"
+    f" indices {shape} (each row a permutation: distinct targets), updates {shape}",
+    bytes_moved=3 * math.prod(shape) * itemsize + math.prod(shape) * 4,
+    host=host,
+    inputs=host_inputs,
+    dml=jax.jit(lambda x, i, u: dml.scatter_elements(x, i, u, axis=1)),
+    expected=expected,
+    subset=subset,
+    peers=peers,
+    notes=[
+      "bytes: input read, output written, updates and indices read (the input is not donated,"
+      " so every implementation copies it)"
+    ],
+  )
+
+
+@case(
+  "SCATTER_ND",
+  sizes={
+    "large": ((1 << 20, 256), 65536),
+    "small": ((1 << 16, 256), 16384),
+    "tiny": ((16, 4), 6),
+  },
+  variants={"scatter_nd": {}},
+)
+def scatter_nd_case(sizes: tuple[tuple[int, int], int], rng) -> Case:
+  """SCATTER_ND of `count` rows into an input of `shape`: indices (count, 1) int32, distinct
+  random rows; updates (count, row)."""
+  shape, count = sizes
+  table, row = shape
+  host = [
+    random_data(rng, shape, np.float32),
+    rng.choice(table, count, replace=False).astype(np.int32)[:, None],
+    random_data(rng, (count, row), np.float32),
+  ]
+  x, indices, updates = device_put(host)
+
+  def expected(host):
+    out = host[0].copy()
+    out[host[1][:, 0]] = host[2]
+    return out
+
+  def subset(host):
+    chosen = edge(count, 16)
+    targets = host[1][chosen, 0]
+    local = np.arange(len(chosen), dtype=np.int32)[:, None]  # the same rows, renumbered
+    picked = reference.scatter_nd(host[0][targets], local, host[2][chosen])
+    return picked, lambda a: a[targets]
+
+  def peers(env, host):
+    impls = [
+      jax_impl(
+        env, "x.at[i].set", "jax", jax.jit(lambda x, i, u: x.at[i[:, 0]].set(u)), *host_inputs
+      ),
+      jax_impl(
+        env,
+        "x.at[i].set (unique)",
+        "jax",
+        jax.jit(lambda x, i, u: x.at[i[:, 0]].set(u, unique_indices=True)),
+        *host_inputs,
+      ),
+    ]
+    if env.torch:
+      tx, tu = env.torch_from_jax(x), env.torch_from_jax(updates)
+      ti = env.torch_from_numpy(host[1][:, 0].astype(np.int64))
+      note = "int64 indices (torch takes no int32)"
+      impls.append(
+        torch_impl(env, "torch index_copy", lambda: tx.index_copy(0, ti, tu), shape, note=note)
+      )
+      impls.append(
+        torch_impl(env, "torch index_put", lambda: tx.index_put((ti,), tu), shape, note=note)
+      )
+    if env.ort:
+      feeds = {"data": host[0], "indices": host[1].astype(np.int64), "updates": host[2]}
+      model = onnx_model(env, "ScatterND", list(feeds.items()), host[0])
+      impls.append(
+        ort_impl(
+          env,
+          "ScatterND",
+          model,
+          feeds,
+          shape,
+          note="int64 indices (ONNX ScatterND takes no int32)",
+        )
+      )
+    return impls
+
+  host_inputs = (x, indices, updates)
+  return Case(
+    dtype="float32",
+    shape=f"{_tuple(shape)} idx{_tuple((count, 1))}",
+    description=f"SCATTER_ND of {count} distinct rows of {row} (int32 indices ({count}, 1)) into"
+    f" f32 {shape}",
+    bytes_moved=2 * math.prod(shape) * 4 + count * row * 4 + count * 4,
+    host=host,
+    inputs=host_inputs,
+    dml=jax.jit(lambda x, i, u: dml.scatter_nd(x, i, u)),
+    expected=expected,
+    subset=subset,
+    peers=peers,
+    notes=[
+      "bytes: the input copied (read and written: it is not donated), updates and indices read"
+    ],
   )
 
 

@@ -46,6 +46,11 @@ from dml_jax._src.ops.padding import padding as padding
 from dml_jax._src.ops.padding import padding1 as padding1
 from dml_jax._src.ops.reverse_subsequences import ReverseSubsequencesDesc as ReverseSubsequencesDesc
 from dml_jax._src.ops.reverse_subsequences import reverse_subsequences as reverse_subsequences
+from dml_jax._src.ops.scatter_elements import ScatterDesc as ScatterDesc
+from dml_jax._src.ops.scatter_elements import ScatterElementsDesc as ScatterElementsDesc
+from dml_jax._src.ops.scatter_elements import scatter_elements as scatter_elements
+from dml_jax._src.ops.scatter_nd import ScatterNdDesc as ScatterNdDesc
+from dml_jax._src.ops.scatter_nd import scatter_nd as scatter_nd
 from dml_jax._src.ops.slice import Slice1Desc as Slice1Desc
 from dml_jax._src.ops.slice import SliceDesc as SliceDesc
 from dml_jax._src.ops.slice import slice as slice

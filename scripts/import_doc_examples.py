@@ -70,6 +70,10 @@ SLUGS = {
   ("JOIN", "Example 2. Joining axis 2"): "example-2-axis-2",
   ("JOIN", "Example 2. Joining axis 3"): "example-2-axis-3",
   ("JOIN", "DxDispatch sample: 1D join of 3 bound ranges"): "dxdispatch-1d-three-ranges",
+  ("SCATTER_ELEMENTS", "Example 1. 1D scatter"): "example-1-1d",
+  ("SCATTER_ELEMENTS", "Example 2. 2D scatter"): "example-2-2d",
+  ("SCATTER_ND", "Examples"): "example-1d-rows",
+  ("SCATTER_ND", "UpdatesTensor field: sizes example (shape only)"): "updates-sizes",
 }
 
 # Notes written for dml_jax (paraphrased facts about the source examples).
@@ -212,6 +216,57 @@ def _page_formula_output_sizes(example: Mapping[str, Any]) -> list[int]:
   return [1] * max(rank - len(logical), 0) + logical
 
 
+def _scatter_nd_page_updates_sizes(example: Mapping[str, Any]) -> list[int]:
+  """SCATTER_ND's UpdatesTensor sizes by the page's (wrong) formula, for errata: the
+  indices' sizes but the last, then InputTensor.Sizes[n - indexTupleSize:], right-aligned."""
+  input_sizes = example["inputs"]["InputTensor"]["sizes"]
+  indices_sizes = example["inputs"]["IndicesTensor"]["sizes"]
+  rank, tuple_size = len(indices_sizes), indices_sizes[-1]
+  count = example["params"]["IndicesDimensionCount"]
+  logical = indices_sizes[rank - count : rank - 1] + input_sizes[rank - tuple_size :]
+  return [1] * max(rank - len(logical), 0) + logical
+
+
+def corrected(example: Mapping[str, Any]) -> dict[str, Any]:
+  """The example with the corrections dml_jax needs to replay it (see `errata_for`).
+
+  SCATTER_ND's worked example is typed FLOAT32 indices with tensors of ranks 1, 2
+  and 1; its data is kept, as a rank-2 descriptor with UINT32 indices. Its
+  shape-only example gives the expected UpdatesTensor sizes: they become the
+  UpdatesTensor, and the output is the input's sizes.
+  """
+  example = json.loads(json.dumps(example))  # a deep copy
+  if example["op"] != "SCATTER_ND":
+    return example
+  inputs = example["inputs"]
+  if example["shape_only"]:
+    updates_sizes = example["output"]["UpdatesTensor.sizes"]
+    data = inputs["InputTensor"]
+    inputs["UpdatesTensor"] = {"dtype": data["dtype"], "sizes": updates_sizes, "data": None}
+    example["output"] = {"dtype": data["dtype"], "sizes": data["sizes"], "data": None}
+    return example
+  rank = max(len(t["sizes"]) for t in inputs.values())
+
+  def padded(tensor: dict[str, Any], dtype: str | None = None) -> dict[str, Any]:
+    lead = rank - len(tensor["sizes"])
+    data = tensor["data"]
+    for _ in range(lead):
+      data = [data]
+    return {
+      "dtype": dtype or tensor["dtype"],
+      "sizes": [1] * lead + tensor["sizes"],
+      "data": data if dtype is None else json.loads(json.dumps(data), parse_float=int),
+    }
+
+  example["inputs"] = {
+    "InputTensor": padded(inputs["InputTensor"]),
+    "IndicesTensor": padded(inputs["IndicesTensor"], "UINT32"),
+    "UpdatesTensor": padded(inputs["UpdatesTensor"]),
+  }
+  example["output"] = padded(example["output"])
+  return example
+
+
 def errata_for(example: Mapping[str, Any]) -> list[dict[str, str]]:
   """The documentation corrections that apply to one example.
 
@@ -270,6 +325,57 @@ def errata_for(example: Mapping[str, Any]) -> list[dict[str, str]]:
         " InputWindowSizes[2] - 1 = 3, the value the page uses; the example's data agree.",
       }
     )
+  if op == "SCATTER_ELEMENTS":
+    errata.append(
+      {
+        "issue": "The page says the operator was introduced in DML_FEATURE_LEVEL_1_0 and heads"
+        " its first tensor-support table '1_0 and above'.",
+        "resolution": "The operator exists from FL 2_0 (its enum value and the FL 2_0 release"
+        " notes); that table applies from 2_0.",
+      }
+    )
+    if "documented_input_sizes_were" in example.get("check", {}):
+      was = example["check"]["documented_input_sizes_were"]["InputTensor"]
+      errata.append(
+        {
+          "issue": f"The page prints InputTensor.Sizes as {_braced(was)}, but its data and"
+          f" its output are {_braced(example['output']['sizes'])}.",
+          "resolution": "InputTensor.Sizes must equal OutputTensor.Sizes; recorded as"
+          f" {_braced(example['inputs']['InputTensor']['sizes'])}.",
+        }
+      )
+    if _repeats_a_target(example["inputs"]["IndicesTensor"], example["params"]["Axis"]):
+      errata.append(
+        {
+          "issue": "The example writes one element twice (a repeated index), although the page"
+          " says that overlapping targets are invalid and that no write is guaranteed to win;"
+          " its output shows the later update.",
+          "resolution": "Kept as documented: dml_jax's policy (the last update in row-major"
+          " order wins) gives the documented output.",
+        }
+      )
+  if op == "SCATTER_ND" and example["shape_only"]:
+    page = _scatter_nd_page_updates_sizes(example)
+    documented = example["inputs"]["UpdatesTensor"]["sizes"]
+    errata.append(
+      {
+        "issue": "The page's UpdatesTensor.Sizes formula (trailing part InputTensor.Sizes"
+        f"[DimensionCount - indexTupleSize ..]) gives {page}, but the page documents"
+        f" {documented}.",
+        "resolution": "The trailing sizes are I[t:], the logical input sizes after the indexed"
+        " dims, as GATHER_ND's output; the documented sizes are kept as the UpdatesTensor,"
+        " and the output has the input's sizes.",
+      }
+    )
+  elif op == "SCATTER_ND":
+    errata.append(
+      {
+        "issue": "The page's example types IndicesTensor as FLOAT32 and gives its tensors"
+        " ranks 1, 2 and 1, without InputDimensionCount or IndicesDimensionCount.",
+        "resolution": "Recorded with UINT32 indices and every tensor of rank 2 (leading 1s),"
+        " InputDimensionCount 1 and IndicesDimensionCount 2; the data are the page's.",
+      }
+    )
   if example.get("doc_issue") and not errata:  # any other operator's documented slip
     errata.append(
       {
@@ -280,8 +386,28 @@ def errata_for(example: Mapping[str, Any]) -> list[dict[str, str]]:
   return errata
 
 
+def _braced(sizes: list[int]) -> str:
+  return "{" + ",".join(map(str, sizes)) + "}"
+
+
+def _repeats_a_target(indices: Mapping[str, Any], axis: int) -> bool:
+  """Whether two SCATTER_ELEMENTS updates write one element: one lane, one index."""
+  targets = []
+
+  def walk(data: Any, position: tuple[int, ...]) -> None:
+    if isinstance(data, list):
+      for i, item in enumerate(data):
+        walk(item, (*position, i))
+    else:
+      targets.append(position[:axis] + (data,) + position[axis + 1 :])
+
+  walk(indices["data"], ())
+  return len(set(targets)) < len(targets)
+
+
 def convert_example(example: Mapping[str, Any]) -> dict[str, Any]:
   """Converts one source example to a fixture."""
+  example = corrected(example)
   op = example["op"]
   ident = fixture_id(example)
   output = example["output"]

@@ -416,6 +416,73 @@ def slice1_case(draw):
   )
 
 
+@st.composite
+def scatter_elements_case(draw):
+  """SCATTER_ELEMENTS: small lanes, so that the indices (in range, negative, past either end,
+  extreme) repeat targets often."""
+  level = draw(levels("SCATTER_ELEMENTS"))
+  table = _table(dml.ScatterElementsDesc, level)
+  n = draw(st.integers(*_rank_range(table, level)))
+  data_type = draw(st.sampled_from(table["InputTensor"].data_types))
+  index_type = draw(st.sampled_from(table["IndicesTensor"].data_types))
+  sizes = _sizes(draw, n)
+  axis = draw(st.integers(0, n - 1))
+  index_sizes = sizes[:axis] + (draw(st.integers(1, 5)),) + sizes[axis + 1 :]
+  x = _data(draw, data_type, sizes)
+  i = _indices(draw, index_type, index_sizes, lambda pos: sizes[axis])
+  u = _data(draw, data_type, index_sizes)
+  desc = dml.ScatterElementsDesc(
+    TensorDesc(data_type, sizes),
+    TensorDesc(index_type, index_sizes),
+    TensorDesc(data_type, index_sizes),
+    axis=axis,
+  )
+  return Case(
+    desc,
+    level,
+    [x, i, u],
+    lambda x, i, u, level: dml.scatter_elements(x, i, u, axis=axis, feature_level=level),
+    lambda: reference.scatter_elements(x, i, u, axis=axis),
+  )
+
+
+@st.composite
+def scatter_nd_case(draw):
+  """SCATTER_ND: counts DirectML accepts, leading 1s outside them, tuples that repeat and
+  leave the input."""
+  level = draw(levels("SCATTER_ND"))
+  table = _table(dml.ScatterNdDesc, level)
+  n = draw(st.integers(*_rank_range(table, level)))
+  data_type = draw(st.sampled_from(table["InputTensor"].data_types))
+  index_type = draw(st.sampled_from(table["IndicesTensor"].data_types))
+  m = draw(st.integers(1, n))
+  t = draw(st.integers(1, m))
+  q = draw(st.integers(1, min(n, n + 1 - (m - t))))  # q - 1 + m - t <= n
+  logical_in = _sizes(draw, m, max_elements=64)
+  logical_idx = _sizes(draw, q - 1, max_elements=8) + (t,)
+  in_sizes = (1,) * (n - m) + logical_in
+  idx_sizes = (1,) * (n - q) + logical_idx
+  logical_updates = logical_idx[:-1] + logical_in[t:]
+  upd_sizes = (1,) * (n - len(logical_updates)) + logical_updates
+  x = _data(draw, data_type, in_sizes)
+  i = _indices(draw, index_type, idx_sizes, lambda pos: logical_in[pos[-1]])
+  u = _data(draw, data_type, upd_sizes)
+  counts = dict(input_dimension_count=m, indices_dimension_count=q)
+  desc = dml.ScatterNdDesc(
+    TensorDesc(data_type, in_sizes),
+    TensorDesc(index_type, idx_sizes),
+    TensorDesc(data_type, upd_sizes),
+    **counts,
+  )
+  return Case(
+    desc,
+    level,
+    [x, i, u],
+    lambda x, i, u, level: dml.scatter_nd(x, i, u, feature_level=level, **counts),
+    lambda: reference.scatter_nd(x, i, u, **counts),
+  )
+
+
 VALID = {
   "GATHER_ELEMENTS": gather_elements_case,
   "GATHER_ND": gather_nd_case,
@@ -432,6 +499,8 @@ VALID = {
   "PADDING1": lambda: padding_case(op="PADDING1"),
   "SLICE": slice_case,
   "SLICE1": slice1_case,
+  "SCATTER_ELEMENTS": scatter_elements_case,
+  "SCATTER_ND": scatter_nd_case,
 }
 
 
@@ -665,6 +734,8 @@ def _operator_mutations(desc, level, draw):
         ),
         "IndicesTensor.Sizes",
       )
+  elif isinstance(desc, dml.ScatterElementsDesc | dml.ScatterNdDesc):
+    yield from _scatter_mutations(desc, draw)
   elif isinstance(desc, dml.ReverseSubsequencesDesc):
     sizes = list(desc.sequence_lengths_tensor.sizes)
     sizes[desc.axis] += 1
@@ -777,6 +848,69 @@ def _operator_mutations(desc, level, draw):
       _rebuild(desc, {"dimension_count": n + 1}),
       "DimensionCount",
     )
+
+
+def _scatter_mutations(desc, draw):
+  """The scatters' own rules: updates of another type or size, indices of the wrong sizes,
+  counts out of range, tuples too long."""
+  updates, indices = desc.updates_tensor, desc.indices_tensor
+  other = DataType.INT8 if updates.data_type != DataType.INT8 else DataType.UINT8
+  yield (
+    "updates type",
+    _rebuild(desc, {"updates_tensor": _replace_tensor(updates, data_type=other)}),
+    "UpdatesTensor.DataType",
+  )
+  d = draw(st.integers(0, updates.dimension_count - 1))
+  sizes = list(updates.sizes)
+  sizes[d] += 1
+  yield (
+    "updates sizes",
+    _rebuild(desc, {"updates_tensor": _replace_tensor(updates, sizes=tuple(sizes))}),
+    "UpdatesTensor.Sizes",
+  )
+  yield (
+    "updates rank",
+    _rebuild(desc, {"updates_tensor": _replace_tensor(updates, sizes=(1,) + updates.sizes)}),
+    "UpdatesTensor.DimensionCount",
+  )
+  if isinstance(desc, dml.ScatterElementsDesc):
+    n = desc.input_tensor.dimension_count
+    others = [d for d in range(n) if d != desc.axis]
+    if others:
+      d = draw(st.sampled_from(others))
+      sizes = list(indices.sizes)
+      sizes[d] += 1
+      changed = _replace_tensor(indices, sizes=tuple(sizes))
+      yield (
+        "indices sizes",
+        _rebuild(
+          desc,
+          {
+            "indices_tensor": changed,
+            "updates_tensor": _replace_tensor(changed, data_type=updates.data_type),
+          },
+        ),
+        "IndicesTensor.Sizes",
+      )
+    return
+  n, m = desc.input_tensor.dimension_count, desc.input_dimension_count
+  yield (
+    "input count",
+    _rebuild(desc, {"input_dimension_count": draw(st.sampled_from([0, n + 1]))}),
+    "InputDimensionCount",
+  )
+  yield (
+    "indices count",
+    _rebuild(desc, {"indices_dimension_count": draw(st.sampled_from([0, n + 1]))}),
+    "IndicesDimensionCount",
+  )
+  yield (
+    "tuple size",
+    _rebuild(
+      desc, {"indices_tensor": _replace_tensor(indices, sizes=indices.sizes[:-1] + (m + 1,))}
+    ),
+    "IndicesTensor.Sizes",
+  )
 
 
 @st.composite

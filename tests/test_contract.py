@@ -243,6 +243,10 @@ ALLOWED_PRIMITIVES = {
   "not",
   "and",
   "reduce_and",
+  # the scatters' range rule (dropped updates) and their winners (a max of positions)
+  "gt",
+  "ge",
+  "scatter-max",
   # choices between forms of the same result
   "platform_index",
   "cond",

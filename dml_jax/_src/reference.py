@@ -23,7 +23,10 @@ Conventions shared by all functions:
   integer types count negative values from the end of the axis; unsigned types
   never wrap.
 * Out-of-range indices (undocumented in DirectML) follow dml_jax's documented
-  policy: after the negative-index rule, clamp into ``[0, size - 1]``.
+  policy: after the negative-index rule, a gather clamps them into
+  ``[0, size - 1]`` and a scatter drops their update.
+* Duplicate scatter targets (undefined in DirectML) follow dml_jax's policy: the
+  scatters write their updates one by one in row-major order, so the last one wins.
 * Descriptors are not validated beyond ``assert`` statements; this module is a
   value oracle, not a validator.
 """
@@ -46,6 +49,10 @@ __all__ = [
   "padding",
   "padding1",
   "reverse_subsequences",
+  "scatter_elements",
+  "scatter_nd",
+  "scatter_nd_updates_sizes",
+  "scatter_target",
   "space_to_depth",
   "space_to_depth1",
   "slice",
@@ -783,3 +790,129 @@ def slice1(
     source = tuple(b + t * c for b, t, c in zip(starts, strides, position, strict=True))
     output[position] = input[source]
   return output
+
+
+# --------------------------------------------------------------------------- #
+# SCATTER_ELEMENTS (= SCATTER) and SCATTER_ND
+# --------------------------------------------------------------------------- #
+
+
+def scatter_target(index: int, size: int, *, signed: bool) -> int | None:
+  """The element a scatter index writes, or None when its update is dropped.
+
+  The negative-index rule (signed index types only), then dml_jax's policy for the
+  rest: an index outside ``[0, size)`` writes nothing. Python ints: no overflow.
+  """
+  index = int(index)
+  if signed and index < 0:
+    index += int(size)
+  return index if 0 <= index < size else None
+
+
+def scatter_elements(
+  input: np.ndarray, indices: np.ndarray, updates: np.ndarray, *, axis: int
+) -> np.ndarray:
+  """Reference DML_OPERATOR_SCATTER_ELEMENTS (= DML_OPERATOR_SCATTER).
+
+  ``out = input``, then for every position ``u`` of ``updates`` in row-major
+  order: ``out[u with u[axis] := indices[u]] = updates[u]``. Written one update at
+  a time in that order, so of several updates with one target the last wins; an
+  index out of range (after the negative-index rule) skips its update.
+
+  Args:
+    input: The initial output, rank n.
+    indices: Integer index tensor, rank n, the input's sizes except on ``axis``.
+    updates: The values, the shape of ``indices`` and the dtype of ``input``.
+    axis: The dimension the indices address, in ``[0, n)``.
+
+  Returns:
+    An array with the shape and dtype of ``input``.
+  """
+  input, indices, updates = np.asarray(input), np.asarray(indices), np.asarray(updates)
+  rank = input.ndim
+  assert indices.ndim == rank and updates.shape == indices.shape, "ranks and sizes must agree"
+  assert updates.dtype == input.dtype, "updates must have the input's dtype"
+  axis = _check_axis(axis, rank)
+  for dim in range(rank):
+    if dim != axis:
+      assert indices.shape[dim] == input.shape[dim], f"indices differ in dimension {dim}"
+  signed = _is_signed(indices.dtype)
+  output = input.copy()
+  for position in np.ndindex(*indices.shape):
+    target = scatter_target(int(indices[position]), input.shape[axis], signed=signed)
+    if target is not None:
+      output[_replace(position, axis, target)] = updates[position]
+  return output
+
+
+def scatter_nd_updates_sizes(
+  input_sizes: Sequence[int],
+  indices_sizes: Sequence[int],
+  *,
+  input_dimension_count: int,
+  indices_dimension_count: int,
+) -> tuple[int, ...]:
+  """UpdatesTensor.Sizes of DML_OPERATOR_SCATTER_ND: what GATHER_ND would output.
+
+  ``X[:-1] ++ I[t:]`` right-aligned into n dimensions with leading 1s.
+  """
+  _, _, logical_updates = _gather_nd_logical_shapes(
+    input_sizes, indices_sizes, input_dimension_count, indices_dimension_count, 0
+  )
+  return _right_align(logical_updates, len(input_sizes))
+
+
+def scatter_nd(
+  input: np.ndarray,
+  indices: np.ndarray,
+  updates: np.ndarray,
+  *,
+  input_dimension_count: int | None = None,
+  indices_dimension_count: int | None = None,
+) -> np.ndarray:
+  """Reference DML_OPERATOR_SCATTER_ND.
+
+  On logical shapes (``I``, ``X`` and ``t = X[-1]`` as for GATHER_ND): ``out =
+  input``, then for every index position ``p`` of ``X[:-1]`` in row-major order
+  and every ``r`` of ``I[t:]``: ``out[idx[p, 0], ..., idx[p, t - 1], r] =
+  updates[p, r]``. One tuple at a time in that order, so the last tuple with a
+  target wins; a tuple with any coordinate out of range (after the negative-index
+  rule, each against its own dimension) writes nothing.
+
+  Args:
+    input: The initial output, rank n.
+    indices: Integer index tensor, rank n; its last dimension is ``t``.
+    updates: Rank n, sizes ``X[:-1] ++ I[t:]`` right-aligned, the input's dtype.
+    input_dimension_count: Meaningful trailing input dims (``None``: n).
+    indices_dimension_count: Meaningful trailing indices dims (``None``: n).
+
+  Returns:
+    An array with the shape and dtype of ``input``.
+  """
+  input, indices, updates = np.asarray(input), np.asarray(indices), np.asarray(updates)
+  rank = input.ndim
+  assert indices.ndim == rank == updates.ndim, "input, indices and updates must share a rank"
+  assert updates.dtype == input.dtype, "updates must have the input's dtype"
+  m = rank if input_dimension_count is None else int(input_dimension_count)
+  q = rank if indices_dimension_count is None else int(indices_dimension_count)
+  logical_input, logical_indices, logical_updates = _gather_nd_logical_shapes(
+    input.shape, indices.shape, m, q, 0
+  )
+  assert updates.shape == _right_align(logical_updates, rank), (
+    f"updates sizes {updates.shape} != {_right_align(logical_updates, rank)}"
+  )
+  signed = _is_signed(indices.dtype)
+  tuple_size = logical_indices[-1]
+  output = input.copy().reshape(logical_input)
+  tuples = indices.reshape(logical_indices)
+  values = updates.reshape(logical_updates)
+  for position in np.ndindex(*logical_indices[:-1]):
+    target = [
+      scatter_target(int(tuples[position + (j,)]), logical_input[j], signed=signed)
+      for j in range(tuple_size)
+    ]
+    if any(c is None for c in target):
+      continue
+    for within in np.ndindex(*logical_input[tuple_size:]):
+      output[tuple(target) + within] = values[position + within]
+  return output.reshape(input.shape)
