@@ -73,7 +73,10 @@ SLUGS = {
   ("ONE_HOT", "Example 1"): "example-1-axis-3",
   ("ONE_HOT", "Example 2. Using a different axis"): "example-2-axis-2",
   ("ONE_HOT", "Example 3. Using different on/off values"): "example-3-on-off-values",
-  ("ONE_HOT", "Example 4. Negative and out-of-bounds indices"): "example-4-negative-and-out-of-range",
+  (
+    "ONE_HOT",
+    "Example 4. Negative and out-of-bounds indices",
+  ): "example-4-negative-and-out-of-range",
 }
 
 # Notes written for dml_jax (paraphrased facts about the source examples).
