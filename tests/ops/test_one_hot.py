@@ -329,6 +329,40 @@ def test_64_bit_host_indices_without_x64_are_narrowed_only_when_they_fit(no_x64)
     _hot(np.array([[2**32 + 1]], np.int64), 4)
 
 
+SIZE = 5
+EVERY_VALUE = [0, -1, SIZE - 1, SIZE, -SIZE, -SIZE - 1, 2**31 - 1, -(2**31), 2**32 - 1, 2**32 + 1]
+EVERY_VALUE += [2**63 - 1, -(2**63), 2**64 - 1]
+INDEX_VALUES = [
+  (np.dtype(t), v)
+  for t in (np.int32, np.int64, np.uint32, np.uint64)
+  for v in EVERY_VALUE
+  if np.iinfo(t).min <= v <= np.iinfo(t).max
+]
+
+
+def _expected_row(value, dtype):
+  """The one sequence of depth SIZE that index `value` gives, from the definition."""
+  position = value + SIZE if value < 0 and dtype.kind == "i" else value
+  return np.array([[float(j == position) for j in range(SIZE)]], np.float32)
+
+
+@pytest.mark.parametrize("dtype, value", INDEX_VALUES, ids=str)
+def test_every_index_value_with_x64(dtype, value, x64):
+  got = _hot(np.array([[value]], dtype), SIZE)
+  assert_bits_equal(got, _expected_row(value, dtype))
+
+
+@pytest.mark.parametrize("dtype, value", INDEX_VALUES, ids=str)
+def test_every_index_value_without_x64(dtype, value, no_x64):
+  fits = np.iinfo(np.int32 if dtype.kind == "i" else np.uint32)
+  index = np.array([[value]], dtype)
+  if not fits.min <= value <= fits.max:  # 64-bit host indices: refused, never wrapped
+    with pytest.raises(ValueError, match=rf"IndicesTensor holds {dtype.name} value {value},"):
+      _hot(index, SIZE)
+  else:
+    assert_bits_equal(_hot(index, SIZE), _expected_row(value, dtype))
+
+
 def test_positions_never_overflow_for_depths_above_2_to_the_31():
   # The helper alone: an output of such a depth would take gigabytes.
   depth = 2**32 - 1
