@@ -445,6 +445,27 @@ def test_the_program_is_one_compare_and_select_over_the_output():
   assert not {e.primitive.name for e in eqns} & {"gather", "scatter", "scatter-add", "dot_general"}
 
 
+@pytest.mark.parametrize("axis", [0, 1])
+def test_one_pass_writes_the_output(axis):
+  """In the optimized program one instruction (a fusion) makes an array of the output's size."""
+  index_shape, out = ((1, 64), "[32,64]") if axis == 0 else ((64, 1), "[64,32]")
+  fn = jax.jit(lambda i, v: dml.one_hot(i, v, axis=axis, depth=32))
+  hlo = fn.lower(np.zeros(index_shape, np.int32), np.zeros((1, 2), np.float32)).compile()
+  entry = hlo.as_text().split("\nENTRY ")[1].split("\n}")[0].splitlines()[1:]
+  writers = [line for line in entry if f"f32{out}" in line.split("=")[1].split("(")[0]]
+  assert len(writers) == 1 and " fusion(" in writers[0], entry
+
+
+def test_the_program_does_not_depend_on_the_feature_level():
+  indices, values = np.zeros((1, 1, 3, 1), np.uint32), np.zeros((1, 1, 1, 2), np.float16)
+
+  def program(level):
+    fn = lambda i, v: dml.one_hot(i, v, axis=3, depth=4, feature_level=level)
+    return str(jax.make_jaxpr(fn)(indices, values))
+
+  assert program("2_0") == program("3_0") == program(None)
+
+
 @pytest.mark.parametrize("dtype", [np.int64, np.uint64])
 def test_64_bit_indices_are_reduced_below_the_depth_before_narrowing(dtype, x64):
   fn = lambda i, v: dml.one_hot(i, v, axis=1, depth=4)
@@ -535,7 +556,7 @@ def test_reference_agrees_with_a_vectorised_formulation(seed):
 
 def test_unlike_jax_nn_one_hot_the_axis_is_kept_and_negative_indices_count_from_the_end():
   labels = np.array([1, -1, 3], np.int32)
-  theirs = jax.nn.one_hot(labels, 3)  # inserts the last axis; -1 and 3 are all zeros
+  theirs = jax.nn.one_hot(labels, 3, dtype=jnp.float32)  # a new last axis; -1, 3: zeros
   ours = dml.one_hot(labels.reshape(3, 1), np.array([[0, 1]], np.float32), axis=1, depth=3)
   assert_bits_equal(theirs[::2], ours[::2])
   assert_bits_equal(theirs[1], np.zeros(3, np.float32))
