@@ -59,6 +59,16 @@ The cases (large sizes; the small and tiny ones have the same structure, see eac
                               peers jnp.pad, torch.nn.functional.pad (no symmetric mode) and
                               ONNX Runtime Pad (opset 13: constant, edge, reflect).
   padding_reflection          the reflection case through PADDING.
+  one_hot                     ONE_HOT of int32 indices (1, 1<<20), random in [0, 1024), along
+                              axis 0 into depth 1024 with float32 values [0, 1]: output
+                              (1024, 1<<20), 4 GiB. Peers: jax.nn.one_hot(..., axis=0) (the
+                              same layout), torch.nn.functional.one_hot (int64, class axis
+                              last: converted to float32 and transposed), torch zeros +
+                              scatter_, ONNX Runtime OneHot (opset 13, axis 0). In-range
+                              indices: torch's one_hot refuses others, jax.nn.one_hot would
+                              give zeros for negative ones.
+  one_hot_last                the same indices as (1<<20, 1) along axis 1: output
+                              (1<<20, 1024), the layout of jax.nn.one_hot and torch.
   scatter_elements_axis1      SCATTER_ELEMENTS along axis 1 of a float32 (8192, 8192) input with
                               int32 indices of the same shape, each row a random permutation
                               (distinct targets), and updates of that shape; peers `.at[].set`
@@ -82,7 +92,7 @@ Bytes: every GB/s is over the fewest bytes the operator must move, the same for 
 peers: for the gathers output + indices + gathered input (= output) bytes; for JOIN twice the
 output; for REVERSE_SUBSEQUENCES twice the input plus the lengths; for
 PADDING input plus output; for the scatters the input read and the output written (nothing is
-donated) plus the updates and indices. GB = 1e9 bytes.
+donated) plus the updates and indices; for ONE_HOT the output plus the indices. GB = 1e9 bytes.
 
 Timing: every implementation is called once (compilation, first touch; that output is the one
 checked) and once more, then run in untimed batches of 1, 2, 4, ... calls until a batch lasts
@@ -1618,6 +1628,93 @@ def scatter_nd_case(sizes: tuple[tuple[int, int], int], rng) -> Case:
     notes=[
       "bytes: the input copied (read and written: it is not donated), updates and indices read"
     ],
+  )
+
+
+@case(
+  "ONE_HOT",
+  sizes={"large": (1 << 20, 1024), "small": (1 << 14, 1024), "tiny": (40, 16)},
+  variants={"one_hot": dict(axis=0), "one_hot_last": dict(axis=1)},
+)
+def one_hot_case(sizes: tuple[int, int], rng, *, axis: int) -> Case:
+  """ONE_HOT of `count` random in-range int32 indices into `depth`, float32 values [0, 1]:
+  indices (1, count) along axis 0, output (depth, count); or indices (count, 1) along axis 1,
+  output (count, depth), the layout jax.nn.one_hot and torch give by default."""
+  count, depth = sizes
+  index_shape = (1, count) if axis == 0 else (count, 1)
+  out_shape = (depth, count) if axis == 0 else (count, depth)
+  values_host = np.array([[0, 1]], np.float32)
+  host = [rng.integers(0, depth, index_shape, dtype=np.int32), values_host]
+  indices, values = device_put(host)
+
+  def expected(host):
+    positions = np.arange(depth, dtype=np.int32).reshape((depth, 1) if axis == 0 else (1, depth))
+    return (positions == host[0]).astype(np.float32)
+
+  def subset(host):
+    chosen = edge(count, 16)  # a few whole sequences
+    if axis == 0:
+      pick = lambda a: take(a, every(a.shape[0]), chosen)
+      return reference.one_hot(host[0][:, chosen], host[1], axis=0, depth=depth), pick
+    pick = lambda a: take(a, chosen, every(a.shape[1]))
+    return reference.one_hot(host[0][chosen], host[1], axis=1, depth=depth), pick
+
+  def peers(env, host):
+    flat = indices.reshape(-1)
+    impls = [
+      jax_impl(
+        env,
+        "jax.nn.one_hot",
+        "jax",
+        jax.jit(lambda i: jax.nn.one_hot(i, depth, dtype=jnp.float32, axis=axis)),
+        flat,
+      )
+    ]
+    if env.torch:
+      torch = env.torch
+      ti = env.torch_from_numpy(host[0].reshape(-1).astype(np.int64))
+      functional = torch.nn.functional
+      if axis == 0:  # torch's class axis is the last: transposed into DirectML's layout
+        fn = lambda: functional.one_hot(ti, depth).to(torch.float32).t().contiguous()
+        note = "int64 indices; int64 one-hot, then float32 and transposed"
+      else:
+        fn = lambda: functional.one_hot(ti, depth).to(torch.float32)
+        note = "int64 indices; int64 one-hot, then float32"
+      impls.append(torch_impl(env, "torch F.one_hot", fn, out_shape, note=note))
+      target = ti.view(index_shape)
+      impls.append(
+        torch_impl(
+          env,
+          "torch zeros.scatter_",
+          lambda: torch.zeros(out_shape, device=env.torch_device).scatter_(axis, target, 1.0),
+          out_shape,
+          note="int64 indices",
+        )
+      )
+    if env.ort:
+      feeds = {
+        "indices": host[0].reshape(-1),
+        "depth": np.array([depth], np.int32),
+        "values": host[1].reshape(-1),
+      }
+      model = onnx_model(
+        env, "OneHot", list(feeds.items()), np.empty(out_shape, np.float32), axis=axis
+      )
+      impls.append(ort_impl(env, "OneHot", model, feeds, out_shape, note="1-D indices"))
+    return impls
+
+  return Case(
+    dtype="float32",
+    shape=f"idx{_tuple(index_shape)} D{depth} ax{axis}",
+    description=f"ONE_HOT of int32 indices {index_shape} into depth {depth} along axis {axis},"
+    f" float32 values [0, 1] -> {out_shape}",
+    bytes_moved=math.prod(out_shape) * 4 + count * 4,
+    host=host,
+    inputs=(indices, values),
+    dml=jax.jit(lambda i, v: dml.one_hot(i, v, axis=axis, depth=depth)),
+    expected=expected,
+    subset=subset,
+    peers=peers,
   )
 
 

@@ -39,6 +39,8 @@ from dml_jax._src.ops.gather_nd import GatherNdDesc as GatherNdDesc
 from dml_jax._src.ops.gather_nd import gather_nd as gather_nd
 from dml_jax._src.ops.join import JoinDesc as JoinDesc
 from dml_jax._src.ops.join import join as join
+from dml_jax._src.ops.one_hot import OneHotDesc as OneHotDesc
+from dml_jax._src.ops.one_hot import one_hot as one_hot
 from dml_jax._src.ops.padding import Padding1Desc as Padding1Desc
 from dml_jax._src.ops.padding import PaddingDesc as PaddingDesc
 from dml_jax._src.ops.padding import PaddingMode as PaddingMode

@@ -13,7 +13,7 @@ format:
   ``inputs``; ``axis``, ``input_dimension_count``, ...), taken from each
   descriptor's field declarations (counts such as InputCount are implied), and
   the functional API's own keywords where no field holds them (SPLIT's
-  ``split_sizes``);
+  ``split_sizes``, ONE_HOT's ``depth``);
 * ``"outputs"``, a list, for an operator with OutputTensors (SPLIT), else
   ``"output"``;
 * structured provenance (page, repository, path, commit, example heading);
@@ -71,6 +71,13 @@ SLUGS = {
   ("JOIN", "Example 2. Joining axis 3"): "example-2-axis-3",
   ("JOIN", "DxDispatch sample: 1D join of 3 bound ranges"): "dxdispatch-1d-three-ranges",
   ("SCATTER_ELEMENTS", "Example 1. 1D scatter"): "example-1-1d",
+  ("ONE_HOT", "Example 1"): "example-1-axis-3",
+  ("ONE_HOT", "Example 2. Using a different axis"): "example-2-axis-2",
+  ("ONE_HOT", "Example 3. Using different on/off values"): "example-3-on-off-values",
+  (
+    "ONE_HOT",
+    "Example 4. Negative and out-of-bounds indices",
+  ): "example-4-negative-and-out-of-range",
   ("SCATTER_ELEMENTS", "Example 2. 2D scatter"): "example-2-2d",
   ("SCATTER_ND", "Examples"): "example-1d-rows",
   ("SCATTER_ND", "UpdatesTensor field: sizes example (shape only)"): "updates-sizes",
@@ -87,6 +94,14 @@ NOTES = {
     "In the sample the second input is a 3-value resource bound as a {2} "
     "tensor and the third is a 5-element range of another resource starting "
     "at element 4; the fixture stores just the elements each tensor reads.",
+  ],
+  "one_hot/example-3-on-off-values": [
+    "ValuesTensor is {1,1,3,1}: OffValue is its element 0 (4) and OnValue its element 1 in"
+    " row-major order (2); its third element (9) is never read.",
+  ],
+  "one_hot/example-4-negative-and-out-of-range": [
+    "-3 counts from the end of a sequence of 4 (position 1); 100 lies past the end, so its"
+    " whole sequence is OffValue. Signed (INT32) indices need FL 3_0 or newer.",
   ],
 }
 
@@ -183,10 +198,14 @@ def function_params(example: Mapping[str, Any]) -> dict[str, Any]:
 
   SPLIT's descriptor has its pieces' sizes only in OutputTensors; ``dml.split``
   (and its oracle) take them as ``split_sizes``, the outputs' sizes along Axis.
+  ONE_HOT's depth, too, is only OutputTensor.Sizes[Axis]; ``dml.one_hot`` takes it
+  as ``depth``.
   """
   if example["op"] == "SPLIT":
     axis = example["params"]["Axis"]
     return {"split_sizes": [int(t["sizes"][axis]) for t in example["output"]]}
+  if example["op"] == "ONE_HOT":
+    return {"depth": int(example["output"]["sizes"][example["params"]["Axis"]])}
   return {}
 
 

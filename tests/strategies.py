@@ -483,6 +483,41 @@ def scatter_nd_case(draw):
   )
 
 
+@st.composite
+def one_hot_case(draw):
+  """ONE_HOT: any axis, a depth of 1 to 5, values of any sizes with at least 2 elements (OffValue
+  and OnValue first in row-major order), and indices in range, negative, past either end and at
+  the extremes of their type (UINT32 0xFFFFFFFF, 64-bit 2**32 + 1, ...)."""
+  level = draw(levels("ONE_HOT"))
+  table = _table(dml.OneHotDesc, level)
+  n = draw(st.integers(*_rank_range(table, level)))
+  data_type = draw(st.sampled_from(table["ValuesTensor"].data_types))
+  index_type = draw(st.sampled_from(table["IndicesTensor"].data_types))
+  axis = draw(st.integers(0, n - 1))
+  depth = draw(st.integers(1, 5))
+  index_sizes = list(_sizes(draw, n, max_elements=24))
+  index_sizes[axis] = 1
+  value_sizes = list(_sizes(draw, n, max_elements=6))
+  if math.prod(value_sizes) < 2:
+    value_sizes[draw(st.integers(0, n - 1))] = 2
+  output_sizes = tuple(index_sizes[:axis] + [depth] + index_sizes[axis + 1 :])
+  i = _indices(draw, index_type, tuple(index_sizes), lambda pos: depth)
+  v = _data(draw, data_type, tuple(value_sizes))
+  desc = dml.OneHotDesc(
+    TensorDesc(index_type, tuple(index_sizes)),
+    TensorDesc(data_type, tuple(value_sizes)),
+    TensorDesc(data_type, output_sizes),
+    axis=axis,
+  )
+  return Case(
+    desc,
+    level,
+    [i, v],
+    lambda i, v, level: dml.one_hot(i, v, axis=axis, depth=depth, feature_level=level),
+    lambda: reference.one_hot(i, v, axis=axis, depth=depth),
+  )
+
+
 VALID = {
   "GATHER_ELEMENTS": gather_elements_case,
   "GATHER_ND": gather_nd_case,
@@ -499,6 +534,7 @@ VALID = {
   "PADDING1": lambda: padding_case(op="PADDING1"),
   "SLICE": slice_case,
   "SLICE1": slice1_case,
+  "ONE_HOT": one_hot_case,
   "SCATTER_ELEMENTS": scatter_elements_case,
   "SCATTER_ND": scatter_nd_case,
 }
@@ -595,12 +631,13 @@ def _mutations(desc, level, draw):
       "OutputTensor.Flags",
     )
     # Output sizes and data type.
-    bigger = output.sizes[:-1] + (output.sizes[-1] + 1,)
-    yield (
-      "output sizes",
-      dataclasses.replace(desc, output_tensor=_replace_tensor(output, sizes=bigger)),
-      "OutputTensor.Sizes",
-    )
+    bigger = _bigger_output_sizes(desc, output.sizes)
+    if bigger is not None:
+      yield (
+        "output sizes",
+        dataclasses.replace(desc, output_tensor=_replace_tensor(output, sizes=bigger)),
+        "OutputTensor.Sizes",
+      )
     other = DataType.INT8 if output.data_type != DataType.INT8 else DataType.UINT8
     yield (
       "output type",
@@ -611,6 +648,18 @@ def _mutations(desc, level, draw):
   if hasattr(desc, "axis"):
     yield "axis", dataclasses.replace(desc, axis=n + draw(st.integers(0, 3))), "Axis"
   yield from _operator_mutations(desc, level, draw)
+
+
+def _bigger_output_sizes(desc, sizes):
+  """`sizes` with one more element in the last dimension the inputs fix, or None where they fix
+  none: ONE_HOT's size on Axis is the depth, which only the OutputTensor holds, so any value
+  there is valid."""
+  free = {desc.axis} if isinstance(desc, dml.OneHotDesc) else set()
+  fixed = [d for d in range(len(sizes)) if d not in free]
+  if not fixed:
+    return None
+  d = fixed[-1]
+  return sizes[:d] + (sizes[d] + 1,) + sizes[d + 1 :]
 
 
 def _output_array_mutations(desc):
@@ -644,8 +693,8 @@ def _with_rank(desc, rank):
       changes[field.name] = fit(value)
     elif field.kind is FieldKind.TENSOR_ARRAY and not field.output:
       changes[field.name] = tuple(fit(t) for t in value)
-    elif field.kind is FieldKind.TENSOR_ARRAY and not field.optional:  # given OutputTensors
-      changes[field.name] = tuple(fit(t) for t in value)
+    elif field.output and not field.optional:  # required outputs: OutputTensors, ONE_HOT's
+      changes[field.name] = fit(value) if field.kind is FieldKind.TENSOR else tuple(map(fit, value))
     elif field.derive is not None:
       changes[field.name] = None
     elif field.dml_name == "Axis":
@@ -656,8 +705,9 @@ def _with_rank(desc, rank):
 def _rebuild(desc, changes):
   fields = {f.name: getattr(desc, f.name) for f in dataclasses.fields(desc)}
   fields.update(changes)
-  if "output_tensor" in fields:
-    fields["output_tensor"] = None
+  for field in dml_fields(desc):  # an output that can be inferred is, from the changed fields
+    if field.output and field.optional:
+      fields[field.name] = None
   desc_type = type(desc)
   if isinstance(desc, GATHER_ND_DESCS):  # the batch count picks GATHER_ND or GATHER_ND1
     b = fields.pop("batch_dimension_count", 0)
@@ -750,6 +800,35 @@ def _operator_mutations(desc, level, draw):
         },
       ),
       "SequenceLengthsTensor.Sizes",
+    )
+  elif isinstance(desc, dml.OneHotDesc):
+    indices, values, output, axis = (
+      desc.indices_tensor,
+      desc.values_tensor,
+      desc.output_tensor,
+      desc.axis,
+    )
+    sizes = list(indices.sizes)
+    sizes[axis] = 2
+    yield (
+      "indices on axis",
+      _rebuild(desc, {"indices_tensor": _replace_tensor(indices, sizes=tuple(sizes))}),
+      "IndicesTensor.Sizes",
+    )
+    yield (
+      "one value",
+      _rebuild(desc, {"values_tensor": _replace_tensor(values, sizes=(1,) * len(values.sizes))}),
+      "ValuesTensor.Sizes",
+    )
+    yield (
+      "values rank",
+      _rebuild(desc, {"values_tensor": _replace_tensor(values, sizes=(1,) + values.sizes)}),
+      "ValuesTensor.DimensionCount",
+    )
+    yield (
+      "output rank",
+      _rebuild(desc, {"output_tensor": _replace_tensor(output, sizes=(1,) + output.sizes)}),
+      "OutputTensor.DimensionCount",
     )
   elif isinstance(desc, dml.SplitDesc):
     outputs, axis = desc.output_tensors, desc.axis

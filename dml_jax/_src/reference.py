@@ -24,7 +24,9 @@ Conventions shared by all functions:
   never wrap.
 * Out-of-range indices (undocumented in DirectML) follow dml_jax's documented
   policy: after the negative-index rule, a gather clamps them into
-  ``[0, size - 1]`` and a scatter drops their update.
+  ``[0, size - 1]`` and a scatter drops their update. ONE_HOT is the
+  exception: DirectML defines an out-of-range index (its sequence is all
+  OffValue), and its oracle says so.
 * Duplicate scatter targets (undefined in DirectML) follow dml_jax's policy: the
   scatters write their updates one by one in row-major order, so the last one wins.
 * Descriptors are not validated beyond ``assert`` statements; this module is a
@@ -46,6 +48,7 @@ __all__ = [
   "gather_nd_output_sizes",
   "join",
   "normalize_index",
+  "one_hot",
   "padding",
   "padding1",
   "reverse_subsequences",
@@ -786,6 +789,54 @@ def slice1(
   shape = tuple(walks) if output_sizes is None else tuple(int(s) for s in output_sizes)
   assert all(1 <= s <= w for s, w in zip(shape, walks, strict=True)), "a prefix of each walk"
   output = np.empty(shape, dtype=input.dtype)
+
+
+# --------------------------------------------------------------------------- #
+# ONE_HOT
+# --------------------------------------------------------------------------- #
+
+
+def one_hot(indices: np.ndarray, values: np.ndarray, *, axis: int, depth: int) -> np.ndarray:
+  """Reference DML_OPERATOR_ONE_HOT, one output element at a time.
+
+  A sequence is the line of output elements along ``axis`` through a
+  coordinate; its index ``v`` sits at the same coordinates in ``indices`` with
+  ``axis`` coordinate 0. A negative ``v`` of a signed index dtype counts from
+  the end (``v + depth``); then ``out[o]`` is OnValue where ``o[axis] == v``
+  and OffValue elsewhere, so a ``v`` outside ``[0, depth)`` (never clamped)
+  gives a sequence of OffValue only. OffValue and OnValue are the elements at
+  flat positions 0 and 1 of ``values`` in row-major order, whatever its shape.
+
+  Args:
+    indices: Integer tensor, rank n, size 1 on ``axis``.
+    values: Tensor of rank n with at least 2 elements.
+    axis: The dimension the sequences run along, in ``[0, n)``.
+    depth: The output's size on ``axis`` (at least 1).
+
+  Returns:
+    An array of the indices' shape with ``depth`` on ``axis``, with the dtype of
+    ``values``.
+  """
+  indices = np.asarray(indices)
+  values = np.asarray(values)
+  rank = indices.ndim
+  axis = _check_axis(axis, rank)
+  depth = int(depth)
+  assert depth >= 1, f"depth must be at least 1, got {depth}"
+  assert values.ndim == rank, "indices and values must have the same rank"
+  assert indices.shape[axis] == 1, "indices have size 1 on the axis"
+  assert values.size >= 2, "values hold OffValue and OnValue"
+  signed = _is_signed(indices.dtype)
+  row_major = values.reshape(-1)
+  off, on = row_major[0], row_major[1]
+
+  output = np.empty(_replace(indices.shape, axis, depth), dtype=values.dtype)
+  for out_coords in np.ndindex(*output.shape):
+    index = int(indices[_replace(out_coords, axis, 0)])  # a Python int: never wraps
+    if signed and index < 0:
+      index += depth
+    output[out_coords] = on if out_coords[axis] == index else off
+  return output
   for position in np.ndindex(*shape):
     source = tuple(b + t * c for b, t, c in zip(starts, strides, position, strict=True))
     output[position] = input[source]

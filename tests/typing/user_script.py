@@ -38,6 +38,9 @@ def functional_api() -> None:
   dml.depth_to_space1(image, block_size=2, order=dml.DepthSpaceOrder.COLUMN_ROW_DEPTH)
   dml.space_to_depth(image, block_size=2, feature_level="2_1")
   dml.space_to_depth1(image, block_size=1, order="DML_DEPTH_SPACE_ORDER_DEPTH_COLUMN_ROW")
+  labels = np.array([[0], [3], [-1]], np.int32)
+  assert_type(dml.one_hot(labels, np.array([[0, 1]], np.float32), axis=1, depth=4), jax.Array)
+  dml.one_hot(jnp.asarray(labels), jnp.ones((1, 3), jnp.int8), axis=1, depth=2, feature_level="3_0")
   rows = np.array([[1, 0, 2], [0, 2, 1]], np.uint32)
   assert_type(dml.scatter_elements(x, rows, x[:2], axis=0), jax.Array)
   dml.scatter_elements(jnp.asarray(x), rows.astype(np.int32), x[:2], axis=0, feature_level="3_0")
@@ -114,6 +117,16 @@ def descriptor_layer() -> None:
     dml.TensorDesc("UINT32", (2, 1, 1)),
     batch_dimension_count=1,
   )
+  hot = dml.OneHotDesc(
+    dml.TensorDesc("UINT32", (3, 1)),
+    dml.TensorDesc("FLOAT16", (1, 2)),
+    dml.TensorDesc("FLOAT16", (3, 5)),
+    axis=1,
+  )
+  assert_type(hot.output_tensor, dml.TensorDesc)
+  assert_type(hot.axis, int)
+  assert_type(hot.depth, int | None)
+  assert hot.depth == 5 and hot.output == dml.TensorDesc("FLOAT16", (3, 5))
   reverse = dml.ReverseSubsequencesDesc(
     dml.TensorDesc("FLOAT32", (1, 1, 3, 4)), dml.TensorDesc("UINT32", (1, 1, 3, 1)), axis=3
   )

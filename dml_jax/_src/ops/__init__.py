@@ -8,6 +8,7 @@ from dml_jax._src.ops import depth_space as depth_space
 from dml_jax._src.ops import gather_elements as gather_elements
 from dml_jax._src.ops import gather_nd as gather_nd
 from dml_jax._src.ops import join as join
+from dml_jax._src.ops import one_hot as one_hot
 from dml_jax._src.ops import padding as padding
 from dml_jax._src.ops import reverse_subsequences as reverse_subsequences
 from dml_jax._src.ops import scatter_elements as scatter_elements
