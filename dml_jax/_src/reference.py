@@ -789,6 +789,10 @@ def slice1(
   shape = tuple(walks) if output_sizes is None else tuple(int(s) for s in output_sizes)
   assert all(1 <= s <= w for s, w in zip(shape, walks, strict=True)), "a prefix of each walk"
   output = np.empty(shape, dtype=input.dtype)
+  for position in np.ndindex(*shape):
+    source = tuple(b + t * c for b, t, c in zip(starts, strides, position, strict=True))
+    output[position] = input[source]
+  return output
 
 
 # --------------------------------------------------------------------------- #
@@ -836,10 +840,6 @@ def one_hot(indices: np.ndarray, values: np.ndarray, *, axis: int, depth: int) -
     if signed and index < 0:
       index += depth
     output[out_coords] = on if out_coords[axis] == index else off
-  return output
-  for position in np.ndindex(*shape):
-    source = tuple(b + t * c for b, t, c in zip(starts, strides, position, strict=True))
-    output[position] = input[source]
   return output
 
 
