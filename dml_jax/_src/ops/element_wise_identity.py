@@ -157,7 +157,11 @@ def scale_and_bias(x: jax.Array, scale_bias: ScaleBias) -> jax.Array:
   # Equal to `product` but for NaN payloads: an operand of the sum that is not a multiply,
   # so no backend fuses the two into an FMA with one rounding.
   product = lax.select(product == product, product, jax.numpy.full_like(product, np.nan))
-  total = product + np.asarray(scale_bias.bias, work)
+  if scale_bias.bias == 0 and np.signbit(scale_bias.bias) == 0:
+    # x + 0.0 is x but for -0.0, which becomes +0.0; XLA would drop the addition of a zero.
+    total = lax.select(product == 0, jax.numpy.zeros_like(product), product)
+  else:
+    total = product + np.asarray(scale_bias.bias, work)
   return total.astype(x.dtype) if x.dtype != work else total
 
 
