@@ -128,7 +128,7 @@ def bound_tensor(draw, *, output=False, max_rank=4):
 # -- reading and writing one tensor -------------------------------------------------------------
 
 
-@settings(max_examples=30)
+@settings(max_examples=20)
 @given(bound_tensor(), st.sampled_from(BUFFER_DTYPES), st.integers(0, 2**32 - 1))
 def test_read_tensor_matches_the_model(bound, buffer_dtype, seed):
   tensor, offset, nbytes = bound
@@ -140,7 +140,7 @@ def test_read_tensor_matches_the_model(bound, buffer_dtype, seed):
   assert_bits_equal(got, want)
 
 
-@settings(max_examples=30)
+@settings(max_examples=20)
 @given(bound_tensor(output=True), st.sampled_from(BUFFER_DTYPES), st.integers(0, 2**32 - 1))
 def test_write_tensor_changes_exactly_the_elements_bytes(bound, buffer_dtype, seed):
   tensor, offset, nbytes = bound
@@ -172,7 +172,7 @@ def _with_layouts(desc, input_strides, output_strides):
 
 
 @pytest.mark.parametrize("op", sorted(strategies.VALID))
-@settings(max_examples=4)
+@settings(max_examples=3)
 @given(data=st.data())
 def test_execute_on_bound_buffers_matches_the_model(op, data):
   case = data.draw(strategies.VALID[op](), label="case")
