@@ -53,6 +53,10 @@ The cases (large sizes; the small and tiny ones have the same structure, see eac
                               after the batch axis, so the lowering knows statically that
                               whole rows move.
   reverse_subsequences_i8     the per-lane case on int8 data.
+  element_wise_identity_scale_bias
+                              ELEMENT_WISE_IDENTITY of a float32 (8192, 8192) input with the
+                              ScaleBias {0.5, -1.25}; peers x * s, then + b, in jnp and
+                              torch (two calls each: the product rounded, as dml_jax does).
   padding1_{constant,edge,reflection,symmetric,wrap}
                               PADDING1 of a float32 (64, 64, 512, 512) input (4 GiB), 3
                               elements on each side of the last two dimensions, in each mode;
@@ -1025,6 +1029,52 @@ def tile_case(shape: tuple[int, int], rng, *, repeats: tuple[int, int], dtype=np
     expected=lambda host: np.tile(host[0], repeats),
     subset=subset,
     peers=peers,
+  )
+
+
+@case(
+  "ELEMENT_WISE_IDENTITY",
+  sizes={"large": (8192, 8192), "small": (2048, 2048), "tiny": (6, 10)},
+  variants={"element_wise_identity_scale_bias": dict(scale=0.5, bias=-1.25)},
+)
+def element_wise_identity_case(
+  shape: tuple[int, int], rng, *, scale: float, bias: float, dtype=np.float32
+) -> Case:
+  """ELEMENT_WISE_IDENTITY of an input of `shape` with a ScaleBias: x * scale + bias, the
+  product rounded before the sum."""
+  host = [random_data(rng, shape, dtype)]
+  (x,) = device_put(host)
+  itemsize = np.dtype(dtype).itemsize
+  s, b = np.float32(scale), np.float32(bias)
+
+  def subset(host):
+    chosen = [edge(n, 2) for n in shape]
+    pick = lambda a: take(a, *chosen)
+    oracle = reference.element_wise_identity(pick(host[0]), scale_bias=(scale, bias))
+    return oracle, pick
+
+  def peers(env, host):
+    # Two calls each, so that the product is rounded before the sum (one fused call would
+    # contract them into an FMA: another result).
+    multiply, add = jax.jit(lambda x: x * s), jax.jit(lambda p: p + b)
+    impls = [jax_impl(env, "jnp x * s, then + b", "jax", lambda x: add(multiply(x)), x)]
+    if env.torch:
+      tx = env.torch_from_jax(x)
+      impls.append(torch_impl(env, "torch x * s, then + b", lambda: (tx * scale).add_(bias), shape))
+    return impls
+
+  return Case(
+    dtype=np.dtype(dtype).name,
+    shape=f"{_tuple(shape)} *{scale}+{bias}",
+    description=f"ELEMENT_WISE_IDENTITY of {shape} with ScaleBias {{{scale}, {bias}}}",
+    bytes_moved=2 * math.prod(shape) * itemsize,
+    host=host,
+    inputs=(x,),
+    dml=jax.jit(lambda x: dml.element_wise_identity(x, scale_bias=(scale, bias))),
+    expected=lambda host: (host[0] * s) + b,
+    subset=subset,
+    peers=peers,
+    notes=["the peers run the product and the sum as two calls: two roundings, as dml_jax"],
   )
 
 

@@ -8,16 +8,23 @@ Examples:
 """
 
 from dml_jax import device as device
+from dml_jax._src.buffers import Binding as Binding
+from dml_jax._src.buffers import read_tensor as read_tensor
+from dml_jax._src.buffers import write_tensor as write_tensor
 from dml_jax._src.checked import DmlIndexError as DmlIndexError
 from dml_jax._src.checked import checked as checked
 from dml_jax._src.descriptor import OperatorDesc as OperatorDesc
 from dml_jax._src.device import Runner as Runner
 from dml_jax._src.device import RunRecord as RunRecord
 from dml_jax._src.dtypes import DataType as DataType
+from dml_jax._src.errors import DmlBindingError as DmlBindingError
 from dml_jax._src.errors import DmlError as DmlError
 from dml_jax._src.errors import DmlValidationError as DmlValidationError
 from dml_jax._src.errors import UnknownOperatorError as UnknownOperatorError
 from dml_jax._src.errors import Violation as Violation
+from dml_jax._src.execute import CompiledOperator as CompiledOperator
+from dml_jax._src.execute import compile_operator as compile_operator
+from dml_jax._src.execute import execute as execute
 from dml_jax._src.explain import explain as explain
 from dml_jax._src.explain import explain_html as explain_html
 from dml_jax._src.feature_level import FeatureLevel as FeatureLevel
@@ -32,6 +39,10 @@ from dml_jax._src.ops.depth_space import depth_to_space as depth_to_space
 from dml_jax._src.ops.depth_space import depth_to_space1 as depth_to_space1
 from dml_jax._src.ops.depth_space import space_to_depth as space_to_depth
 from dml_jax._src.ops.depth_space import space_to_depth1 as space_to_depth1
+from dml_jax._src.ops.element_wise_identity import (
+  ElementWiseIdentityDesc as ElementWiseIdentityDesc,
+)
+from dml_jax._src.ops.element_wise_identity import element_wise_identity as element_wise_identity
 from dml_jax._src.ops.gather_elements import GatherElementsDesc as GatherElementsDesc
 from dml_jax._src.ops.gather_elements import gather_elements as gather_elements
 from dml_jax._src.ops.gather_nd import GatherNd1Desc as GatherNd1Desc
@@ -61,6 +72,7 @@ from dml_jax._src.ops.split import SplitDesc as SplitDesc
 from dml_jax._src.ops.split import split as split
 from dml_jax._src.ops.tile import TileDesc as TileDesc
 from dml_jax._src.ops.tile import tile as tile
+from dml_jax._src.scale_bias import ScaleBias as ScaleBias
 from dml_jax._src.tensor_desc import TensorDesc as TensorDesc
 from dml_jax._src.tensor_desc import TensorFlags as TensorFlags
 from dml_jax._src.tensor_desc import calc_buffer_tensor_size as calc_buffer_tensor_size

@@ -17,7 +17,12 @@ format:
 * ``"outputs"``, a list, for an operator with OutputTensors (SPLIT), else
   ``"output"``;
 * structured provenance (page, repository, path, commit, example heading);
-* the documentation errata that were applied, each as ``{issue, resolution}``.
+* the documentation errata that were applied, each as ``{issue, resolution}``;
+* the strides page's examples (op ``TENSOR_STRIDES``: a linear buffer of letters viewed
+  through Sizes and Strides) as ELEMENT_WISE_IDENTITY fixtures, the operator DirectML
+  copies layouts with: the input tensor carries ``strides`` and ``buffer`` (the page's
+  linear memory), its ``data`` is the view the page documents, and the letters are
+  stored as their ASCII codes in UINT8 (``"A"`` is 65).
 
 Usage::
 
@@ -112,6 +117,20 @@ IMPLIED_PARAMS = {
   ("PADDING1", "PaddingValueDataType"): lambda inputs: inputs["InputTensor"]["dtype"],
 }
 
+_TITLED_SOURCE = re.compile(r"^(?P<page>.+) \((?P<repository>\S+/\S+) (?P<path>\S+)\)$")
+_AI_DOCS_PAGE_URL = "https://learn.microsoft.com/windows/ai/directml/{name}"
+
+# The strides page's examples run as this operator (see convert_strides_example).
+STRIDES_EXAMPLES = "TENSOR_STRIDES"
+STRIDES_OPERATOR = "ELEMENT_WISE_IDENTITY"
+STRIDES_NOTES = [
+  "From DirectML's page on strides: the page's linear memory is the input's buffer, read"
+  " through the page's Sizes and Strides; ELEMENT_WISE_IDENTITY copies that view into a"
+  " packed output, which is the view the page documents.",
+  "The page's elements are letters; they are stored as their ASCII codes in UINT8"
+  " ('A' = 65, the gap letter 'x' = 120). The input's data is the documented view.",
+]
+
 _PAGE_SOURCE = re.compile(
   r"^(?P<page>\S+) \((?P<repository>\S+/\S+) (?P<path>\S+) @(?P<commit>[0-9a-f]+)\)$"
 )
@@ -145,6 +164,12 @@ def parse_provenance(source: str, heading: str) -> dict[str, Any]:
       provenance["url"] = _SDK_API_PAGE_URL.format(name=Path(provenance["path"]).stem)
     else:
       provenance["url"] = None
+  elif _TITLED_SOURCE.match(source):
+    match = _TITLED_SOURCE.match(source)
+    assert match is not None
+    provenance = {**match.groupdict(), "commit": None, "url": None}
+    if provenance["repository"] == "MicrosoftDocs/windows-ai-docs":
+      provenance["url"] = _AI_DOCS_PAGE_URL.format(name=Path(provenance["path"]).stem)
   else:
     match = _FILE_SOURCE.match(source)
     if not match:
@@ -424,10 +449,52 @@ def _repeats_a_target(indices: Mapping[str, Any], axis: int) -> bool:
   return len(set(targets)) < len(targets)
 
 
+def _letter_codes(data: Any) -> Any:
+  """The page's letters (nested lists) as their ASCII codes."""
+  if isinstance(data, list):
+    return [_letter_codes(item) for item in data]
+  if not (isinstance(data, str) and len(data) == 1 and data.isascii()):
+    raise ValueError(f"expected one ASCII letter; got {data!r}")
+  return ord(data)
+
+
+def convert_strides_example(example: Mapping[str, Any]) -> dict[str, Any]:
+  """A strides-page example as an ELEMENT_WISE_IDENTITY fixture (see the module docstring)."""
+  buffer, view = example["inputs"]["Buffer"], example["output"]
+  if buffer["dtype"] != "CHAR" or view["dtype"] != "CHAR":
+    raise ValueError("expected the strides page's CHAR letters")
+  sizes = [int(s) for s in example["params"]["Sizes"]]
+  if [int(s) for s in view["sizes"]] != sizes:
+    raise ValueError("the documented view must have the example's Sizes")
+  data = _letter_codes(view["data"])
+  return {
+    "id": f"{STRIDES_OPERATOR.lower()}/strides-{slugify(example['example'])}",
+    "op": STRIDES_OPERATOR,
+    "provenance": parse_provenance(example["source"], example["example"]),
+    "params": {},
+    "inputs": {
+      "input": {
+        "data_type": "UINT8",
+        "sizes": sizes,
+        "strides": [int(s) for s in example["params"]["Strides"]],
+        "data": data,
+        "buffer": _letter_codes(buffer["data"]),
+      }
+    },
+    "output": {"data_type": "UINT8", "sizes": sizes, "data": data},
+    "shape_only": False,
+    "documented_output": bool(example["output_documented"]),
+    "errata": errata_for(example),
+    "notes": list(STRIDES_NOTES),
+  }
+
+
 def convert_example(example: Mapping[str, Any]) -> dict[str, Any]:
   """Converts one source example to a fixture."""
   example = corrected(example)
   op = example["op"]
+  if op == STRIDES_EXAMPLES:
+    return convert_strides_example(example)
   ident = fixture_id(example)
   output = example["output"]
   several = isinstance(output, list)  # OutputTensors (SPLIT): a list of tensors
@@ -455,7 +522,7 @@ def build_fixture_document(source_path: Path) -> dict[str, Any]:
   raw = source_path.read_bytes()
   examples = json.loads(raw)
   ops = registry.operators()
-  fixtures = [convert_example(e) for e in examples if e["op"] in ops]
+  fixtures = [convert_example(e) for e in examples if e["op"] in ops or e["op"] == STRIDES_EXAMPLES]
   ids = [f["id"] for f in fixtures]
   if len(set(ids)) != len(ids):
     raise ValueError(f"duplicate fixture ids: {sorted(ids)}")
@@ -467,7 +534,8 @@ def build_fixture_document(source_path: Path) -> dict[str, Any]:
     "source": {
       "sha256": hashlib.sha256(raw).hexdigest(),
       "description": "Worked examples of the DirectML API reference pages "
-      "(MicrosoftDocs/sdk-api) and DxDispatch samples (microsoft/DirectML), "
+      "(MicrosoftDocs/sdk-api), of the strides page (MicrosoftDocs/windows-ai-docs) "
+      "and DxDispatch samples (microsoft/DirectML), "
       "transcribed by the dml_jax developers; each fixture's provenance names "
       "its page, repository, path and commit.",
       "generated_by": "scripts/import_doc_examples.py",

@@ -225,6 +225,31 @@ def tile_case(draw):
   )
 
 
+_SCALES = (0.5, -3.25, 1e-3, 0.1, 7.0)
+_BIASES = (0.0, -0.0, 1.5, 0.3, -2.0)
+
+
+@st.composite
+def element_wise_identity_case(draw):
+  level = draw(levels("ELEMENT_WISE_IDENTITY"))
+  table = _table(dml.ElementWiseIdentityDesc, level)
+  n = draw(st.integers(*_rank_range(table, level)))
+  data_type = draw(st.sampled_from(table["InputTensor"].data_types))
+  sizes = _sizes(draw, n, max_elements=48)
+  scale_bias = None
+  if data_type.is_float and draw(st.booleans()):
+    scale_bias = dml.ScaleBias(draw(st.sampled_from(_SCALES)), draw(st.sampled_from(_BIASES)))
+  x = _data(draw, data_type, sizes)
+  desc = dml.ElementWiseIdentityDesc(TensorDesc(data_type, sizes), scale_bias=scale_bias)
+  return Case(
+    desc,
+    level,
+    [x],
+    lambda x, level: dml.element_wise_identity(x, scale_bias=scale_bias, feature_level=level),
+    lambda: reference.element_wise_identity(x, scale_bias=scale_bias),
+  )
+
+
 _DEPTH_SPACE_DESCS = {
   "DEPTH_TO_SPACE": (dml.DepthToSpaceDesc, "depth_to_space"),
   "DEPTH_TO_SPACE1": (dml.DepthToSpace1Desc, "depth_to_space1"),
@@ -519,6 +544,7 @@ def one_hot_case(draw):
 
 
 VALID = {
+  "ELEMENT_WISE_IDENTITY": element_wise_identity_case,
   "GATHER_ELEMENTS": gather_elements_case,
   "GATHER_ND": gather_nd_case,
   "GATHER_ND1": lambda: gather_nd_case(op="GATHER_ND1"),
@@ -717,7 +743,20 @@ def _rebuild(desc, changes):
 
 
 def _operator_mutations(desc, level, draw):
-  if isinstance(desc, dml.GatherElementsDesc):
+  if isinstance(desc, dml.ElementWiseIdentityDesc):
+    table = desc.SUPPORT.at(level)
+    integers = [t for t in table["InputTensor"].data_types if not t.is_float]
+    if integers:
+      data_type = draw(st.sampled_from(integers))
+      yield (
+        "scale and bias on integer data",
+        dml.ElementWiseIdentityDesc(
+          _replace_tensor(desc.input_tensor, data_type=data_type, total_tensor_size_in_bytes=None),
+          scale_bias=(2.0, 1.0),
+        ),
+        "ScaleBias",
+      )
+  elif isinstance(desc, dml.GatherElementsDesc):
     n = desc.input_tensor.dimension_count
     others = [d for d in range(n) if d != desc.axis]
     if others:

@@ -162,7 +162,8 @@ def _dml_json(desc):
   """The descriptor in DirectML's JSON form, built from its field declarations."""
 
   def tensor(t):
-    return {"DataType": t.data_type.name, "Sizes": list(t.sizes)}
+    strides = {} if t.strides is None else {"Strides": list(t.strides)}
+    return {"DataType": t.data_type.name, "Sizes": list(t.sizes), **strides}
 
   document = {}
   for field in dml_fields(desc):

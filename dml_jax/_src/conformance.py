@@ -33,7 +33,7 @@ from dml_jax._src.tensor_desc import TensorDesc
 
 
 def _tensor(t: FixtureTensor) -> TensorDesc:
-  return TensorDesc(t.data_type, t.sizes)
+  return TensorDesc(t.data_type, t.sizes, strides=t.strides)
 
 
 def descriptor_for(fixture: Fixture) -> OperatorDesc:

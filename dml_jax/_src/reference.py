@@ -43,6 +43,7 @@ import numpy as np
 __all__ = [
   "depth_to_space",
   "depth_to_space1",
+  "element_wise_identity",
   "gather_elements",
   "gather_nd",
   "gather_nd_output_sizes",
@@ -404,6 +405,50 @@ def join(inputs: Sequence[np.ndarray], *, axis: int) -> np.ndarray:
     slab = (builtins.slice(None),) * axis + (builtins.slice(offset, offset + extent),)
     output[slab] = array
     offset += extent
+  return output
+
+
+# --------------------------------------------------------------------------- #
+# ELEMENT_WISE_IDENTITY
+# --------------------------------------------------------------------------- #
+
+
+def element_wise_identity(input: np.ndarray, *, scale_bias: object = None) -> np.ndarray:
+  """Reference DML_OPERATOR_ELEMENT_WISE_IDENTITY: ``out[c] = input[c]``, or with a scale
+  and bias ``input[c] * Scale + Bias`` (float data only).
+
+  Scale and Bias are FLOATs (float32). The arithmetic is done one element at a time on
+  NumPy scalars, each operation rounded: in float64 for float64 data, else in float32,
+  the product rounded before the sum is taken; float16 results are rounded from that
+  float32 sum. NaN results are NaN; their payloads are not part of the definition.
+
+  Args:
+    input: The tensor.
+    scale_bias: None, a (scale, bias) pair, a mapping with "Scale" and "Bias", or an
+      object with ``scale`` and ``bias`` attributes.
+
+  Returns:
+    An array of the input's shape and dtype.
+  """
+  input = np.asarray(input)
+  output = np.empty(input.shape, dtype=input.dtype)
+  if scale_bias is None:
+    for position in np.ndindex(*input.shape):
+      output[position] = input[position]
+    return output
+  if isinstance(scale_bias, dict):
+    scale, bias = scale_bias["Scale"], scale_bias["Bias"]
+  elif isinstance(scale_bias, tuple | list):
+    scale, bias = scale_bias
+  else:
+    scale, bias = scale_bias.scale, scale_bias.bias  # type: ignore[attr-defined]
+  assert input.dtype.kind == "f", "a scale and bias apply to float data only"
+  work = np.float64 if input.dtype == np.float64 else np.float32
+  with np.errstate(over="ignore", invalid="ignore"):
+    s, b = work(np.float32(scale)), work(np.float32(bias))
+    for position in np.ndindex(*input.shape):
+      product = work(input[position]) * s  # a NumPy scalar operation: rounded to `work`
+      output[position] = (product + b).astype(input.dtype)
   return output
 
 
