@@ -78,3 +78,65 @@ from dml_jax._src.tensor_desc import TensorFlags as TensorFlags
 from dml_jax._src.tensor_desc import calc_buffer_tensor_size as calc_buffer_tensor_size
 
 __version__ = "0.1.0"
+
+# Every public name above, for `from dml_jax import *`, `help(dml_jax)` and the docs' API
+# reference (docs/api.md lists them in this order). An operator's author adds its function(s),
+# its descriptor class(es) and any enum of its fields to the first two groups;
+# tests/test_public_api.py fails until every re-exported name is listed here.
+__all__ = [
+  # The operators: the functional API, then the descriptors (DML_*_OPERATOR_DESC) and enums
+  "depth_to_space",
+  "depth_to_space1",
+  "gather_elements",
+  "gather_nd",
+  "join",
+  "padding",
+  "padding1",
+  "reverse_subsequences",
+  "slice",
+  "slice1",
+  "space_to_depth",
+  "space_to_depth1",
+  "split",
+  "tile",
+  "DepthSpaceOrder",
+  "DepthToSpace1Desc",
+  "DepthToSpaceDesc",
+  "GatherElementsDesc",
+  "GatherNd1Desc",
+  "GatherNdDesc",
+  "JoinDesc",
+  "Padding1Desc",
+  "PaddingDesc",
+  "PaddingMode",
+  "ReverseSubsequencesDesc",
+  "Slice1Desc",
+  "SliceDesc",
+  "SpaceToDepth1Desc",
+  "SpaceToDepthDesc",
+  "SplitDesc",
+  "TileDesc",
+  # Tensors, data types, feature levels, and what every descriptor shares
+  "DataType",
+  "FeatureLevel",
+  "TensorDesc",
+  "TensorFlags",
+  "calc_buffer_tensor_size",
+  "OperatorDesc",
+  "DmlField",
+  "FieldKind",
+  # Explaining and checking
+  "explain",
+  "explain_html",
+  "checked",
+  # Errors
+  "DmlError",
+  "DmlValidationError",
+  "DmlIndexError",
+  "UnknownOperatorError",
+  "Violation",
+  # Devices
+  "Runner",
+  "RunRecord",
+  "device",
+]
