@@ -32,6 +32,8 @@ from dml_jax._src.ops.depth_space import depth_to_space as depth_to_space
 from dml_jax._src.ops.depth_space import depth_to_space1 as depth_to_space1
 from dml_jax._src.ops.depth_space import space_to_depth as space_to_depth
 from dml_jax._src.ops.depth_space import space_to_depth1 as space_to_depth1
+from dml_jax._src.ops.gather import GatherDesc as GatherDesc
+from dml_jax._src.ops.gather import gather as gather
 from dml_jax._src.ops.gather_elements import GatherElementsDesc as GatherElementsDesc
 from dml_jax._src.ops.gather_elements import gather_elements as gather_elements
 from dml_jax._src.ops.gather_nd import GatherNd1Desc as GatherNd1Desc
