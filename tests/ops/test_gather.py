@@ -91,14 +91,21 @@ def test_leading_index_dimensions_must_be_1():
 
 
 @pytest.mark.parametrize(
-  "input_sizes, indices_sizes, axis, count, logical, cropped",
+  "input_sizes, indices_sizes, axis, count, logical, cropped, remedy",
   [
-    ((3, 2), (1, 2), 1, 2, "{3,1,2}", (3,)),  # the page's example 3 as printed
-    ((1, 3, 2), (1, 2, 2), 0, 3, "{1,2,2,3,2}", (1, 2)),  # an index size among the cropped
-    ((2, 1, 3, 4), (1, 1, 2, 2), 2, 2, "{2,1,2,2,4}", (2,)),  # an input size before Axis
+    # the page's example 3 as printed
+    ((3, 2), (1, 2), 1, 2, "{3,1,2}", (3,), "IndexDimensions 1 fits these tensors"),
+    # an index size among the cropped ones
+    ((1, 3, 2), (1, 2, 2), 0, 3, "{1,2,2,3,2}", (1, 2), "No lower IndexDimensions fits"),
+    # an input size before Axis, and indices no lower count fits
+    ((2, 1, 3, 4), (1, 3, 2, 2), 2, 3, "{2,1,3,2,2,4}", (2, 1), "No lower IndexDimensions fits"),
+    # IndexDimensions 2 would not fit either, 1 does
+    ((2, 3, 4), (1, 1, 5), 1, 3, "{2,1,1,5,4}", (2, 1), "IndexDimensions 1 fits these tensors"),
   ],
 )
-def test_only_leading_1s_may_be_cropped(input_sizes, indices_sizes, axis, count, logical, cropped):
+def test_only_leading_1s_may_be_cropped(
+  input_sizes, indices_sizes, axis, count, logical, cropped, remedy
+):
   desc = _desc(input_sizes, indices_sizes, axis, count)
   n = len(input_sizes)
   error = assert_rejected(
@@ -110,7 +117,8 @@ def test_only_leading_1s_may_be_cropped(input_sizes, indices_sizes, axis, count,
     f" into DimensionCount {n}, only leading 1s may be cropped, and its first {count - 1} size(s)"
     " must be 1",
     "{" + ",".join(map(str, cropped)) + "}",
-    hint="DirectML has been seen to accept such descriptors, with results that differ",
+    hint="DirectML has been seen to accept such descriptors, with results that differ between"
+    f" devices; dml_jax refuses them. {remedy}",
   )
   assert fields_of(desc, "6_4") == ["OutputTensor.DimensionCount"]
   assert error.violations[0].value == cropped

@@ -191,8 +191,19 @@ class GatherDesc(OperatorDesc):
       cropped,
       hint=(
         "DirectML has been seen to accept such descriptors, with results that differ between"
-        " devices; dml_jax refuses them. Lower IndexDimensions, or gather along a later axis"
+        f" devices; dml_jax refuses them. {self._fitting_count_hint()}"
       ),
+    )
+
+  def _fitting_count_hint(self) -> str:
+    """Which lower IndexDimensions would fit these tensors, if any."""
+    for q in range(self.index_dimensions - 1, -1, -1):
+      fits = dataclasses.replace(self, index_dimensions=q, output_tensor=None)
+      padding = self.indices_tensor.sizes[: self.indices_tensor.dimension_count - q]
+      if fits.infer_output() is not None and all(s == 1 for s in padding):
+        return f"IndexDimensions {q} fits these tensors"
+    return (
+      "No lower IndexDimensions fits these tensors: reshape them so that the cropped sizes are 1"
     )
 
   # -- lowering ---------------------------------------------------------------------------
