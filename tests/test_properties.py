@@ -6,9 +6,11 @@ data and index values, and compares dml_jax with the independent NumPy oracle
 :mod:`dml_jax._src.reference` on dtype, shape and raw bytes (so -0.0 and NaN
 payloads count), for
 
-* GATHER_ELEMENTS, GATHER_ND / GATHER_ND1 (random InputDimensionCount,
-  IndicesDimensionCount and BatchDimensionCount, leading dims beyond the counts
-  set to 1, tuple length t in [1, m - b], equal batch dims, output rank <= n),
+* GATHER (IndexDimensions q in [0, n], the leading n - q index dims 1, the
+  sizes right alignment crops set to 1), GATHER_ELEMENTS, GATHER_ND /
+  GATHER_ND1 (random InputDimensionCount, IndicesDimensionCount and
+  BatchDimensionCount, leading dims beyond the counts set to 1, tuple length t
+  in [1, m - b], equal batch dims, output rank <= n),
   REVERSE_SUBSEQUENCES (uint32 / uint64 lengths in [0, size + 3] and huge ones)
   and JOIN (1-4 inputs of one dtype, random sizes on the axis);
 * every data type (float16/32/64, int8/16/32/64, uint8/16/32/64) and every
