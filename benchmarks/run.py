@@ -42,6 +42,13 @@ The cases (large sizes; the small and tiny ones have the same structure, see eac
                               BatchDimensionCount 1 (the leading 1 pads the indices to rank 4):
                               per batch entry, 1024 row gathers of 256 floats; output
                               (1, 64, 1024, 256), the same bytes as gather_nd.
+  gather_rows                 GATHER as an embedding lookup: 65536 random rows of a float32
+                              (1 << 20, 256) table (1 GiB), ids (1, 65536) int32 with
+                              IndexDimensions 1 (the leading 1 pads them to the table's rank);
+                              output (65536, 256). Peers jnp.take, torch.index_select and ONNX
+                              Runtime Gather.
+  gather_axis1                GATHER along axis 1 of a float32 (4096, 8192) input with 4096 random
+                              int32 column indices (1, 4096); output (4096, 4096). The same peers.
   reverse_subsequences        REVERSE_SUBSEQUENCES of a float32 (64, 4096, 1024) input along
                               axis 1, lengths (64, 1, 1024) uint32 random in [0, 4096] per lane.
   reverse_subsequences_equal  the same with the lengths equal across the last axis (by value:
@@ -138,15 +145,16 @@ Checks (any failure: exit status 1):
     np.concatenate, computed source positions), bit for bit;
   - every peer's whole output against dml_jax's, bit for bit.
 
-Peers, on the same data: jnp (take_along_axis, advanced indexing, lax.gather through
+Peers, on the same data: jnp (take, take_along_axis, advanced indexing, lax.gather through
 `.at[...].get(mode="promise_in_bounds")`, concatenate, a take_along_axis formulation of reverse
-subsequences); PyTorch (gather, advanced indexing, cat, a gather formulation of reverse
-subsequences) on CUDA when jax runs on a GPU and torch has CUDA, on the CPU when jax runs on the
-CPU, else skipped; ONNX Runtime (GatherElements, GatherND with batch_dims, ReverseSequence, Concat;
-CPUExecutionProvider, intra_op_num_threads=2) only when jax runs on the CPU and both onnxruntime
-and onnx import. Inputs a peer cannot take as they are (int64 indices for ONNX GatherND and
-ReverseSequence, int64 lengths for torch) are converted before timing. "peer/dml" is
-peer time / dml_jax time: above 1 means dml_jax is faster; dml_jax's row shows its best peer.
+subsequences); PyTorch (index_select, gather, advanced indexing, cat, a gather formulation of
+reverse subsequences) on CUDA when jax runs on a GPU and torch has CUDA, on the CPU when jax runs
+on the CPU, else skipped; ONNX Runtime (Gather, GatherElements, GatherND with batch_dims,
+ReverseSequence, Concat; CPUExecutionProvider, intra_op_num_threads=2) only when jax runs on the
+CPU and both onnxruntime and onnx import. Inputs a peer cannot take as they are (int64 indices
+for ONNX GatherND and ReverseSequence, int64 lengths for torch) are converted before timing.
+"peer/dml" is peer time / dml_jax time: above 1 means dml_jax is faster; dml_jax's row shows its
+best peer.
 torch, onnxruntime and onnx are optional: the script never needs them.
 
 Memory: jax preallocates 75% of GPU memory at its first use, leaving PyTorch too little. The
@@ -870,6 +878,147 @@ def gather_nd1_case(sizes: tuple[tuple[int, int, int, int], int], rng) -> Case:
     inputs=(x, indices),
     dml=jax.jit(lambda x, i: dml.gather_nd(x, i, **counts)),
     expected=expected,
+    subset=subset,
+    peers=peers,
+  )
+
+
+@case(
+  "GATHER",
+  sizes={
+    "large": ((1 << 20, 256), 65536),
+    "small": ((1 << 16, 256), 65536),
+    "tiny": ((16, 8), 12),
+  },
+  variants={"gather_rows": {}},
+)
+def gather_rows_case(sizes: tuple[tuple[int, int], int], rng) -> Case:
+  """GATHER as an embedding lookup: `sizes` is the table's (rows, width) and the count of ids.
+
+  dml_jax wants equal ranks, so the ids carry a leading 1: (1, count) with IndexDimensions 1,
+  and the output is (count, width).
+  """
+  shape, count = sizes
+  rows, width = shape
+  host = [random_data(rng, shape, np.float32), random_indices(rng, (1, count), rows)]
+  x, ids = device_put(host)
+  out_shape = (count, width)
+
+  def subset(host):
+    table, ids = host
+    chosen = edge(count, 32)
+    oracle = reference.gather(table, ids[:, chosen], axis=0, index_dimensions=1)
+    return oracle, lambda a: a[chosen]
+
+  def peers(env, host):
+    impls = [
+      jax_impl(env, "jnp.take", "jax", jax.jit(lambda x, i: jnp.take(x, i[0], axis=0)), x, ids),
+      jax_impl(
+        env,
+        "lax.gather (in bounds)",
+        "jax",
+        jax.jit(lambda x, i: x.at[i[0]].get(mode="promise_in_bounds")),
+        x,
+        ids,
+      ),
+    ]
+    if env.torch:
+      tx, ti = env.torch_from_jax(x), env.torch_from_jax(ids)
+      impls.append(
+        torch_impl(
+          env,
+          "torch.index_select",
+          lambda: env.torch.index_select(tx, 0, ti[0]),
+          out_shape,
+          note="int32 indices",
+        )
+      )
+    if env.ort:
+      feeds = {"data": host[0], "indices": host[1][0]}
+      model = onnx_model(env, "Gather", list(feeds.items()), np.empty(out_shape, np.float32))
+      impls.append(ort_impl(env, "Gather", model, feeds, out_shape, note="int32 indices"))
+    return impls
+
+  return Case(
+    dtype="float32",
+    shape=f"{_tuple(shape)} idx{_tuple((1, count))}",
+    description=f"GATHER of {count} random rows (int32 ids (1, {count})) from an f32 {shape}"
+    f" table along axis 0 -> {out_shape}",
+    bytes_moved=2 * math.prod(out_shape) * 4 + count * 4,
+    host=host,
+    inputs=(x, ids),
+    dml=jax.jit(lambda x, i: dml.gather(x, i, axis=0, index_dimensions=1)),
+    expected=lambda host: host[0][normalized(host[1][0], rows)],
+    subset=subset,
+    peers=peers,
+  )
+
+
+@case(
+  "GATHER",
+  sizes={
+    "large": ((4096, 8192), 4096),
+    "small": ((2048, 4096), 2048),
+    "tiny": ((6, 10), 7),
+  },
+  variants={"gather_axis1": {}},
+)
+def gather_axis1_case(sizes: tuple[tuple[int, int], int], rng) -> Case:
+  """GATHER along axis 1: `sizes` is the input's (height, width) and the count of random column
+  indices, given as (1, count) with IndexDimensions 1; the output is (height, count)."""
+  shape, count = sizes
+  height, width = shape
+  host = [random_data(rng, shape, np.float32), random_indices(rng, (1, count), width)]
+  x, ids = device_put(host)
+  out_shape = (height, count)
+
+  def subset(host):
+    data, ids = host
+    chosen = edge(height, 4)
+    oracle = reference.gather(data[chosen], ids, axis=1, index_dimensions=1)
+    return oracle, lambda a: a[chosen]
+
+  def peers(env, host):
+    impls = [
+      jax_impl(env, "jnp.take", "jax", jax.jit(lambda x, i: jnp.take(x, i[0], axis=1)), x, ids),
+      jax_impl(
+        env,
+        "lax.gather (in bounds)",
+        "jax",
+        jax.jit(lambda x, i: x.at[:, i[0]].get(mode="promise_in_bounds")),
+        x,
+        ids,
+      ),
+    ]
+    if env.torch:
+      tx, ti = env.torch_from_jax(x), env.torch_from_jax(ids)
+      impls.append(
+        torch_impl(
+          env,
+          "torch.index_select",
+          lambda: env.torch.index_select(tx, 1, ti[0]),
+          out_shape,
+          note="int32 indices",
+        )
+      )
+    if env.ort:
+      feeds = {"data": host[0], "indices": host[1][0]}
+      model = onnx_model(
+        env, "Gather", list(feeds.items()), np.empty(out_shape, np.float32), axis=1
+      )
+      impls.append(ort_impl(env, "Gather axis=1", model, feeds, out_shape, note="int32 indices"))
+    return impls
+
+  return Case(
+    dtype="float32",
+    shape=f"{_tuple(shape)} idx{_tuple((1, count))} ax1",
+    description=f"GATHER of {count} random columns (int32 indices (1, {count})) of f32 {shape}"
+    f" along axis 1 -> {out_shape}",
+    bytes_moved=2 * math.prod(out_shape) * 4 + count * 4,
+    host=host,
+    inputs=(x, ids),
+    dml=jax.jit(lambda x, i: dml.gather(x, i, axis=1, index_dimensions=1)),
+    expected=lambda host: host[0][:, normalized(host[1][0], width)],
     subset=subset,
     peers=peers,
   )

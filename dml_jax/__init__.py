@@ -43,6 +43,8 @@ from dml_jax._src.ops.element_wise_identity import (
   ElementWiseIdentityDesc as ElementWiseIdentityDesc,
 )
 from dml_jax._src.ops.element_wise_identity import element_wise_identity as element_wise_identity
+from dml_jax._src.ops.gather import GatherDesc as GatherDesc
+from dml_jax._src.ops.gather import gather as gather
 from dml_jax._src.ops.gather_elements import GatherElementsDesc as GatherElementsDesc
 from dml_jax._src.ops.gather_elements import gather_elements as gather_elements
 from dml_jax._src.ops.gather_nd import GatherNd1Desc as GatherNd1Desc
@@ -88,6 +90,7 @@ __all__ = [
   "depth_to_space",
   "depth_to_space1",
   "element_wise_identity",
+  "gather",
   "gather_elements",
   "gather_nd",
   "join",
@@ -107,6 +110,7 @@ __all__ = [
   "DepthToSpace1Desc",
   "DepthToSpaceDesc",
   "ElementWiseIdentityDesc",
+  "GatherDesc",
   "GatherElementsDesc",
   "GatherNd1Desc",
   "GatherNdDesc",

@@ -61,6 +61,11 @@ def _fields(op: str) -> dict[str, DmlField]:
 # Short, stable fixture slugs per (op, example heading). Headings not listed
 # here fall back to an automatic slug of the heading.
 SLUGS = {
+  ("GATHER", "Example 1. 1D remapping"): "example-1-1d-remapping",
+  ("GATHER", "Example 2. 2D output, 1D indices, Axis 0, concatenate rows"): "example-2-rows",
+  ("GATHER", "Example 3. 2D, Axis 1, swap columns"): "example-3-swap-columns",
+  ("GATHER", "Example 4. 2D, Axis 1, nested indices (Axis field is 2)"): "example-4-nested-axis-2",
+  ("GATHER", "Example 5. 2D, Axis 0, nested indices (Axis field is 1)"): "example-5-nested-axis-1",
   ("GATHER_ELEMENTS", "Examples (Axis 0)"): "axis-0",
   ("GATHER_ND", "Example 1. 1D remapping"): "example-1-1d-remapping",
   ("GATHER_ND", "Example 2. 2D remapping"): "example-2-2d-remapping",
@@ -311,6 +316,52 @@ def corrected(example: Mapping[str, Any]) -> dict[str, Any]:
   return example
 
 
+def params_override(example: Mapping[str, Any]) -> dict[str, Any]:
+  """The parameters the transcription corrected to reproduce the example (a documented value
+  that contradicts the example's own sizes and data), by DML field name."""
+  return dict(example.get("check", {}).get("params_override_used_for_check") or {})
+
+
+def _gather_errata(example: Mapping[str, Any]) -> list[dict[str, str]]:
+  """GATHER's documentation slips that touch one example (see errata_for)."""
+  errata = []
+  params, corrected = example["params"], params_override(example)
+  input_sizes = example["inputs"]["InputTensor"]["sizes"]
+  indices_sizes = example["inputs"]["IndicesTensor"]["sizes"]
+  rank, axis = len(input_sizes), params["Axis"]
+  if "IndexDimensions" in corrected:
+    printed, used = params["IndexDimensions"], corrected["IndexDimensions"]
+    logical = input_sizes[:axis] + indices_sizes[rank - printed :] + input_sizes[axis + 1 :]
+    errata.append(
+      {
+        "issue": f"The page gives IndexDimensions {printed}: the logical output would then be"
+        f" {logical}, {len(logical)} dimensions for a rank-{rank} OutputTensor, and its leading"
+        f" sizes {logical[: len(logical) - rank]} are not 1s that could be cropped.",
+        "resolution": f"IndexDimensions {used}, the one value the example's sizes and data (and"
+        " its comment output[y, x] = input[y, indices[x]]) agree with.",
+      }
+    )
+  if corrected.get("IndexDimensions", params["IndexDimensions"]) == len(indices_sizes):
+    errata.append(
+      {
+        "issue": "The page gives IndexDimensions the range [0, IndicesTensor.DimensionCount),"
+        " which leaves out this example's own value, the indices' DimensionCount.",
+        "resolution": "IndexDimensions is accepted in [0, DimensionCount], the bound included,"
+        " as the example (and DirectMLX) require.",
+      }
+    )
+  heading = re.search(r"Axis (\d+)", example["example"])
+  if heading and int(heading[1]) != axis:
+    errata.append(
+      {
+        "issue": f"The example's heading names Axis {heading[1]}, an axis of the 2-D tensor"
+        f" before its padding to {rank} dimensions; its fields give Axis {axis}.",
+        "resolution": f"The fields are right for the padded tensors: the fixture keeps Axis {axis}.",
+      }
+    )
+  return errata
+
+
 def errata_for(example: Mapping[str, Any]) -> list[dict[str, str]]:
   """The documentation corrections that apply to one example.
 
@@ -319,6 +370,8 @@ def errata_for(example: Mapping[str, Any]) -> list[dict[str, str]]:
   """
   op = example["op"]
   errata = []
+  if op == "GATHER":
+    errata += _gather_errata(example)
   if op == "GATHER_ELEMENTS" and example.get("doc_issue"):
     if example["output"]["dtype"] != example["inputs"]["InputTensor"]["dtype"]:
       raise ValueError("expected the source to carry the corrected output dtype")
@@ -498,7 +551,8 @@ def convert_example(example: Mapping[str, Any]) -> dict[str, Any]:
   ident = fixture_id(example)
   output = example["output"]
   several = isinstance(output, list)  # OutputTensors (SPLIT): a list of tensors
-  params = convert_params(op, example["params"], example["inputs"], output if several else None)
+  in_force = {**example["params"], **params_override(example)}  # see errata_for
+  params = convert_params(op, in_force, example["inputs"], output if several else None)
   return {
     "id": ident,
     "op": op,

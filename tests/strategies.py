@@ -158,6 +158,44 @@ def gather_nd_case(draw, op="GATHER_ND"):
 
 
 @st.composite
+def gather_case(draw):
+  """GATHER: q = IndexDimensions in [0, n], leading index dims 1, and the logical output's
+  sizes that right alignment crops (its first q - 1) set to 1."""
+  level = draw(levels("GATHER"))
+  table = _table(dml.GatherDesc, level)
+  n = draw(st.integers(*_rank_range(table, level)))
+  data_type = draw(st.sampled_from(table["InputTensor"].data_types))
+  index_type = draw(st.sampled_from(table["IndicesTensor"].data_types))
+  axis = draw(st.integers(0, n - 1))
+  q = draw(st.integers(0, n))
+  sizes = list(_sizes(draw, n, max_elements=48))
+  logical_indices = list(_sizes(draw, q, max_elements=8))
+  for k in range(max(q - 1, 0)):  # the cropped sizes: input sizes before the axis, then J's
+    if k < axis:
+      sizes[k] = 1
+    else:
+      logical_indices[k - axis] = 1
+  sizes, index_sizes = tuple(sizes), (1,) * (n - q) + tuple(logical_indices)
+  x = _data(draw, data_type, sizes)
+  i = _indices(draw, index_type, index_sizes, lambda pos: sizes[axis])
+  # None is the default count (n); pass it that way now and then.
+  count = None if q == n and draw(st.booleans()) else q
+  desc = dml.GatherDesc(
+    TensorDesc(data_type, sizes),
+    TensorDesc(index_type, index_sizes),
+    axis=axis,
+    index_dimensions=count,
+  )
+  return Case(
+    desc,
+    level,
+    [x, i],
+    lambda x, i, level: dml.gather(x, i, axis=axis, index_dimensions=count, feature_level=level),
+    lambda: reference.gather(x, i, axis=axis, index_dimensions=count),
+  )
+
+
+@st.composite
 def reverse_subsequences_case(draw):
   level = draw(levels("REVERSE_SUBSEQUENCES"))
   table = _table(dml.ReverseSubsequencesDesc, level)
@@ -545,6 +583,7 @@ def one_hot_case(draw):
 
 VALID = {
   "ELEMENT_WISE_IDENTITY": element_wise_identity_case,
+  "GATHER": gather_case,
   "GATHER_ELEMENTS": gather_elements_case,
   "GATHER_ND": gather_nd_case,
   "GATHER_ND1": lambda: gather_nd_case(op="GATHER_ND1"),
@@ -782,6 +821,36 @@ def _operator_mutations(desc, level, draw):
       ),
       "IndicesTensor.DimensionCount",
     )
+  elif isinstance(desc, dml.GatherDesc):
+    n, q, axis = desc.input_tensor.dimension_count, desc.index_dimensions, desc.axis
+    indices = desc.indices_tensor
+    yield (
+      "index dimensions",
+      _rebuild(desc, {"index_dimensions": draw(st.sampled_from([n + 1, n + 2, -1]))}),
+      "IndexDimensions",
+    )
+    yield (
+      "rank mismatch",
+      _rebuild(desc, {"indices_tensor": _replace_tensor(indices, sizes=(1,) + indices.sizes)}),
+      "IndicesTensor.DimensionCount",
+    )
+    if q < n:  # a leading (padding) index dimension that is not 1
+      sizes = list(indices.sizes)
+      sizes[draw(st.integers(0, n - q - 1))] = 2
+      yield (
+        "leading index size",
+        _rebuild(desc, {"indices_tensor": _replace_tensor(indices, sizes=tuple(sizes))}),
+        "IndicesTensor.Sizes",
+      )
+    if q >= 2:  # the first size that right alignment crops is not 1
+      if axis > 0:
+        data = desc.input_tensor
+        changes = {"input_tensor": _replace_tensor(data, sizes=(2,) + data.sizes[1:])}
+      else:
+        sizes = list(indices.sizes)
+        sizes[n - q] = 2
+        changes = {"indices_tensor": _replace_tensor(indices, sizes=tuple(sizes))}
+      yield "cropped size", _rebuild(desc, changes), "OutputTensor.DimensionCount"
   elif isinstance(desc, GATHER_ND_DESCS):
     n, m, q, b = (
       desc.input_tensor.dimension_count,

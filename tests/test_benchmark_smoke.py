@@ -23,6 +23,8 @@ CASES = (
   "gather_elements_axis1_i8",
   "gather_nd",
   "gather_nd1",
+  "gather_rows",
+  "gather_axis1",
   "reverse_subsequences",
   "reverse_subsequences_equal",
   "reverse_subsequences_per_batch",
@@ -125,6 +127,8 @@ OPERATORS = {
   "gather_elements_axis1_i8": "GATHER_ELEMENTS",
   "gather_nd": "GATHER_ND",
   "gather_nd1": "GATHER_ND1",
+  "gather_rows": "GATHER",
+  "gather_axis1": "GATHER",
   "reverse_subsequences": "REVERSE_SUBSEQUENCES",
   "reverse_subsequences_equal": "REVERSE_SUBSEQUENCES",
   "reverse_subsequences_per_batch": "REVERSE_SUBSEQUENCES",
@@ -152,6 +156,7 @@ def test_every_registered_operator_has_a_case():
 def test_only_selects_cases_by_name_pattern_or_operator():
   bench = _load_benchmark()
   assert bench.parse_args(["--only", "GATHER_ND"])[1] == ["gather_nd"]
+  assert bench.parse_args(["--only", "GATHER"])[1] == ["gather_rows", "gather_axis1"]
   assert bench.parse_args(["--only", "GATHER_ND1,join_axis1"])[1] == ["join_axis1", "gather_nd1"]
   assert bench.parse_args(["--only", "*_i8"])[1] == [
     "gather_elements_axis1_i8",

@@ -49,7 +49,17 @@ def _ops(index):
   nd2 = dml.gather_nd(
     np.broadcast_to(INPUT, (2, SIZE)).copy(), np.stack([np.zeros_like(index), index]).reshape(1, 2)
   )
-  return [np.asarray(elements)[0], np.asarray(nd)[0], np.asarray(nd2)[0, 0]]
+  rows = dml.gather(INPUT, index.reshape(1), axis=0)
+  columns = dml.gather(
+    np.broadcast_to(INPUT, (2, SIZE)).copy(), index.reshape(1, 1), axis=1, index_dimensions=1
+  )
+  return [
+    np.asarray(elements)[0],
+    np.asarray(nd)[0],
+    np.asarray(nd2)[0, 0],
+    np.asarray(rows)[0],
+    np.asarray(columns)[1, 0],
+  ]
 
 
 @pytest.mark.parametrize("dtype, value", CASES, ids=lambda c: str(c))

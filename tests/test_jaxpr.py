@@ -67,6 +67,14 @@ def _eqns(jaxpr, *, opaque=frozenset()):
 def _cases(index_dtype):
   x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
   return {
+    "gather": (
+      lambda x, i: dml.gather(x, i, axis=1, index_dimensions=1),
+      (x, np.zeros((1, 1, 5), index_dtype)),
+    ),
+    "gather_rows": (
+      lambda x, i: dml.gather(x.reshape(1, 6, 4), i, axis=1, index_dimensions=1),
+      (x, np.zeros((1, 1, 5), index_dtype)),
+    ),
     "gather_elements": (
       lambda x, i: dml.gather_elements(x, i, axis=2),
       (x, np.zeros((2, 3, 5), index_dtype)),
@@ -141,6 +149,10 @@ def test_jaxpr_does_not_depend_on_feature_level(name):
   a = jax.make_jaxpr(lambda *xs: fn(*xs))(*args)
   # A feature level changes what is accepted, never the program.
   with_level = {
+    "gather": lambda x, i: dml.gather(x, i, axis=1, index_dimensions=1, feature_level="3_0"),
+    "gather_rows": lambda x, i: dml.gather(
+      x.reshape(1, 6, 4), i, axis=1, index_dimensions=1, feature_level="3_0"
+    ),
     "gather_elements": lambda x, i: dml.gather_elements(x, i, axis=2, feature_level="3_0"),
     "gather_nd": lambda x, i: dml.gather_nd(x, i, feature_level="3_0"),
     "gather_nd1": lambda x, i: dml.gather_nd(x, i, batch_dimension_count=1, feature_level="3_0"),
@@ -157,7 +169,16 @@ def test_jaxpr_does_not_depend_on_feature_level(name):
 
 @pytest.mark.parametrize("index_dtype", [np.int64, np.uint64])
 @pytest.mark.parametrize(
-  "name", ["gather_elements", "gather_nd", "gather_nd1", "scatter_elements", "scatter_nd"]
+  "name",
+  [
+    "gather",
+    "gather_rows",
+    "gather_elements",
+    "gather_nd",
+    "gather_nd1",
+    "scatter_elements",
+    "scatter_nd",
+  ],
 )
 def test_64_bit_indices_are_clamped_before_narrowing(name, index_dtype, x64):
   fn, args = _cases(index_dtype)[name]

@@ -6,9 +6,11 @@ data and index values, and compares dml_jax with the independent NumPy oracle
 :mod:`dml_jax._src.reference` on dtype, shape and raw bytes (so -0.0 and NaN
 payloads count), for
 
-* GATHER_ELEMENTS, GATHER_ND / GATHER_ND1 (random InputDimensionCount,
-  IndicesDimensionCount and BatchDimensionCount, leading dims beyond the counts
-  set to 1, tuple length t in [1, m - b], equal batch dims, output rank <= n),
+* GATHER (IndexDimensions q in [0, n], the leading n - q index dims 1, the
+  sizes right alignment crops set to 1), GATHER_ELEMENTS, GATHER_ND /
+  GATHER_ND1 (random InputDimensionCount, IndicesDimensionCount and
+  BatchDimensionCount, leading dims beyond the counts set to 1, tuple length t
+  in [1, m - b], equal batch dims, output rank <= n),
   REVERSE_SUBSEQUENCES (uint32 / uint64 lengths in [0, size + 3] and huge ones)
   and JOIN (1-4 inputs of one dtype, random sizes on the axis);
 * every data type (float16/32/64, int8/16/32/64, uint8/16/32/64) and every
@@ -390,6 +392,54 @@ def gather_nd_cases(
 
 
 @st.composite
+def gather_cases(
+  draw, dtype=None, x64: bool | None = None, index_types=None, fit_32=False, vmap=True
+) -> Case:
+  """GATHER with q = IndexDimensions in [0, n]: leading index dims 1, and the sizes that right
+  alignment crops (the logical output's first q - 1) set to 1."""
+  x64, dtype = _mode_and_dtype(draw, dtype, x64)
+  index_dtype = draw(
+    st.sampled_from(index_types).map(np.dtype) if index_types else _index_types(x64)
+  )
+  n = draw(st.integers(1, 8), label="n")
+  axis = draw(st.integers(0, n - 1), label="axis")
+  q = draw(st.integers(0, n), label="q")
+  others = _draw_sizes(draw, n, MAX_ELEMENTS // 8)
+  logical_indices = _draw_sizes(draw, q, 8)
+  for k in range(max(q - 1, 0)):  # cropped: input sizes before the axis, then J's
+    if k < axis:
+      others[k] = 1
+    else:
+      logical_indices[k - axis] = 1
+  input_shape = tuple(others[:axis] + [draw(INDEXED_SIZE)] + others[axis + 1 :])
+  index_shape = (1,) * (n - q) + tuple(logical_indices)
+  seed = draw(st.integers(0, 2**32 - 1))
+  rng = np.random.default_rng(seed)
+  batch, in_axes = _draw_vmap(draw, 2, vmap)
+  axis_sizes = np.full(index_shape, input_shape[axis])
+  examples = [
+    (
+      _random_data(rng, dtype, input_shape),
+      _draw_indices(draw, index_dtype, axis_sizes, fit_32=fit_32),
+    )
+    for _ in range(batch)
+  ]
+  params = {"axis": axis, "index_dimensions": None if q == n and draw(st.booleans()) else q}
+  return Case(
+    "GATHER",
+    params,
+    x64,
+    functools.partial(dml.gather, **params),
+    functools.partial(reference.gather, **params),
+    examples,
+    in_axes,
+    data_args=(0,),
+    index_arg=1,
+    seed=seed,
+  )
+
+
+@st.composite
 def reverse_subsequences_cases(
   draw, dtype=None, x64: bool | None = None, index_types=None, fit_32=False, vmap=True
 ) -> Case:
@@ -567,6 +617,12 @@ def test_gather_nd_matches_reference(data):
   check_case(data.draw(gather_nd_cases(), label="case"))
 
 
+@_scaled(1.0)
+@given(data=st.data())
+def test_gather_matches_reference(data):
+  check_case(data.draw(gather_cases(), label="case"))
+
+
 @_scaled(2.5)
 @given(data=st.data())
 def test_reverse_subsequences_matches_reference(data):
@@ -624,6 +680,15 @@ def test_every_type_combination_matches_reference(x64):
           reference.gather_nd(x, tuples_b, batch_dimension_count=b),
           context=f"GATHER_ND b={b}, {name}",
         )
+      # GATHER of columns of every row (axis 1, q = 1: {2} ++ {K} ++ {4}); the properties draw
+      # the other axes and counts.
+      values = _interesting_values(index_dtype)
+      picks = _cycled(values, index_dtype, (1, 1, len(values)))
+      assert_bits_equal(
+        dml.gather(x, picks, axis=1, index_dimensions=1),
+        reference.gather(x, picks, axis=1, index_dimensions=1),
+        context=f"GATHER, {name}",
+      )
     for length_dtype in LENGTH_32 + LENGTH_64:
       lengths = _cycled(_interesting_values(length_dtype, lengths=True), length_dtype, (2, 8, 1))
       assert_bits_equal(
@@ -642,6 +707,7 @@ def test_every_type_combination_matches_reference(x64):
 # --------------------------------------------------------------------------- #
 
 INDEXED_CASES = {
+  "gather": gather_cases,
   "gather_elements": gather_elements_cases,
   "gather_nd": gather_nd_cases,
   "reverse_subsequences": reverse_subsequences_cases,
@@ -692,6 +758,8 @@ def test_64bit_host_indices_that_do_not_fit_raise_without_x64(no_x64, op, data):
 def _small_call(op: str, dtype) -> tuple[Callable[..., Any], list[np.ndarray]]:
   """A valid call of `op` on data of `dtype` (and uint32 indices): (fn, data args)."""
   x = np.arange(6).astype(dtype).reshape(2, 3)
+  if op == "gather":
+    return lambda x: dml.gather(x, np.array([[0, 2, 1]], np.uint32), axis=1), [x]
   if op == "gather_elements":
     return lambda x: dml.gather_elements(x, np.array([[0, 2, 1]], np.uint32), axis=0), [x]
   if op == "gather_nd":

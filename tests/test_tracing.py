@@ -35,6 +35,9 @@ def traces(monkeypatch):
 
 
 CALLS = {
+  "gather": lambda k: dml.gather(
+    jnp.full((3, 5), k, jnp.float32), jnp.full((1, 4), -k, jnp.int32), axis=1, index_dimensions=1
+  ),
   "gather_elements": lambda k: dml.gather_elements(
     jnp.full((3, 5), k, jnp.float32), jnp.full((2, 5), k % 3, jnp.int32), axis=0
   ),

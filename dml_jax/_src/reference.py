@@ -44,9 +44,11 @@ __all__ = [
   "depth_to_space",
   "depth_to_space1",
   "element_wise_identity",
+  "gather",
   "gather_elements",
   "gather_nd",
   "gather_nd_output_sizes",
+  "gather_output_sizes",
   "join",
   "normalize_index",
   "one_hot",
@@ -313,6 +315,111 @@ def gather_nd(
     )
     output[out_coords] = data[batch_coords + gathered + trailing]
   return output.reshape(_right_align(logical_output, rank))
+
+
+# --------------------------------------------------------------------------- #
+# GATHER
+# --------------------------------------------------------------------------- #
+
+
+def _gather_logical_shapes(
+  input_sizes: Sequence[int], indices_sizes: Sequence[int], axis: int, index_dimensions: int
+) -> tuple[tuple[int, ...], tuple[int, ...]]:
+  """Returns ``(J, logical_out)`` of GATHER.
+
+  ``J`` is the trailing ``index_dimensions`` sizes of the indices (the sizes
+  before them must be 1) and ``logical_out = input[:axis] ++ J ++ input[axis + 1:]``.
+  """
+  input_sizes = tuple(int(s) for s in input_sizes)
+  indices_sizes = tuple(int(s) for s in indices_sizes)
+  rank = len(input_sizes)
+  assert len(indices_sizes) == rank, "input and indices must have the same rank"
+  axis = _check_axis(axis, rank)
+  count = int(index_dimensions)
+  assert 0 <= count <= rank, f"index dimension count {count} not in [0, {rank}]"
+  padding = indices_sizes[: rank - count]
+  assert all(s == 1 for s in padding), (
+    f"indices sizes {indices_sizes}: dims outside the last {count} must be 1"
+  )
+  logical_indices = indices_sizes[rank - count :]
+  return logical_indices, input_sizes[:axis] + logical_indices + input_sizes[axis + 1 :]
+
+
+def _right_align_or_crop(logical_sizes: tuple[int, ...], rank: int) -> tuple[int, ...]:
+  """Pads ``logical_sizes`` with leading 1s to ``rank`` dims, or drops leading 1s down to it."""
+  if len(logical_sizes) <= rank:
+    return (1,) * (rank - len(logical_sizes)) + logical_sizes
+  dropped = logical_sizes[: len(logical_sizes) - rank]
+  assert all(s == 1 for s in dropped), (
+    f"logical output {logical_sizes} does not fit rank {rank}: only leading 1s may be cropped"
+  )
+  return logical_sizes[len(logical_sizes) - rank :]
+
+
+def gather_output_sizes(
+  input_sizes: Sequence[int],
+  indices_sizes: Sequence[int],
+  *,
+  axis: int,
+  index_dimensions: int,
+) -> tuple[int, ...]:
+  """Output sizes of DML_OPERATOR_GATHER.
+
+  ``input[:axis] ++ J ++ input[axis + 1:]`` (``J``: the trailing
+  ``index_dimensions`` indices sizes) right-aligned to the common rank: leading
+  1s added, or leading 1s cropped.
+  """
+  _, logical = _gather_logical_shapes(input_sizes, indices_sizes, axis, index_dimensions)
+  return _right_align_or_crop(logical, len(input_sizes))
+
+
+def gather(
+  input: np.ndarray,
+  indices: np.ndarray,
+  *,
+  axis: int,
+  index_dimensions: int | None = None,
+) -> np.ndarray:
+  """Reference DML_OPERATOR_GATHER.
+
+  On logical shapes: ``out[a, j, b] = input[a, normalize(idx[j]), b]``, where
+  ``a`` runs over the input dims before ``axis``, ``j`` over the logical
+  indices ``J`` (the trailing ``index_dimensions`` dims of ``indices``) and
+  ``b`` over the input dims after ``axis``.
+
+  Args:
+    input: The data tensor, rank n.
+    indices: Integer index tensor, rank n; the dims before its trailing
+      ``index_dimensions`` ones are 1.
+    axis: The input dimension the indices select along, in ``[0, n)``.
+    index_dimensions: The number of meaningful trailing indices dims, in
+      ``[0, n]`` (``None`` means n).
+
+  Returns:
+    An array of rank n (the logical output right-aligned: leading 1s added or
+    cropped) with the dtype of ``input``.
+  """
+  input = np.asarray(input)
+  indices = np.asarray(indices)
+  rank = input.ndim
+  if index_dimensions is None:
+    index_dimensions = rank
+  logical_indices, logical_output = _gather_logical_shapes(
+    input.shape, indices.shape, axis, index_dimensions
+  )
+  count = len(logical_indices)
+  signed = _is_signed(indices.dtype)
+  axis_size = input.shape[axis]
+  index_values = indices.reshape(logical_indices)
+
+  output = np.empty(logical_output, dtype=input.dtype)
+  for out_coords in np.ndindex(*logical_output):
+    before = out_coords[:axis]
+    position = out_coords[axis : axis + count]
+    after = out_coords[axis + count :]
+    source = normalize_index(int(index_values[position]), axis_size, signed=signed)
+    output[out_coords] = input[before + (source,) + after]
+  return output.reshape(_right_align_or_crop(logical_output, rank))
 
 
 # --------------------------------------------------------------------------- #

@@ -28,6 +28,8 @@ def functional_api() -> None:
     batch_dimension_count=1,
     feature_level=None,
   )
+  assert_type(dml.gather(x, np.array([[2, 0]], np.int32), axis=1, index_dimensions=1), jax.Array)
+  dml.gather(x, np.array([[0]], np.uint32), axis=0, index_dimensions=0, feature_level="3_0")
   dml.reverse_subsequences(x, np.array([[3], [1], [2]], np.uint32), axis=1, feature_level=0x6400)
   joined = dml.join([x, x], axis=0)
   assert_type(joined, jax.Array)
@@ -99,6 +101,13 @@ def descriptor_layer() -> None:
     input_dimension_count=5,
     indices_dimension_count=3,
   )
+  take = dml.GatherDesc(
+    dml.TensorDesc("FLOAT32", (1, 3, 2)), dml.TensorDesc("INT64", (1, 2, 2)), 1, np.int64(2)
+  )
+  assert_type(take.index_dimensions, int)
+  assert_type(take.validate("4_1"), dml.GatherDesc)
+  assert take.output.sizes == (2, 2, 2)
+  dml.GatherDesc(data, indices, axis=0, index_dimensions=None, output_tensor=None)
   assert_type(nd.input_dimension_count, int)
   print(dml.explain(nd))
   tile = dml.TileDesc(data, repeats=[1, 2])
