@@ -1227,6 +1227,70 @@ def element_wise_identity_case(
   )
 
 
+@case(
+  "ELEMENT_WISE_IDENTITY",
+  sizes={"large": (32, 256, 256, 64), "small": (8, 64, 64, 32), "tiny": (2, 3, 4, 5)},
+  variants={"element_wise_identity_nhwc_to_nchw": {}},
+)
+def nhwc_to_nchw_case(shape: tuple[int, int, int, int], rng, *, dtype=np.float32) -> Case:
+  """ELEMENT_WISE_IDENTITY run on buffers (`dml.execute`): an NHWC buffer read through
+  permuted strides as NCHW, written packed into an output buffer, the layout change DirectML
+  makes with this operator."""
+  n, h, w, c = shape
+  host = [random_data(rng, shape, dtype)]
+  (x,) = device_put(host)
+  itemsize = np.dtype(dtype).itemsize
+  data_type = dml.DataType.from_dtype(np.dtype(dtype))
+  nchw = dml.TensorDesc(data_type, (n, c, h, w), strides=(h * w * c, 1, w * c, c))
+  desc = dml.ElementWiseIdentityDesc(nchw, dml.TensorDesc(data_type, (n, c, h, w)))
+  size = n * h * w * c
+
+  def on_buffers(x):
+    output = jnp.zeros(size, x.dtype)
+    (out,) = dml.execute(desc, inputs=[dml.Binding(x.reshape(-1))], outputs=[dml.Binding(output)])
+    return out.reshape(n, c, h, w)
+
+  def subset(host):
+    chosen = [edge(n, 1), every(h) if h <= 8 else edge(h, 2), edge(w, 2), every(c)]
+    oracle = reference.element_wise_identity(take(host[0], *chosen)).transpose(0, 3, 1, 2)
+    return oracle, lambda a: take(a, chosen[0], chosen[3], chosen[1], chosen[2])
+
+  def peers(env, host):
+    impls = [
+      jax_impl(env, "jnp.transpose", "jax", jax.jit(lambda x: jnp.transpose(x, (0, 3, 1, 2))), x)
+    ]
+    if env.torch:
+      tx = env.torch_from_jax(x)
+      impls.append(
+        torch_impl(
+          env,
+          "torch permute().contiguous()",
+          lambda: tx.permute(0, 3, 1, 2).contiguous(),
+          (n, c, h, w),
+        )
+      )
+    if env.ort:
+      feeds = {"x": host[0]}
+      out = np.empty((n, c, h, w), dtype)
+      model = onnx_model(env, "Transpose", list(feeds.items()), out, perm=[0, 3, 1, 2])
+      impls.append(ort_impl(env, "Transpose", model, feeds, (n, c, h, w)))
+    return impls
+
+  return Case(
+    dtype=np.dtype(dtype).name,
+    shape=f"NHWC {_tuple(shape)} -> NCHW",
+    description=f"ELEMENT_WISE_IDENTITY on buffers: NHWC {shape} read as NCHW through strides,"
+    " written packed",
+    bytes_moved=2 * size * itemsize,
+    host=host,
+    inputs=(x,),
+    dml=jax.jit(on_buffers),
+    expected=lambda host: host[0].transpose(0, 3, 1, 2),
+    subset=subset,
+    peers=peers,
+  )
+
+
 _DEPTH_SPACE_MODES = {"DEPTH_COLUMN_ROW": "DCR", "COLUMN_ROW_DEPTH": "CRD"}  # ONNX's modes
 _DEPTH_SPACE_SIZES = {
   "large": (16, 256, 256, 256),
