@@ -7,7 +7,8 @@ whether the rule held, so that later rules can skip what they cannot judge.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from dml_jax._src.errors import Checker
 from dml_jax._src.tensor_desc import TensorDesc
@@ -79,3 +80,9 @@ def check_sizes_off_axis(
     sizes,
   )
   return False
+
+
+def rank_of(tensor_field: str) -> Callable[[Any], int]:
+  """The `derive` of a dimension count (GATHER_ND's, SCATTER_ND's): None means the DimensionCount
+  of the descriptor's tensor `tensor_field`."""
+  return lambda desc: getattr(desc, tensor_field).dimension_count

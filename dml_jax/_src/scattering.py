@@ -41,6 +41,23 @@ import numpy as np
 from jax import lax
 
 from dml_jax._src import indexing
+from dml_jax._src.dtypes import DataType
+from dml_jax._src.feature_level import TensorSupport, support
+
+
+def support_rows(
+  dimension_counts: int | tuple[int, int],
+  data_types: tuple[DataType, ...],
+  index_types: tuple[DataType, ...],
+) -> dict[str, TensorSupport]:
+  """One level's tensor-support rows of a scatter: the input, updates and output share theirs."""
+  data = support(dimension_counts, data_types)
+  return {
+    "InputTensor": data,
+    "IndicesTensor": support(dimension_counts, index_types),
+    "UpdatesTensor": data,
+    "OutputTensor": data,
+  }
 
 
 def position_dtype(count: int) -> np.dtype:

@@ -16,7 +16,6 @@ import dataclasses
 import functools
 import math
 import warnings
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, SupportsIndex
 
 import jax
@@ -68,11 +67,6 @@ _GATHER_ND1_SUPPORT = SupportTable(
     FeatureLevel.FL_4_1: _FROM_4_1,
   },
 )
-
-
-def _rank(tensor_field: str) -> Callable[[Any], int]:
-  """The `derive` of a dimension count: None means the tensor's DimensionCount."""
-  return lambda desc: getattr(desc, tensor_field).dimension_count
 
 
 class _GatherNdRules(OperatorDesc):
@@ -287,10 +281,10 @@ class GatherNdDesc(_GatherNdRules):
   input_tensor: TensorDesc = dml_field("InputTensor", FieldKind.TENSOR)
   indices_tensor: TensorDesc = dml_field("IndicesTensor", FieldKind.TENSOR, index=True)
   input_dimension_count: int = dml_field(
-    "InputDimensionCount", FieldKind.UINT, derive=_rank("input_tensor")
+    "InputDimensionCount", FieldKind.UINT, derive=rules.rank_of("input_tensor")
   )
   indices_dimension_count: int = dml_field(
-    "IndicesDimensionCount", FieldKind.UINT, derive=_rank("indices_tensor")
+    "IndicesDimensionCount", FieldKind.UINT, derive=rules.rank_of("indices_tensor")
   )
   output_tensor: TensorDesc | None = dml_field(
     "OutputTensor", FieldKind.TENSOR, output=True, default=None
@@ -377,10 +371,10 @@ class GatherNd1Desc(_GatherNdRules):
   input_tensor: TensorDesc = dml_field("InputTensor", FieldKind.TENSOR)
   indices_tensor: TensorDesc = dml_field("IndicesTensor", FieldKind.TENSOR, index=True)
   input_dimension_count: int = dml_field(
-    "InputDimensionCount", FieldKind.UINT, derive=_rank("input_tensor")
+    "InputDimensionCount", FieldKind.UINT, derive=rules.rank_of("input_tensor")
   )
   indices_dimension_count: int = dml_field(
-    "IndicesDimensionCount", FieldKind.UINT, derive=_rank("indices_tensor")
+    "IndicesDimensionCount", FieldKind.UINT, derive=rules.rank_of("indices_tensor")
   )
   batch_dimension_count: int = dml_field("BatchDimensionCount", FieldKind.UINT, default=0)
   output_tensor: TensorDesc | None = dml_field(

@@ -38,33 +38,23 @@ from dml_jax._src.feature_level import (
   FeatureLevelLike,
   SupportTable,
   as_level,
-  support,
 )
 from dml_jax._src.fields import FieldKind, dml_field
 from dml_jax._src.integers import as_int
 from dml_jax._src.rules import braced
 from dml_jax._src.tensor_desc import TensorDesc
 
-
-def _table(dimension_counts, data_types, index_types):
-  data = support(dimension_counts, data_types)
-  return {
-    "InputTensor": data,
-    "IndicesTensor": support(dimension_counts, index_types),
-    "UpdatesTensor": data,
-    "OutputTensor": data,
-  }
-
-
 # The operator exists from FL 2_0 (its enum and the level's release notes say so), although
 # its page says 1_0 and heads its first table "1_0 and above": that table applies from 2_0.
 _SUPPORT = SupportTable(
   "SCATTER_ELEMENTS",
   {
-    FeatureLevel.FL_2_0: _table(4, (DataType.FLOAT32, DataType.FLOAT16), (DataType.UINT32,)),
-    FeatureLevel.FL_2_1: _table(4, UP_TO_32_BIT, (DataType.UINT32,)),
-    FeatureLevel.FL_3_0: _table((1, 8), UP_TO_32_BIT, INDEX_TYPES),
-    FeatureLevel.FL_4_1: _table((1, 8), ALL_DATA, INDEX_TYPES),
+    FeatureLevel.FL_2_0: scattering.support_rows(
+      4, (DataType.FLOAT32, DataType.FLOAT16), (DataType.UINT32,)
+    ),
+    FeatureLevel.FL_2_1: scattering.support_rows(4, UP_TO_32_BIT, (DataType.UINT32,)),
+    FeatureLevel.FL_3_0: scattering.support_rows((1, 8), UP_TO_32_BIT, INDEX_TYPES),
+    FeatureLevel.FL_4_1: scattering.support_rows((1, 8), ALL_DATA, INDEX_TYPES),
   },
 )
 

@@ -27,8 +27,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, SupportsIndex
+from typing import TYPE_CHECKING, SupportsIndex
 
 import jax
 import jax.numpy as jnp
@@ -45,37 +44,20 @@ from dml_jax._src.feature_level import (
   FeatureLevelLike,
   SupportTable,
   as_level,
-  support,
 )
 from dml_jax._src.fields import FieldKind, dml_field
 from dml_jax._src.integers import as_int
 from dml_jax._src.rules import braced
 from dml_jax._src.tensor_desc import TensorDesc
 
-
-def _table(dimension_counts, data_types, index_types):
-  data = support(dimension_counts, data_types)
-  return {
-    "InputTensor": data,
-    "IndicesTensor": support(dimension_counts, index_types),
-    "UpdatesTensor": data,
-    "OutputTensor": data,
-  }
-
-
 _SUPPORT = SupportTable(
   "SCATTER_ND",
   {
-    FeatureLevel.FL_2_1: _table(4, UP_TO_32_BIT, (DataType.UINT32,)),
-    FeatureLevel.FL_3_0: _table((1, 8), UP_TO_32_BIT, INDEX_TYPES),
-    FeatureLevel.FL_4_1: _table((1, 8), ALL_DATA, INDEX_TYPES),
+    FeatureLevel.FL_2_1: scattering.support_rows(4, UP_TO_32_BIT, (DataType.UINT32,)),
+    FeatureLevel.FL_3_0: scattering.support_rows((1, 8), UP_TO_32_BIT, INDEX_TYPES),
+    FeatureLevel.FL_4_1: scattering.support_rows((1, 8), ALL_DATA, INDEX_TYPES),
   },
 )
-
-
-def _rank(tensor_field: str) -> Callable[[Any], int]:
-  """The `derive` of a dimension count: None means the tensor's DimensionCount."""
-  return lambda desc: getattr(desc, tensor_field).dimension_count
 
 
 @registry.register
@@ -108,10 +90,10 @@ class ScatterNdDesc(OperatorDesc):
   indices_tensor: TensorDesc = dml_field("IndicesTensor", FieldKind.TENSOR, index=True)
   updates_tensor: TensorDesc = dml_field("UpdatesTensor", FieldKind.TENSOR)
   input_dimension_count: int = dml_field(
-    "InputDimensionCount", FieldKind.UINT, derive=_rank("input_tensor")
+    "InputDimensionCount", FieldKind.UINT, derive=rules.rank_of("input_tensor")
   )
   indices_dimension_count: int = dml_field(
-    "IndicesDimensionCount", FieldKind.UINT, derive=_rank("indices_tensor")
+    "IndicesDimensionCount", FieldKind.UINT, derive=rules.rank_of("indices_tensor")
   )
   output_tensor: TensorDesc | None = dml_field(
     "OutputTensor", FieldKind.TENSOR, output=True, default=None
