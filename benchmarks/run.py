@@ -890,70 +890,8 @@ def gather_nd1_case(sizes: tuple[tuple[int, int, int, int], int], rng) -> Case:
     "small": ((1 << 16, 256), 65536),
     "tiny": ((16, 8), 12),
   },
-  variants={"gather_rows": {}},
+  variants={"gather_rows": dict(axis=0)},
 )
-def gather_rows_case(sizes: tuple[tuple[int, int], int], rng) -> Case:
-  """GATHER as an embedding lookup: `sizes` is the table's (rows, width) and the count of ids.
-
-  dml_jax wants equal ranks, so the ids carry a leading 1: (1, count) with IndexDimensions 1,
-  and the output is (count, width).
-  """
-  shape, count = sizes
-  rows, width = shape
-  host = [random_data(rng, shape, np.float32), random_indices(rng, (1, count), rows)]
-  x, ids = device_put(host)
-  out_shape = (count, width)
-
-  def subset(host):
-    table, ids = host
-    chosen = edge(count, 32)
-    oracle = reference.gather(table, ids[:, chosen], axis=0, index_dimensions=1)
-    return oracle, lambda a: a[chosen]
-
-  def peers(env, host):
-    impls = [
-      jax_impl(env, "jnp.take", "jax", jax.jit(lambda x, i: jnp.take(x, i[0], axis=0)), x, ids),
-      jax_impl(
-        env,
-        "lax.gather (in bounds)",
-        "jax",
-        jax.jit(lambda x, i: x.at[i[0]].get(mode="promise_in_bounds")),
-        x,
-        ids,
-      ),
-    ]
-    if env.torch:
-      tx, ti = env.torch_from_jax(x), env.torch_from_jax(ids)
-      impls.append(
-        torch_impl(
-          env,
-          "torch.index_select",
-          lambda: env.torch.index_select(tx, 0, ti[0]),
-          out_shape,
-          note="int32 indices",
-        )
-      )
-    if env.ort:
-      feeds = {"data": host[0], "indices": host[1][0]}
-      model = onnx_model(env, "Gather", list(feeds.items()), np.empty(out_shape, np.float32))
-      impls.append(ort_impl(env, "Gather", model, feeds, out_shape, note="int32 indices"))
-    return impls
-
-  return Case(
-    dtype="float32",
-    shape=f"{_tuple(shape)} idx{_tuple((1, count))}",
-    description=f"GATHER of {count} random rows (int32 ids (1, {count})) from an f32 {shape}"
-    f" table along axis 0 -> {out_shape}",
-    bytes_moved=2 * math.prod(out_shape) * 4 + count * 4,
-    host=host,
-    inputs=(x, ids),
-    dml=jax.jit(lambda x, i: dml.gather(x, i, axis=0, index_dimensions=1)),
-    expected=lambda host: host[0][normalized(host[1][0], rows)],
-    subset=subset,
-    peers=peers,
-  )
-
-
 @case(
   "GATHER",
   sizes={
@@ -961,34 +899,38 @@ def gather_rows_case(sizes: tuple[tuple[int, int], int], rng) -> Case:
     "small": ((2048, 4096), 2048),
     "tiny": ((6, 10), 7),
   },
-  variants={"gather_axis1": {}},
+  variants={"gather_axis1": dict(axis=1)},
 )
-def gather_axis1_case(sizes: tuple[tuple[int, int], int], rng) -> Case:
-  """GATHER along axis 1: `sizes` is the input's (height, width) and the count of random column
-  indices, given as (1, count) with IndexDimensions 1; the output is (height, count)."""
+def gather_case(sizes: tuple[tuple[int, int], int], rng, *, axis: int) -> Case:
+  """GATHER of a 2-D float32 input along `axis`: `sizes` is the input's shape and the count of
+  random indices, given as (1, count) with IndexDimensions 1 (dml_jax wants equal ranks).
+
+  Along axis 0 it is an embedding lookup: whole rows of a table, output (count, width); along
+  axis 1 it picks columns, output (height, count).
+  """
   shape, count = sizes
-  height, width = shape
-  host = [random_data(rng, shape, np.float32), random_indices(rng, (1, count), width)]
+  host = [random_data(rng, shape, np.float32), random_indices(rng, (1, count), shape[axis])]
   x, ids = device_put(host)
-  out_shape = (height, count)
+  out_shape = (count, shape[1]) if axis == 0 else (shape[0], count)
+  what = "rows" if axis == 0 else "columns"
 
   def subset(host):
     data, ids = host
-    chosen = edge(height, 4)
-    oracle = reference.gather(data[chosen], ids, axis=1, index_dimensions=1)
-    return oracle, lambda a: a[chosen]
+    if axis == 0:
+      chosen = edge(count, 32)
+      return reference.gather(data, ids[:, chosen], axis=0, index_dimensions=1), lambda a: a[chosen]
+    chosen = edge(shape[0], 4)
+    return reference.gather(data[chosen], ids, axis=1, index_dimensions=1), lambda a: a[chosen]
 
   def peers(env, host):
+    pick = (
+      (lambda x, i: x.at[i[0]].get(mode="promise_in_bounds"))
+      if axis == 0
+      else (lambda x, i: x.at[:, i[0]].get(mode="promise_in_bounds"))
+    )
     impls = [
-      jax_impl(env, "jnp.take", "jax", jax.jit(lambda x, i: jnp.take(x, i[0], axis=1)), x, ids),
-      jax_impl(
-        env,
-        "lax.gather (in bounds)",
-        "jax",
-        jax.jit(lambda x, i: x.at[:, i[0]].get(mode="promise_in_bounds")),
-        x,
-        ids,
-      ),
+      jax_impl(env, "jnp.take", "jax", jax.jit(lambda x, i: jnp.take(x, i[0], axis=axis)), x, ids),
+      jax_impl(env, "lax.gather (in bounds)", "jax", jax.jit(pick), x, ids),
     ]
     if env.torch:
       tx, ti = env.torch_from_jax(x), env.torch_from_jax(ids)
@@ -996,29 +938,33 @@ def gather_axis1_case(sizes: tuple[tuple[int, int], int], rng) -> Case:
         torch_impl(
           env,
           "torch.index_select",
-          lambda: env.torch.index_select(tx, 1, ti[0]),
+          lambda: env.torch.index_select(tx, axis, ti[0]),
           out_shape,
           note="int32 indices",
         )
       )
     if env.ort:
       feeds = {"data": host[0], "indices": host[1][0]}
-      model = onnx_model(
-        env, "Gather", list(feeds.items()), np.empty(out_shape, np.float32), axis=1
-      )
-      impls.append(ort_impl(env, "Gather axis=1", model, feeds, out_shape, note="int32 indices"))
+      out = np.empty(out_shape, np.float32)
+      model = onnx_model(env, "Gather", list(feeds.items()), out, axis=axis)
+      name = "Gather" if axis == 0 else f"Gather axis={axis}"
+      impls.append(ort_impl(env, name, model, feeds, out_shape, note="int32 indices"))
     return impls
+
+  def expected(host):
+    positions = normalized(host[1][0], shape[axis])
+    return host[0][positions] if axis == 0 else host[0][:, positions]
 
   return Case(
     dtype="float32",
-    shape=f"{_tuple(shape)} idx{_tuple((1, count))} ax1",
-    description=f"GATHER of {count} random columns (int32 indices (1, {count})) of f32 {shape}"
-    f" along axis 1 -> {out_shape}",
+    shape=f"{_tuple(shape)} idx{_tuple((1, count))}" + (" ax1" if axis else ""),
+    description=f"GATHER of {count} random {what} (int32 indices (1, {count})) of an f32"
+    f" {shape} input along axis {axis} -> {out_shape}",
     bytes_moved=2 * math.prod(out_shape) * 4 + count * 4,
     host=host,
     inputs=(x, ids),
-    dml=jax.jit(lambda x, i: dml.gather(x, i, axis=1, index_dimensions=1)),
-    expected=lambda host: host[0][:, normalized(host[1][0], width)],
+    dml=jax.jit(lambda x, i: dml.gather(x, i, axis=axis, index_dimensions=1)),
+    expected=expected,
     subset=subset,
     peers=peers,
   )
