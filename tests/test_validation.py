@@ -1529,11 +1529,13 @@ def test_functional_api_accepts_valid_descriptors_at_fl_2_1():
   "lengths, dtype, suggestion",
   [
     (
+      # A list: int32, or int64 with x64 on; the same-width unsigned type is suggested.
       [[1], [2], [3]],
-      "INT32",
-      r"np\.asarray\(x, np\.uint32\) \(a Python list of integers becomes INT32\)",
+      "INT(32|64)",
+      r"np\.asarray\(x, np\.uint(32|64)\) \(a Python list of integers becomes INT32, or INT64"
+      r" with jax_enable_x64\)",
     ),
-    (np.ones((3, 1), np.int64), "INT64", r"np\.asarray\(x, np\.uint64\);"),
+    (np.ones((3, 1), np.int8), "INT8", r"np\.asarray\(x, np\.uint64\);"),
   ],
 )
 def test_a_type_no_level_allows_gets_a_cast_hint(lengths, dtype, suggestion):

@@ -109,7 +109,11 @@ def _cast_hint(got: DataType, allowed: Sequence[DataType]) -> str | None:
   dtype = candidates[0].numpy_dtype if candidates else None
   if dtype is None:
     return None
-  from_list = " (a Python list of integers becomes INT32)" if got == DataType.INT32 else ""
+  from_list = (
+    " (a Python list of integers becomes INT32, or INT64 with jax_enable_x64)"
+    if got in (DataType.INT32, DataType.INT64)
+    else ""
+  )
   return (
     f"convert the array, e.g. np.asarray(x, np.{dtype.name}){from_list}; DirectML has no"
     f" {got} form of this tensor"
