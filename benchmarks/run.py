@@ -60,12 +60,35 @@ The cases (large sizes; the small and tiny ones have the same structure, see eac
                               after the batch axis, so the lowering knows statically that
                               whole rows move.
   reverse_subsequences_i8     the per-lane case on int8 data.
+  element_wise_identity_scale_bias
+                              ELEMENT_WISE_IDENTITY of a float32 (8192, 8192) input with the
+                              ScaleBias {0.5, -1.25}; peers x * s, then + b, in jnp and
+                              torch (two calls each: the product rounded, as dml_jax does).
   padding1_{constant,edge,reflection,symmetric,wrap}
                               PADDING1 of a float32 (64, 64, 512, 512) input (4 GiB), 3
                               elements on each side of the last two dimensions, in each mode;
                               peers jnp.pad, torch.nn.functional.pad (no symmetric mode) and
                               ONNX Runtime Pad (opset 13: constant, edge, reflect).
   padding_reflection          the reflection case through PADDING.
+  one_hot                     ONE_HOT of int32 indices (1, 1<<20), random in [0, 1024), along
+                              axis 0 into depth 1024 with float32 values [0, 1]: output
+                              (1024, 1<<20), 4 GiB. Peers: jax.nn.one_hot(..., axis=0) (the
+                              same layout), torch.nn.functional.one_hot (int64, class axis
+                              last: converted to float32 and transposed), torch zeros +
+                              scatter_, ONNX Runtime OneHot (opset 13, axis 0). In-range
+                              indices: torch's one_hot refuses others, jax.nn.one_hot would
+                              give zeros for negative ones.
+  one_hot_last                the same indices as (1<<20, 1) along axis 1: output
+                              (1<<20, 1024), the layout of jax.nn.one_hot and torch.
+  scatter_elements_axis1      SCATTER_ELEMENTS along axis 1 of a float32 (8192, 8192) input with
+                              int32 indices of the same shape, each row a random permutation
+                              (distinct targets), and updates of that shape; peers `.at[].set`
+                              (plain and unique_indices), torch.scatter and ONNX Runtime
+                              ScatterElements.
+  scatter_nd                  SCATTER_ND of 65536 distinct random rows of 256 floats (indices
+                              (65536, 1) int32, updates (65536, 256)) into a float32 (1<<20, 256)
+                              input (1 GiB); peers `.at[i].set` (plain and unique_indices),
+                              torch index_copy and index_put, ONNX Runtime ScatterND.
 
 The copy ceiling: `jax.jit(jnp.copy)` on a large float32 buffer (1 GiB at large size). jnp.copy
 traces to the jaxpr's input as its output; jax does not forward it (the copy is a primitive in
@@ -79,7 +102,8 @@ them, in GB/s over bytes read + bytes written.
 Bytes: every GB/s is over the fewest bytes the operator must move, the same for dml_jax and its
 peers: for the gathers output + indices + gathered input (= output) bytes; for JOIN twice the
 output; for REVERSE_SUBSEQUENCES twice the input plus the lengths; for
-PADDING input plus output. GB = 1e9 bytes.
+PADDING input plus output; for the scatters the input read and the output written (nothing is
+donated) plus the updates and indices; for ONE_HOT the output plus the indices. GB = 1e9 bytes.
 
 Timing: every implementation is called once (compilation, first touch; that output is the one
 checked) and once more, then run in untimed batches of 1, 2, 4, ... calls until a batch lasts
@@ -1157,6 +1181,52 @@ def tile_case(shape: tuple[int, int], rng, *, repeats: tuple[int, int], dtype=np
   )
 
 
+@case(
+  "ELEMENT_WISE_IDENTITY",
+  sizes={"large": (8192, 8192), "small": (2048, 2048), "tiny": (6, 10)},
+  variants={"element_wise_identity_scale_bias": dict(scale=0.5, bias=-1.25)},
+)
+def element_wise_identity_case(
+  shape: tuple[int, int], rng, *, scale: float, bias: float, dtype=np.float32
+) -> Case:
+  """ELEMENT_WISE_IDENTITY of an input of `shape` with a ScaleBias: x * scale + bias, the
+  product rounded before the sum."""
+  host = [random_data(rng, shape, dtype)]
+  (x,) = device_put(host)
+  itemsize = np.dtype(dtype).itemsize
+  s, b = np.float32(scale), np.float32(bias)
+
+  def subset(host):
+    chosen = [edge(n, 2) for n in shape]
+    pick = lambda a: take(a, *chosen)
+    oracle = reference.element_wise_identity(pick(host[0]), scale_bias=(scale, bias))
+    return oracle, pick
+
+  def peers(env, host):
+    # Two calls each, so that the product is rounded before the sum (one fused call would
+    # contract them into an FMA: another result).
+    multiply, add = jax.jit(lambda x: x * s), jax.jit(lambda p: p + b)
+    impls = [jax_impl(env, "jnp x * s, then + b", "jax", lambda x: add(multiply(x)), x)]
+    if env.torch:
+      tx = env.torch_from_jax(x)
+      impls.append(torch_impl(env, "torch x * s, then + b", lambda: (tx * scale).add_(bias), shape))
+    return impls
+
+  return Case(
+    dtype=np.dtype(dtype).name,
+    shape=f"{_tuple(shape)} *{scale}+{bias}",
+    description=f"ELEMENT_WISE_IDENTITY of {shape} with ScaleBias {{{scale}, {bias}}}",
+    bytes_moved=2 * math.prod(shape) * itemsize,
+    host=host,
+    inputs=(x,),
+    dml=jax.jit(lambda x: dml.element_wise_identity(x, scale_bias=(scale, bias))),
+    expected=lambda host: (host[0] * s) + b,
+    subset=subset,
+    peers=peers,
+    notes=["the peers run the product and the sum as two calls: two roundings, as dml_jax"],
+  )
+
+
 _DEPTH_SPACE_MODES = {"DEPTH_COLUMN_ROW": "DCR", "COLUMN_ROW_DEPTH": "CRD"}  # ONNX's modes
 _DEPTH_SPACE_SIZES = {
   "large": (16, 256, 256, 256),
@@ -1582,6 +1652,266 @@ def slice1_case(shape: tuple[int, int], rng, *, strides: tuple[int, int], dtype=
     inputs=(x,),
     dml=jax.jit(lambda x: dml.slice1(x, **attributes)),
     expected=lambda host: host[0][index],
+    subset=subset,
+    peers=peers,
+  )
+
+
+def _rows_of_permutations(rng: np.random.Generator, rows: int, cols: int) -> np.ndarray:
+  """(rows, cols) int32: each row a random permutation of range(cols) (distinct targets)."""
+  return rng.permuted(np.broadcast_to(np.arange(cols, dtype=np.int32), (rows, cols)), axis=1)
+
+
+@case(
+  "SCATTER_ELEMENTS",
+  sizes={"large": (8192, 8192), "small": (2048, 2048), "tiny": (12, 20)},
+  variants={"scatter_elements_axis1": {}},
+)
+def scatter_elements_case(shape: tuple[int, int], rng, *, dtype=np.float32) -> Case:
+  """SCATTER_ELEMENTS along axis 1 of `shape`: indices of `shape`, each row a random
+  permutation (every target distinct), updates of `shape`."""
+  rows, cols = shape
+  host = [
+    random_data(rng, shape, dtype),
+    _rows_of_permutations(rng, rows, cols),
+    random_data(rng, shape, dtype),
+  ]
+  x, indices, updates = device_put(host)
+  itemsize = np.dtype(dtype).itemsize
+
+  def expected(host):
+    out = host[0].copy()
+    np.put_along_axis(out, host[1], host[2], axis=1)
+    return out
+
+  def subset(host):
+    pick = lambda a: take(a, edge(rows, 1), every(a.shape[1]))  # a few whole rows
+    return reference.scatter_elements(*map(pick, host), axis=1), pick
+
+  def peers(env, host):
+    row = jnp.arange(rows)[:, None]
+    impls = [
+      jax_impl(
+        env, "x.at[r, i].set", "jax", jax.jit(lambda x, i, u: x.at[row, i].set(u)), *host_inputs
+      ),
+      jax_impl(
+        env,
+        "x.at[r, i].set (unique)",
+        "jax",
+        jax.jit(lambda x, i, u: x.at[row, i].set(u, unique_indices=True)),
+        *host_inputs,
+      ),
+    ]
+    if env.torch:
+      tx, tu = env.torch_from_jax(x), env.torch_from_jax(updates)
+      ti = env.torch_from_numpy(host[1].astype(np.int64))
+      impls.append(
+        torch_impl(
+          env,
+          "torch.scatter",
+          lambda: env.torch.scatter(tx, 1, ti, tu),
+          shape,
+          note="int64 indices (torch takes no int32)",
+        )
+      )
+    if env.ort:
+      feeds = {"data": host[0], "indices": host[1], "updates": host[2]}
+      model = onnx_model(env, "ScatterElements", list(feeds.items()), host[0], axis=1)
+      impls.append(ort_impl(env, "ScatterElements", model, feeds, shape, note="int32 indices"))
+    return impls
+
+  host_inputs = (x, indices, updates)
+  return Case(
+    dtype=np.dtype(dtype).name,
+    shape=f"{_tuple(shape)} idx i32 ax1",
+    description=f"SCATTER_ELEMENTS along axis 1 of {_SHORT[np.dtype(dtype).name]} {shape}, int32"
+    f" indices {shape} (each row a permutation: distinct targets), updates {shape}",
+    bytes_moved=3 * math.prod(shape) * itemsize + math.prod(shape) * 4,
+    host=host,
+    inputs=host_inputs,
+    dml=jax.jit(lambda x, i, u: dml.scatter_elements(x, i, u, axis=1)),
+    expected=expected,
+    subset=subset,
+    peers=peers,
+    notes=[
+      "bytes: input read, output written, updates and indices read (the input is not donated,"
+      " so every implementation copies it)"
+    ],
+  )
+
+
+@case(
+  "SCATTER_ND",
+  sizes={
+    "large": ((1 << 20, 256), 65536),
+    "small": ((1 << 16, 256), 16384),
+    "tiny": ((16, 4), 6),
+  },
+  variants={"scatter_nd": {}},
+)
+def scatter_nd_case(sizes: tuple[tuple[int, int], int], rng) -> Case:
+  """SCATTER_ND of `count` rows into an input of `shape`: indices (count, 1) int32, distinct
+  random rows; updates (count, row)."""
+  shape, count = sizes
+  table, row = shape
+  host = [
+    random_data(rng, shape, np.float32),
+    rng.choice(table, count, replace=False).astype(np.int32)[:, None],
+    random_data(rng, (count, row), np.float32),
+  ]
+  x, indices, updates = device_put(host)
+
+  def expected(host):
+    out = host[0].copy()
+    out[host[1][:, 0]] = host[2]
+    return out
+
+  def subset(host):
+    chosen = edge(count, 16)
+    targets = host[1][chosen, 0]
+    local = np.arange(len(chosen), dtype=np.int32)[:, None]  # the same rows, renumbered
+    picked = reference.scatter_nd(host[0][targets], local, host[2][chosen])
+    return picked, lambda a: a[targets]
+
+  def peers(env, host):
+    impls = [
+      jax_impl(
+        env, "x.at[i].set", "jax", jax.jit(lambda x, i, u: x.at[i[:, 0]].set(u)), *host_inputs
+      ),
+      jax_impl(
+        env,
+        "x.at[i].set (unique)",
+        "jax",
+        jax.jit(lambda x, i, u: x.at[i[:, 0]].set(u, unique_indices=True)),
+        *host_inputs,
+      ),
+    ]
+    if env.torch:
+      tx, tu = env.torch_from_jax(x), env.torch_from_jax(updates)
+      ti = env.torch_from_numpy(host[1][:, 0].astype(np.int64))
+      note = "int64 indices (torch takes no int32)"
+      impls.append(
+        torch_impl(env, "torch index_copy", lambda: tx.index_copy(0, ti, tu), shape, note=note)
+      )
+      impls.append(
+        torch_impl(env, "torch index_put", lambda: tx.index_put((ti,), tu), shape, note=note)
+      )
+    if env.ort:
+      feeds = {"data": host[0], "indices": host[1].astype(np.int64), "updates": host[2]}
+      model = onnx_model(env, "ScatterND", list(feeds.items()), host[0])
+      impls.append(
+        ort_impl(
+          env,
+          "ScatterND",
+          model,
+          feeds,
+          shape,
+          note="int64 indices (ONNX ScatterND takes no int32)",
+        )
+      )
+    return impls
+
+  host_inputs = (x, indices, updates)
+  return Case(
+    dtype="float32",
+    shape=f"{_tuple(shape)} idx{_tuple((count, 1))}",
+    description=f"SCATTER_ND of {count} distinct rows of {row} (int32 indices ({count}, 1)) into"
+    f" f32 {shape}",
+    bytes_moved=2 * math.prod(shape) * 4 + count * row * 4 + count * 4,
+    host=host,
+    inputs=host_inputs,
+    dml=jax.jit(lambda x, i, u: dml.scatter_nd(x, i, u)),
+    expected=expected,
+    subset=subset,
+    peers=peers,
+    notes=[
+      "bytes: the input copied (read and written: it is not donated), updates and indices read"
+    ],
+  )
+
+
+@case(
+  "ONE_HOT",
+  sizes={"large": (1 << 20, 1024), "small": (1 << 14, 1024), "tiny": (40, 16)},
+  variants={"one_hot": dict(axis=0), "one_hot_last": dict(axis=1)},
+)
+def one_hot_case(sizes: tuple[int, int], rng, *, axis: int) -> Case:
+  """ONE_HOT of `count` random in-range int32 indices into `depth`, float32 values [0, 1]:
+  indices (1, count) along axis 0, output (depth, count); or indices (count, 1) along axis 1,
+  output (count, depth), the layout jax.nn.one_hot and torch give by default."""
+  count, depth = sizes
+  index_shape = (1, count) if axis == 0 else (count, 1)
+  out_shape = (depth, count) if axis == 0 else (count, depth)
+  values_host = np.array([[0, 1]], np.float32)
+  host = [rng.integers(0, depth, index_shape, dtype=np.int32), values_host]
+  indices, values = device_put(host)
+
+  def expected(host):
+    positions = np.arange(depth, dtype=np.int32).reshape((depth, 1) if axis == 0 else (1, depth))
+    return (positions == host[0]).astype(np.float32)
+
+  def subset(host):
+    chosen = edge(count, 16)  # a few whole sequences
+    if axis == 0:
+      pick = lambda a: take(a, every(a.shape[0]), chosen)
+      return reference.one_hot(host[0][:, chosen], host[1], axis=0, depth=depth), pick
+    pick = lambda a: take(a, chosen, every(a.shape[1]))
+    return reference.one_hot(host[0][chosen], host[1], axis=1, depth=depth), pick
+
+  def peers(env, host):
+    flat = indices.reshape(-1)
+    impls = [
+      jax_impl(
+        env,
+        "jax.nn.one_hot",
+        "jax",
+        jax.jit(lambda i: jax.nn.one_hot(i, depth, dtype=jnp.float32, axis=axis)),
+        flat,
+      )
+    ]
+    if env.torch:
+      torch = env.torch
+      ti = env.torch_from_numpy(host[0].reshape(-1).astype(np.int64))
+      functional = torch.nn.functional
+      if axis == 0:  # torch's class axis is the last: transposed into DirectML's layout
+        fn = lambda: functional.one_hot(ti, depth).to(torch.float32).t().contiguous()
+        note = "int64 indices; int64 one-hot, then float32 and transposed"
+      else:
+        fn = lambda: functional.one_hot(ti, depth).to(torch.float32)
+        note = "int64 indices; int64 one-hot, then float32"
+      impls.append(torch_impl(env, "torch F.one_hot", fn, out_shape, note=note))
+      target = ti.view(index_shape)
+      impls.append(
+        torch_impl(
+          env,
+          "torch zeros.scatter_",
+          lambda: torch.zeros(out_shape, device=env.torch_device).scatter_(axis, target, 1.0),
+          out_shape,
+          note="int64 indices",
+        )
+      )
+    if env.ort:
+      feeds = {
+        "indices": host[0].reshape(-1),
+        "depth": np.array([depth], np.int32),
+        "values": host[1].reshape(-1),
+      }
+      model = onnx_model(
+        env, "OneHot", list(feeds.items()), np.empty(out_shape, np.float32), axis=axis
+      )
+      impls.append(ort_impl(env, "OneHot", model, feeds, out_shape, note="1-D indices"))
+    return impls
+
+  return Case(
+    dtype="float32",
+    shape=f"idx{_tuple(index_shape)} D{depth} ax{axis}",
+    description=f"ONE_HOT of int32 indices {index_shape} into depth {depth} along axis {axis},"
+    f" float32 values [0, 1] -> {out_shape}",
+    bytes_moved=math.prod(out_shape) * 4 + count * 4,
+    host=host,
+    inputs=(indices, values),
+    dml=jax.jit(lambda i, v: dml.one_hot(i, v, axis=axis, depth=depth)),
+    expected=expected,
     subset=subset,
     peers=peers,
   )

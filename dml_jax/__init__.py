@@ -8,16 +8,23 @@ Examples:
 """
 
 from dml_jax import device as device
+from dml_jax._src.buffers import Binding as Binding
+from dml_jax._src.buffers import read_tensor as read_tensor
+from dml_jax._src.buffers import write_tensor as write_tensor
 from dml_jax._src.checked import DmlIndexError as DmlIndexError
 from dml_jax._src.checked import checked as checked
 from dml_jax._src.descriptor import OperatorDesc as OperatorDesc
 from dml_jax._src.device import Runner as Runner
 from dml_jax._src.device import RunRecord as RunRecord
 from dml_jax._src.dtypes import DataType as DataType
+from dml_jax._src.errors import DmlBindingError as DmlBindingError
 from dml_jax._src.errors import DmlError as DmlError
 from dml_jax._src.errors import DmlValidationError as DmlValidationError
 from dml_jax._src.errors import UnknownOperatorError as UnknownOperatorError
 from dml_jax._src.errors import Violation as Violation
+from dml_jax._src.execute import CompiledOperator as CompiledOperator
+from dml_jax._src.execute import compile_operator as compile_operator
+from dml_jax._src.execute import execute as execute
 from dml_jax._src.explain import explain as explain
 from dml_jax._src.explain import explain_html as explain_html
 from dml_jax._src.feature_level import FeatureLevel as FeatureLevel
@@ -32,6 +39,10 @@ from dml_jax._src.ops.depth_space import depth_to_space as depth_to_space
 from dml_jax._src.ops.depth_space import depth_to_space1 as depth_to_space1
 from dml_jax._src.ops.depth_space import space_to_depth as space_to_depth
 from dml_jax._src.ops.depth_space import space_to_depth1 as space_to_depth1
+from dml_jax._src.ops.element_wise_identity import (
+  ElementWiseIdentityDesc as ElementWiseIdentityDesc,
+)
+from dml_jax._src.ops.element_wise_identity import element_wise_identity as element_wise_identity
 from dml_jax._src.ops.gather import GatherDesc as GatherDesc
 from dml_jax._src.ops.gather import gather as gather
 from dml_jax._src.ops.gather_elements import GatherElementsDesc as GatherElementsDesc
@@ -41,6 +52,8 @@ from dml_jax._src.ops.gather_nd import GatherNdDesc as GatherNdDesc
 from dml_jax._src.ops.gather_nd import gather_nd as gather_nd
 from dml_jax._src.ops.join import JoinDesc as JoinDesc
 from dml_jax._src.ops.join import join as join
+from dml_jax._src.ops.one_hot import OneHotDesc as OneHotDesc
+from dml_jax._src.ops.one_hot import one_hot as one_hot
 from dml_jax._src.ops.padding import Padding1Desc as Padding1Desc
 from dml_jax._src.ops.padding import PaddingDesc as PaddingDesc
 from dml_jax._src.ops.padding import PaddingMode as PaddingMode
@@ -48,6 +61,11 @@ from dml_jax._src.ops.padding import padding as padding
 from dml_jax._src.ops.padding import padding1 as padding1
 from dml_jax._src.ops.reverse_subsequences import ReverseSubsequencesDesc as ReverseSubsequencesDesc
 from dml_jax._src.ops.reverse_subsequences import reverse_subsequences as reverse_subsequences
+from dml_jax._src.ops.scatter_elements import ScatterDesc as ScatterDesc
+from dml_jax._src.ops.scatter_elements import ScatterElementsDesc as ScatterElementsDesc
+from dml_jax._src.ops.scatter_elements import scatter_elements as scatter_elements
+from dml_jax._src.ops.scatter_nd import ScatterNdDesc as ScatterNdDesc
+from dml_jax._src.ops.scatter_nd import scatter_nd as scatter_nd
 from dml_jax._src.ops.slice import Slice1Desc as Slice1Desc
 from dml_jax._src.ops.slice import SliceDesc as SliceDesc
 from dml_jax._src.ops.slice import slice as slice
@@ -56,8 +74,91 @@ from dml_jax._src.ops.split import SplitDesc as SplitDesc
 from dml_jax._src.ops.split import split as split
 from dml_jax._src.ops.tile import TileDesc as TileDesc
 from dml_jax._src.ops.tile import tile as tile
+from dml_jax._src.scale_bias import ScaleBias as ScaleBias
 from dml_jax._src.tensor_desc import TensorDesc as TensorDesc
 from dml_jax._src.tensor_desc import TensorFlags as TensorFlags
 from dml_jax._src.tensor_desc import calc_buffer_tensor_size as calc_buffer_tensor_size
 
 __version__ = "0.1.0"
+
+# Every public name above, for `from dml_jax import *`, `help(dml_jax)` and the docs' API
+# reference (docs/api.md lists them in this order). An operator's author adds its function(s),
+# its descriptor class(es) and any enum of its fields to the first two groups;
+# tests/test_public_api.py fails until every re-exported name is listed here.
+__all__ = [
+  # The operators: the functional API, then the descriptors (DML_*_OPERATOR_DESC) and enums
+  "depth_to_space",
+  "depth_to_space1",
+  "element_wise_identity",
+  "gather",
+  "gather_elements",
+  "gather_nd",
+  "join",
+  "one_hot",
+  "padding",
+  "padding1",
+  "reverse_subsequences",
+  "scatter_elements",
+  "scatter_nd",
+  "slice",
+  "slice1",
+  "space_to_depth",
+  "space_to_depth1",
+  "split",
+  "tile",
+  "DepthSpaceOrder",
+  "DepthToSpace1Desc",
+  "DepthToSpaceDesc",
+  "ElementWiseIdentityDesc",
+  "GatherDesc",
+  "GatherElementsDesc",
+  "GatherNd1Desc",
+  "GatherNdDesc",
+  "JoinDesc",
+  "OneHotDesc",
+  "Padding1Desc",
+  "PaddingDesc",
+  "PaddingMode",
+  "ReverseSubsequencesDesc",
+  "ScaleBias",
+  "ScatterDesc",
+  "ScatterElementsDesc",
+  "ScatterNdDesc",
+  "Slice1Desc",
+  "SliceDesc",
+  "SpaceToDepth1Desc",
+  "SpaceToDepthDesc",
+  "SplitDesc",
+  "TileDesc",
+  # Tensors, data types, feature levels, and what every descriptor shares
+  "DataType",
+  "FeatureLevel",
+  "TensorDesc",
+  "TensorFlags",
+  "calc_buffer_tensor_size",
+  "OperatorDesc",
+  "DmlField",
+  "FieldKind",
+  # Explaining and checking
+  "explain",
+  "explain_html",
+  "checked",
+  # Errors
+  "DmlError",
+  "DmlValidationError",
+  "DmlIndexError",
+  "UnknownOperatorError",
+  "DmlBindingError",
+  "Violation",
+  # Buffers and bindings: DirectML's tensor layer executed
+  "Binding",
+  "read_tensor",
+  "write_tensor",
+  "execute",
+  "compile_operator",
+  "CompiledOperator",
+  # Devices
+  "Runner",
+  "RunRecord",
+  "device",
+]

@@ -12,3 +12,12 @@ from dml_jax._src.device import available_devices as available_devices
 from dml_jax._src.device import default_device as default_device
 from dml_jax._src.device import describe as describe
 from dml_jax._src.device import resolve as resolve
+
+__all__ = [
+  "Runner",
+  "RunRecord",
+  "available_devices",
+  "default_device",
+  "describe",
+  "resolve",
+]

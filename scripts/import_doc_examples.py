@@ -13,11 +13,16 @@ format:
   ``inputs``; ``axis``, ``input_dimension_count``, ...), taken from each
   descriptor's field declarations (counts such as InputCount are implied), and
   the functional API's own keywords where no field holds them (SPLIT's
-  ``split_sizes``);
+  ``split_sizes``, ONE_HOT's ``depth``);
 * ``"outputs"``, a list, for an operator with OutputTensors (SPLIT), else
   ``"output"``;
 * structured provenance (page, repository, path, commit, example heading);
-* the documentation errata that were applied, each as ``{issue, resolution}``.
+* the documentation errata that were applied, each as ``{issue, resolution}``;
+* the strides page's examples (op ``TENSOR_STRIDES``: a linear buffer of letters viewed
+  through Sizes and Strides) as ELEMENT_WISE_IDENTITY fixtures, the operator DirectML
+  copies layouts with: the input tensor carries ``strides`` and ``buffer`` (the page's
+  linear memory), its ``data`` is the view the page documents, and the letters are
+  stored as their ASCII codes in UINT8 (``"A"`` is 65).
 
 Usage::
 
@@ -75,6 +80,17 @@ SLUGS = {
   ("JOIN", "Example 2. Joining axis 2"): "example-2-axis-2",
   ("JOIN", "Example 2. Joining axis 3"): "example-2-axis-3",
   ("JOIN", "DxDispatch sample: 1D join of 3 bound ranges"): "dxdispatch-1d-three-ranges",
+  ("SCATTER_ELEMENTS", "Example 1. 1D scatter"): "example-1-1d",
+  ("ONE_HOT", "Example 1"): "example-1-axis-3",
+  ("ONE_HOT", "Example 2. Using a different axis"): "example-2-axis-2",
+  ("ONE_HOT", "Example 3. Using different on/off values"): "example-3-on-off-values",
+  (
+    "ONE_HOT",
+    "Example 4. Negative and out-of-bounds indices",
+  ): "example-4-negative-and-out-of-range",
+  ("SCATTER_ELEMENTS", "Example 2. 2D scatter"): "example-2-2d",
+  ("SCATTER_ND", "Examples"): "example-1d-rows",
+  ("SCATTER_ND", "UpdatesTensor field: sizes example (shape only)"): "updates-sizes",
 }
 
 # Notes written for dml_jax (paraphrased facts about the source examples).
@@ -89,6 +105,14 @@ NOTES = {
     "tensor and the third is a 5-element range of another resource starting "
     "at element 4; the fixture stores just the elements each tensor reads.",
   ],
+  "one_hot/example-3-on-off-values": [
+    "ValuesTensor is {1,1,3,1}: OffValue is its element 0 (4) and OnValue its element 1 in"
+    " row-major order (2); its third element (9) is never read.",
+  ],
+  "one_hot/example-4-negative-and-out-of-range": [
+    "-3 counts from the end of a sequence of 4 (position 1); 100 lies past the end, so its"
+    " whole sequence is OffValue. Signed (INT32) indices need FL 3_0 or newer.",
+  ],
 }
 
 # Parameters the functional API implies, left out of the fixtures where the example gives
@@ -97,6 +121,20 @@ NOTES = {
 IMPLIED_PARAMS = {
   ("PADDING1", "PaddingValueDataType"): lambda inputs: inputs["InputTensor"]["dtype"],
 }
+
+_TITLED_SOURCE = re.compile(r"^(?P<page>.+) \((?P<repository>\S+/\S+) (?P<path>\S+)\)$")
+_AI_DOCS_PAGE_URL = "https://learn.microsoft.com/windows/ai/directml/{name}"
+
+# The strides page's examples run as this operator (see convert_strides_example).
+STRIDES_EXAMPLES = "TENSOR_STRIDES"
+STRIDES_OPERATOR = "ELEMENT_WISE_IDENTITY"
+STRIDES_NOTES = [
+  "From DirectML's page on strides: the page's linear memory is the input's buffer, read"
+  " through the page's Sizes and Strides; ELEMENT_WISE_IDENTITY copies that view into a"
+  " packed output, which is the view the page documents.",
+  "The page's elements are letters; they are stored as their ASCII codes in UINT8"
+  " ('A' = 65, the gap letter 'x' = 120). The input's data is the documented view.",
+]
 
 _PAGE_SOURCE = re.compile(
   r"^(?P<page>\S+) \((?P<repository>\S+/\S+) (?P<path>\S+) @(?P<commit>[0-9a-f]+)\)$"
@@ -131,6 +169,12 @@ def parse_provenance(source: str, heading: str) -> dict[str, Any]:
       provenance["url"] = _SDK_API_PAGE_URL.format(name=Path(provenance["path"]).stem)
     else:
       provenance["url"] = None
+  elif _TITLED_SOURCE.match(source):
+    match = _TITLED_SOURCE.match(source)
+    assert match is not None
+    provenance = {**match.groupdict(), "commit": None, "url": None}
+    if provenance["repository"] == "MicrosoftDocs/windows-ai-docs":
+      provenance["url"] = _AI_DOCS_PAGE_URL.format(name=Path(provenance["path"]).stem)
   else:
     match = _FILE_SOURCE.match(source)
     if not match:
@@ -184,10 +228,14 @@ def function_params(example: Mapping[str, Any]) -> dict[str, Any]:
 
   SPLIT's descriptor has its pieces' sizes only in OutputTensors; ``dml.split``
   (and its oracle) take them as ``split_sizes``, the outputs' sizes along Axis.
+  ONE_HOT's depth, too, is only OutputTensor.Sizes[Axis]; ``dml.one_hot`` takes it
+  as ``depth``.
   """
   if example["op"] == "SPLIT":
     axis = example["params"]["Axis"]
     return {"split_sizes": [int(t["sizes"][axis]) for t in example["output"]]}
+  if example["op"] == "ONE_HOT":
+    return {"depth": int(example["output"]["sizes"][example["params"]["Axis"]])}
   return {}
 
 
@@ -226,12 +274,12 @@ def params_override(example: Mapping[str, Any]) -> dict[str, Any]:
 def _gather_errata(example: Mapping[str, Any]) -> list[dict[str, str]]:
   """GATHER's documentation slips that touch one example (see errata_for)."""
   errata = []
-  params, corrected = example["params"], params_override(example)
+  params, overrides = example["params"], params_override(example)
   input_sizes = example["inputs"]["InputTensor"]["sizes"]
   indices_sizes = example["inputs"]["IndicesTensor"]["sizes"]
   rank, axis = len(input_sizes), params["Axis"]
-  if "IndexDimensions" in corrected:
-    printed, used = params["IndexDimensions"], corrected["IndexDimensions"]
+  if "IndexDimensions" in overrides:
+    printed, used = params["IndexDimensions"], overrides["IndexDimensions"]
     logical = input_sizes[:axis] + indices_sizes[rank - printed :] + input_sizes[axis + 1 :]
     errata.append(
       {
@@ -242,7 +290,7 @@ def _gather_errata(example: Mapping[str, Any]) -> list[dict[str, str]]:
         " its comment output[y, x] = input[y, indices[x]]) agree with.",
       }
     )
-  if corrected.get("IndexDimensions", params["IndexDimensions"]) == len(indices_sizes):
+  if overrides.get("IndexDimensions", params["IndexDimensions"]) == len(indices_sizes):
     errata.append(
       {
         "issue": "The page gives IndexDimensions the range [0, IndicesTensor.DimensionCount),"
@@ -261,6 +309,57 @@ def _gather_errata(example: Mapping[str, Any]) -> list[dict[str, str]]:
       }
     )
   return errata
+
+
+def _scatter_nd_page_updates_sizes(example: Mapping[str, Any]) -> list[int]:
+  """SCATTER_ND's UpdatesTensor sizes by the page's (wrong) formula, for errata: the
+  indices' sizes but the last, then InputTensor.Sizes[n - indexTupleSize:], right-aligned."""
+  input_sizes = example["inputs"]["InputTensor"]["sizes"]
+  indices_sizes = example["inputs"]["IndicesTensor"]["sizes"]
+  rank, tuple_size = len(indices_sizes), indices_sizes[-1]
+  count = example["params"]["IndicesDimensionCount"]
+  logical = indices_sizes[rank - count : rank - 1] + input_sizes[rank - tuple_size :]
+  return [1] * max(rank - len(logical), 0) + logical
+
+
+def corrected(example: Mapping[str, Any]) -> dict[str, Any]:
+  """The example with the corrections dml_jax needs to replay it (see `errata_for`).
+
+  SCATTER_ND's worked example is typed FLOAT32 indices with tensors of ranks 1, 2
+  and 1; its data is kept, as a rank-2 descriptor with UINT32 indices. Its
+  shape-only example gives the expected UpdatesTensor sizes: they become the
+  UpdatesTensor, and the output is the input's sizes.
+  """
+  example = json.loads(json.dumps(example))  # a deep copy
+  if example["op"] != "SCATTER_ND":
+    return example
+  inputs = example["inputs"]
+  if example["shape_only"]:
+    updates_sizes = example["output"]["UpdatesTensor.sizes"]
+    data = inputs["InputTensor"]
+    inputs["UpdatesTensor"] = {"dtype": data["dtype"], "sizes": updates_sizes, "data": None}
+    example["output"] = {"dtype": data["dtype"], "sizes": data["sizes"], "data": None}
+    return example
+  rank = max(len(t["sizes"]) for t in inputs.values())
+
+  def padded(tensor: dict[str, Any], dtype: str | None = None) -> dict[str, Any]:
+    lead = rank - len(tensor["sizes"])
+    data = tensor["data"]
+    for _ in range(lead):
+      data = [data]
+    return {
+      "dtype": dtype or tensor["dtype"],
+      "sizes": [1] * lead + tensor["sizes"],
+      "data": data if dtype is None else json.loads(json.dumps(data), parse_float=int),
+    }
+
+  example["inputs"] = {
+    "InputTensor": padded(inputs["InputTensor"]),
+    "IndicesTensor": padded(inputs["IndicesTensor"], "UINT32"),
+    "UpdatesTensor": padded(inputs["UpdatesTensor"]),
+  }
+  example["output"] = padded(example["output"])
+  return example
 
 
 def errata_for(example: Mapping[str, Any]) -> list[dict[str, str]]:
@@ -323,6 +422,57 @@ def errata_for(example: Mapping[str, Any]) -> list[dict[str, str]]:
         " InputWindowSizes[2] - 1 = 3, the value the page uses; the example's data agree.",
       }
     )
+  if op == "SCATTER_ELEMENTS":
+    errata.append(
+      {
+        "issue": "The page says the operator was introduced in DML_FEATURE_LEVEL_1_0 and heads"
+        " its first tensor-support table '1_0 and above'.",
+        "resolution": "The operator exists from FL 2_0 (its enum value and the FL 2_0 release"
+        " notes); that table applies from 2_0.",
+      }
+    )
+    if "documented_input_sizes_were" in example.get("check", {}):
+      was = example["check"]["documented_input_sizes_were"]["InputTensor"]
+      errata.append(
+        {
+          "issue": f"The page prints InputTensor.Sizes as {_braced(was)}, but its data and"
+          f" its output are {_braced(example['output']['sizes'])}.",
+          "resolution": "InputTensor.Sizes must equal OutputTensor.Sizes; recorded as"
+          f" {_braced(example['inputs']['InputTensor']['sizes'])}.",
+        }
+      )
+    if _repeats_a_target(example["inputs"]["IndicesTensor"], example["params"]["Axis"]):
+      errata.append(
+        {
+          "issue": "The example writes one element twice (a repeated index), although the page"
+          " says that overlapping targets are invalid and that no write is guaranteed to win;"
+          " its output shows the later update.",
+          "resolution": "Kept as documented: dml_jax's policy (the last update in row-major"
+          " order wins) gives the documented output.",
+        }
+      )
+  if op == "SCATTER_ND" and example["shape_only"]:
+    page = _scatter_nd_page_updates_sizes(example)
+    documented = example["inputs"]["UpdatesTensor"]["sizes"]
+    errata.append(
+      {
+        "issue": "The page's UpdatesTensor.Sizes formula (trailing part InputTensor.Sizes"
+        f"[DimensionCount - indexTupleSize ..]) gives {page}, but the page documents"
+        f" {documented}.",
+        "resolution": "The trailing sizes are I[t:], the logical input sizes after the indexed"
+        " dims, as GATHER_ND's output; the documented sizes are kept as the UpdatesTensor,"
+        " and the output has the input's sizes.",
+      }
+    )
+  elif op == "SCATTER_ND":
+    errata.append(
+      {
+        "issue": "The page's example types IndicesTensor as FLOAT32 and gives its tensors"
+        " ranks 1, 2 and 1, without InputDimensionCount or IndicesDimensionCount.",
+        "resolution": "Recorded with UINT32 indices and every tensor of rank 2 (leading 1s),"
+        " InputDimensionCount 1 and IndicesDimensionCount 2; the data are the page's.",
+      }
+    )
   if example.get("doc_issue") and not errata:  # any other operator's documented slip
     errata.append(
       {
@@ -333,14 +483,76 @@ def errata_for(example: Mapping[str, Any]) -> list[dict[str, str]]:
   return errata
 
 
+def _braced(sizes: list[int]) -> str:
+  return "{" + ",".join(map(str, sizes)) + "}"
+
+
+def _repeats_a_target(indices: Mapping[str, Any], axis: int) -> bool:
+  """Whether two SCATTER_ELEMENTS updates write one element: one lane, one index."""
+  targets = []
+
+  def walk(data: Any, position: tuple[int, ...]) -> None:
+    if isinstance(data, list):
+      for i, item in enumerate(data):
+        walk(item, (*position, i))
+    else:
+      targets.append(position[:axis] + (data,) + position[axis + 1 :])
+
+  walk(indices["data"], ())
+  return len(set(targets)) < len(targets)
+
+
+def _letter_codes(data: Any) -> Any:
+  """The page's letters (nested lists) as their ASCII codes."""
+  if isinstance(data, list):
+    return [_letter_codes(item) for item in data]
+  if not (isinstance(data, str) and len(data) == 1 and data.isascii()):
+    raise ValueError(f"expected one ASCII letter; got {data!r}")
+  return ord(data)
+
+
+def convert_strides_example(example: Mapping[str, Any]) -> dict[str, Any]:
+  """A strides-page example as an ELEMENT_WISE_IDENTITY fixture (see the module docstring)."""
+  buffer, view = example["inputs"]["Buffer"], example["output"]
+  if buffer["dtype"] != "CHAR" or view["dtype"] != "CHAR":
+    raise ValueError("expected the strides page's CHAR letters")
+  sizes = [int(s) for s in example["params"]["Sizes"]]
+  if [int(s) for s in view["sizes"]] != sizes:
+    raise ValueError("the documented view must have the example's Sizes")
+  data = _letter_codes(view["data"])
+  return {
+    "id": f"{STRIDES_OPERATOR.lower()}/strides-{slugify(example['example'])}",
+    "op": STRIDES_OPERATOR,
+    "provenance": parse_provenance(example["source"], example["example"]),
+    "params": {},
+    "inputs": {
+      "input": {
+        "data_type": "UINT8",
+        "sizes": sizes,
+        "strides": [int(s) for s in example["params"]["Strides"]],
+        "data": data,
+        "buffer": _letter_codes(buffer["data"]),
+      }
+    },
+    "output": {"data_type": "UINT8", "sizes": sizes, "data": data},
+    "shape_only": False,
+    "documented_output": bool(example["output_documented"]),
+    "errata": errata_for(example),
+    "notes": list(STRIDES_NOTES),
+  }
+
+
 def convert_example(example: Mapping[str, Any]) -> dict[str, Any]:
   """Converts one source example to a fixture."""
+  example = corrected(example)
   op = example["op"]
+  if op == STRIDES_EXAMPLES:
+    return convert_strides_example(example)
   ident = fixture_id(example)
   output = example["output"]
   several = isinstance(output, list)  # OutputTensors (SPLIT): a list of tensors
-  corrected = {**example["params"], **params_override(example)}  # see errata_for
-  params = convert_params(op, corrected, example["inputs"], output if several else None)
+  params_used = {**example["params"], **params_override(example)}  # see errata_for
+  params = convert_params(op, params_used, example["inputs"], output if several else None)
   return {
     "id": ident,
     "op": op,
@@ -364,7 +576,7 @@ def build_fixture_document(source_path: Path) -> dict[str, Any]:
   raw = source_path.read_bytes()
   examples = json.loads(raw)
   ops = registry.operators()
-  fixtures = [convert_example(e) for e in examples if e["op"] in ops]
+  fixtures = [convert_example(e) for e in examples if e["op"] in ops or e["op"] == STRIDES_EXAMPLES]
   ids = [f["id"] for f in fixtures]
   if len(set(ids)) != len(ids):
     raise ValueError(f"duplicate fixture ids: {sorted(ids)}")
@@ -376,7 +588,8 @@ def build_fixture_document(source_path: Path) -> dict[str, Any]:
     "source": {
       "sha256": hashlib.sha256(raw).hexdigest(),
       "description": "Worked examples of the DirectML API reference pages "
-      "(MicrosoftDocs/sdk-api) and DxDispatch samples (microsoft/DirectML), "
+      "(MicrosoftDocs/sdk-api), of the strides page (MicrosoftDocs/windows-ai-docs) "
+      "and DxDispatch samples (microsoft/DirectML), "
       "transcribed by the dml_jax developers; each fixture's provenance names "
       "its page, repository, path and commit.",
       "generated_by": "scripts/import_doc_examples.py",

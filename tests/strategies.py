@@ -263,6 +263,31 @@ def tile_case(draw):
   )
 
 
+_SCALES = (0.5, -3.25, 1e-3, 0.1, 7.0)
+_BIASES = (0.0, -0.0, 1.5, 0.3, -2.0)
+
+
+@st.composite
+def element_wise_identity_case(draw):
+  level = draw(levels("ELEMENT_WISE_IDENTITY"))
+  table = _table(dml.ElementWiseIdentityDesc, level)
+  n = draw(st.integers(*_rank_range(table, level)))
+  data_type = draw(st.sampled_from(table["InputTensor"].data_types))
+  sizes = _sizes(draw, n, max_elements=48)
+  scale_bias = None
+  if data_type.is_float and draw(st.booleans()):
+    scale_bias = dml.ScaleBias(draw(st.sampled_from(_SCALES)), draw(st.sampled_from(_BIASES)))
+  x = _data(draw, data_type, sizes)
+  desc = dml.ElementWiseIdentityDesc(TensorDesc(data_type, sizes), scale_bias=scale_bias)
+  return Case(
+    desc,
+    level,
+    [x],
+    lambda x, level: dml.element_wise_identity(x, scale_bias=scale_bias, feature_level=level),
+    lambda: reference.element_wise_identity(x, scale_bias=scale_bias),
+  )
+
+
 _DEPTH_SPACE_DESCS = {
   "DEPTH_TO_SPACE": (dml.DepthToSpaceDesc, "depth_to_space"),
   "DEPTH_TO_SPACE1": (dml.DepthToSpace1Desc, "depth_to_space1"),
@@ -454,8 +479,111 @@ def slice1_case(draw):
   )
 
 
+@st.composite
+def scatter_elements_case(draw):
+  """SCATTER_ELEMENTS: small lanes, so that the indices (in range, negative, past either end,
+  extreme) repeat targets often."""
+  level = draw(levels("SCATTER_ELEMENTS"))
+  table = _table(dml.ScatterElementsDesc, level)
+  n = draw(st.integers(*_rank_range(table, level)))
+  data_type = draw(st.sampled_from(table["InputTensor"].data_types))
+  index_type = draw(st.sampled_from(table["IndicesTensor"].data_types))
+  sizes = _sizes(draw, n)
+  axis = draw(st.integers(0, n - 1))
+  index_sizes = sizes[:axis] + (draw(st.integers(1, 5)),) + sizes[axis + 1 :]
+  x = _data(draw, data_type, sizes)
+  i = _indices(draw, index_type, index_sizes, lambda pos: sizes[axis])
+  u = _data(draw, data_type, index_sizes)
+  desc = dml.ScatterElementsDesc(
+    TensorDesc(data_type, sizes),
+    TensorDesc(index_type, index_sizes),
+    TensorDesc(data_type, index_sizes),
+    axis=axis,
+  )
+  return Case(
+    desc,
+    level,
+    [x, i, u],
+    lambda x, i, u, level: dml.scatter_elements(x, i, u, axis=axis, feature_level=level),
+    lambda: reference.scatter_elements(x, i, u, axis=axis),
+  )
+
+
+@st.composite
+def scatter_nd_case(draw):
+  """SCATTER_ND: counts DirectML accepts, leading 1s outside them, tuples that repeat and
+  leave the input."""
+  level = draw(levels("SCATTER_ND"))
+  table = _table(dml.ScatterNdDesc, level)
+  n = draw(st.integers(*_rank_range(table, level)))
+  data_type = draw(st.sampled_from(table["InputTensor"].data_types))
+  index_type = draw(st.sampled_from(table["IndicesTensor"].data_types))
+  m = draw(st.integers(1, n))
+  t = draw(st.integers(1, m))
+  q = draw(st.integers(1, min(n, n + 1 - (m - t))))  # q - 1 + m - t <= n
+  logical_in = _sizes(draw, m, max_elements=64)
+  logical_idx = _sizes(draw, q - 1, max_elements=8) + (t,)
+  in_sizes = (1,) * (n - m) + logical_in
+  idx_sizes = (1,) * (n - q) + logical_idx
+  logical_updates = logical_idx[:-1] + logical_in[t:]
+  upd_sizes = (1,) * (n - len(logical_updates)) + logical_updates
+  x = _data(draw, data_type, in_sizes)
+  i = _indices(draw, index_type, idx_sizes, lambda pos: logical_in[pos[-1]])
+  u = _data(draw, data_type, upd_sizes)
+  counts = dict(input_dimension_count=m, indices_dimension_count=q)
+  desc = dml.ScatterNdDesc(
+    TensorDesc(data_type, in_sizes),
+    TensorDesc(index_type, idx_sizes),
+    TensorDesc(data_type, upd_sizes),
+    **counts,
+  )
+  return Case(
+    desc,
+    level,
+    [x, i, u],
+    lambda x, i, u, level: dml.scatter_nd(x, i, u, feature_level=level, **counts),
+    lambda: reference.scatter_nd(x, i, u, **counts),
+  )
+
+
+@st.composite
+def one_hot_case(draw):
+  """ONE_HOT: any axis, a depth of 1 to 5, values of any sizes with at least 2 elements (OffValue
+  and OnValue first in row-major order), and indices in range, negative, past either end and at
+  the extremes of their type (UINT32 0xFFFFFFFF, 64-bit 2**32 + 1, ...)."""
+  level = draw(levels("ONE_HOT"))
+  table = _table(dml.OneHotDesc, level)
+  n = draw(st.integers(*_rank_range(table, level)))
+  data_type = draw(st.sampled_from(table["ValuesTensor"].data_types))
+  index_type = draw(st.sampled_from(table["IndicesTensor"].data_types))
+  axis = draw(st.integers(0, n - 1))
+  depth = draw(st.integers(1, 5))
+  index_sizes = list(_sizes(draw, n, max_elements=24))
+  index_sizes[axis] = 1
+  value_sizes = list(_sizes(draw, n, max_elements=6))
+  if math.prod(value_sizes) < 2:
+    value_sizes[draw(st.integers(0, n - 1))] = 2
+  output_sizes = tuple(index_sizes[:axis] + [depth] + index_sizes[axis + 1 :])
+  i = _indices(draw, index_type, tuple(index_sizes), lambda pos: depth)
+  v = _data(draw, data_type, tuple(value_sizes))
+  desc = dml.OneHotDesc(
+    TensorDesc(index_type, tuple(index_sizes)),
+    TensorDesc(data_type, tuple(value_sizes)),
+    TensorDesc(data_type, output_sizes),
+    axis=axis,
+  )
+  return Case(
+    desc,
+    level,
+    [i, v],
+    lambda i, v, level: dml.one_hot(i, v, axis=axis, depth=depth, feature_level=level),
+    lambda: reference.one_hot(i, v, axis=axis, depth=depth),
+  )
+
+
 VALID = {
   "GATHER": gather_case,
+  "ELEMENT_WISE_IDENTITY": element_wise_identity_case,
   "GATHER_ELEMENTS": gather_elements_case,
   "GATHER_ND": gather_nd_case,
   "GATHER_ND1": lambda: gather_nd_case(op="GATHER_ND1"),
@@ -471,6 +599,9 @@ VALID = {
   "PADDING1": lambda: padding_case(op="PADDING1"),
   "SLICE": slice_case,
   "SLICE1": slice1_case,
+  "ONE_HOT": one_hot_case,
+  "SCATTER_ELEMENTS": scatter_elements_case,
+  "SCATTER_ND": scatter_nd_case,
 }
 
 
@@ -565,12 +696,13 @@ def _mutations(desc, level, draw):
       "OutputTensor.Flags",
     )
     # Output sizes and data type.
-    bigger = output.sizes[:-1] + (output.sizes[-1] + 1,)
-    yield (
-      "output sizes",
-      dataclasses.replace(desc, output_tensor=_replace_tensor(output, sizes=bigger)),
-      "OutputTensor.Sizes",
-    )
+    bigger = _bigger_output_sizes(desc, output.sizes)
+    if bigger is not None:
+      yield (
+        "output sizes",
+        dataclasses.replace(desc, output_tensor=_replace_tensor(output, sizes=bigger)),
+        "OutputTensor.Sizes",
+      )
     other = DataType.INT8 if output.data_type != DataType.INT8 else DataType.UINT8
     yield (
       "output type",
@@ -581,6 +713,18 @@ def _mutations(desc, level, draw):
   if hasattr(desc, "axis"):
     yield "axis", dataclasses.replace(desc, axis=n + draw(st.integers(0, 3))), "Axis"
   yield from _operator_mutations(desc, level, draw)
+
+
+def _bigger_output_sizes(desc, sizes):
+  """`sizes` with one more element in the last dimension the inputs fix, or None where they fix
+  none: ONE_HOT's size on Axis is the depth, which only the OutputTensor holds, so any value
+  there is valid."""
+  free = {desc.axis} if isinstance(desc, dml.OneHotDesc) else set()
+  fixed = [d for d in range(len(sizes)) if d not in free]
+  if not fixed:
+    return None
+  d = fixed[-1]
+  return sizes[:d] + (sizes[d] + 1,) + sizes[d + 1 :]
 
 
 def _output_array_mutations(desc):
@@ -614,8 +758,8 @@ def _with_rank(desc, rank):
       changes[field.name] = fit(value)
     elif field.kind is FieldKind.TENSOR_ARRAY and not field.output:
       changes[field.name] = tuple(fit(t) for t in value)
-    elif field.kind is FieldKind.TENSOR_ARRAY and not field.optional:  # given OutputTensors
-      changes[field.name] = tuple(fit(t) for t in value)
+    elif field.output and not field.optional:  # required outputs: OutputTensors, ONE_HOT's
+      changes[field.name] = fit(value) if field.kind is FieldKind.TENSOR else tuple(map(fit, value))
     elif field.derive is not None:
       changes[field.name] = None
     elif field.dml_name == "Axis":
@@ -626,8 +770,9 @@ def _with_rank(desc, rank):
 def _rebuild(desc, changes):
   fields = {f.name: getattr(desc, f.name) for f in dataclasses.fields(desc)}
   fields.update(changes)
-  if "output_tensor" in fields:
-    fields["output_tensor"] = None
+  for field in dml_fields(desc):  # an output that can be inferred is, from the changed fields
+    if field.output and field.optional:
+      fields[field.name] = None
   desc_type = type(desc)
   if isinstance(desc, GATHER_ND_DESCS):  # the batch count picks GATHER_ND or GATHER_ND1
     b = fields.pop("batch_dimension_count", 0)
@@ -637,7 +782,20 @@ def _rebuild(desc, changes):
 
 
 def _operator_mutations(desc, level, draw):
-  if isinstance(desc, dml.GatherElementsDesc):
+  if isinstance(desc, dml.ElementWiseIdentityDesc):
+    table = desc.SUPPORT.at(level)
+    integers = [t for t in table["InputTensor"].data_types if not t.is_float]
+    if integers:
+      data_type = draw(st.sampled_from(integers))
+      yield (
+        "scale and bias on integer data",
+        dml.ElementWiseIdentityDesc(
+          _replace_tensor(desc.input_tensor, data_type=data_type, total_tensor_size_in_bytes=None),
+          scale_bias=(2.0, 1.0),
+        ),
+        "ScaleBias",
+      )
+  elif isinstance(desc, dml.GatherElementsDesc):
     n = desc.input_tensor.dimension_count
     others = [d for d in range(n) if d != desc.axis]
     if others:
@@ -734,6 +892,8 @@ def _operator_mutations(desc, level, draw):
         ),
         "IndicesTensor.Sizes",
       )
+  elif isinstance(desc, dml.ScatterElementsDesc | dml.ScatterNdDesc):
+    yield from _scatter_mutations(desc, draw)
   elif isinstance(desc, dml.ReverseSubsequencesDesc):
     sizes = list(desc.sequence_lengths_tensor.sizes)
     sizes[desc.axis] += 1
@@ -748,6 +908,35 @@ def _operator_mutations(desc, level, draw):
         },
       ),
       "SequenceLengthsTensor.Sizes",
+    )
+  elif isinstance(desc, dml.OneHotDesc):
+    indices, values, output, axis = (
+      desc.indices_tensor,
+      desc.values_tensor,
+      desc.output_tensor,
+      desc.axis,
+    )
+    sizes = list(indices.sizes)
+    sizes[axis] = 2
+    yield (
+      "indices on axis",
+      _rebuild(desc, {"indices_tensor": _replace_tensor(indices, sizes=tuple(sizes))}),
+      "IndicesTensor.Sizes",
+    )
+    yield (
+      "one value",
+      _rebuild(desc, {"values_tensor": _replace_tensor(values, sizes=(1,) * len(values.sizes))}),
+      "ValuesTensor.Sizes",
+    )
+    yield (
+      "values rank",
+      _rebuild(desc, {"values_tensor": _replace_tensor(values, sizes=(1,) + values.sizes)}),
+      "ValuesTensor.DimensionCount",
+    )
+    yield (
+      "output rank",
+      _rebuild(desc, {"output_tensor": _replace_tensor(output, sizes=(1,) + output.sizes)}),
+      "OutputTensor.DimensionCount",
     )
   elif isinstance(desc, dml.SplitDesc):
     outputs, axis = desc.output_tensors, desc.axis
@@ -846,6 +1035,69 @@ def _operator_mutations(desc, level, draw):
       _rebuild(desc, {"dimension_count": n + 1}),
       "DimensionCount",
     )
+
+
+def _scatter_mutations(desc, draw):
+  """The scatters' own rules: updates of another type or size, indices of the wrong sizes,
+  counts out of range, tuples too long."""
+  updates, indices = desc.updates_tensor, desc.indices_tensor
+  other = DataType.INT8 if updates.data_type != DataType.INT8 else DataType.UINT8
+  yield (
+    "updates type",
+    _rebuild(desc, {"updates_tensor": _replace_tensor(updates, data_type=other)}),
+    "UpdatesTensor.DataType",
+  )
+  d = draw(st.integers(0, updates.dimension_count - 1))
+  sizes = list(updates.sizes)
+  sizes[d] += 1
+  yield (
+    "updates sizes",
+    _rebuild(desc, {"updates_tensor": _replace_tensor(updates, sizes=tuple(sizes))}),
+    "UpdatesTensor.Sizes",
+  )
+  yield (
+    "updates rank",
+    _rebuild(desc, {"updates_tensor": _replace_tensor(updates, sizes=(1,) + updates.sizes)}),
+    "UpdatesTensor.DimensionCount",
+  )
+  if isinstance(desc, dml.ScatterElementsDesc):
+    n = desc.input_tensor.dimension_count
+    others = [d for d in range(n) if d != desc.axis]
+    if others:
+      d = draw(st.sampled_from(others))
+      sizes = list(indices.sizes)
+      sizes[d] += 1
+      changed = _replace_tensor(indices, sizes=tuple(sizes))
+      yield (
+        "indices sizes",
+        _rebuild(
+          desc,
+          {
+            "indices_tensor": changed,
+            "updates_tensor": _replace_tensor(changed, data_type=updates.data_type),
+          },
+        ),
+        "IndicesTensor.Sizes",
+      )
+    return
+  n, m = desc.input_tensor.dimension_count, desc.input_dimension_count
+  yield (
+    "input count",
+    _rebuild(desc, {"input_dimension_count": draw(st.sampled_from([0, n + 1]))}),
+    "InputDimensionCount",
+  )
+  yield (
+    "indices count",
+    _rebuild(desc, {"indices_dimension_count": draw(st.sampled_from([0, n + 1]))}),
+    "IndicesDimensionCount",
+  )
+  yield (
+    "tuple size",
+    _rebuild(
+      desc, {"indices_tensor": _replace_tensor(indices, sizes=indices.sizes[:-1] + (m + 1,))}
+    ),
+    "IndicesTensor.Sizes",
+  )
 
 
 @st.composite

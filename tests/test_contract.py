@@ -48,6 +48,18 @@ def _outputs_are_inferred(desc):
   return all(f.optional for f in dml_fields(desc) if f.output)
 
 
+# Output dimensions whose size no input fixes, so that any size there makes another valid
+# descriptor: ONE_HOT's depth, on Axis, lives in its OutputTensor alone.
+FREE_OUTPUT_DIMENSIONS = {"ONE_HOT": lambda desc: {desc.axis}}
+
+
+def _one_more_where_fixed(desc, sizes):
+  """`sizes` with one more element in the last dimension that the inputs fix."""
+  free = FREE_OUTPUT_DIMENSIONS.get(desc.OPERATOR, lambda desc: set())(desc)
+  d = max(d for d in range(len(sizes)) if d not in free)
+  return sizes[:d] + (sizes[d] + 1,) + sizes[d + 1 :]
+
+
 @pytest.mark.parametrize("op", OPERATORS)
 def test_registered_under_directml_names(op):
   cls = registry.lookup(op)
@@ -119,7 +131,7 @@ def test_outputs_are_inferred_as_documented_and_a_wrong_output_is_refused(op):
     other_type = dml.DataType.INT8 if first.data_type != dml.DataType.INT8 else dml.DataType.UINT8
     wrong_type = dataclasses.replace(first, data_type=other_type, total_tensor_size_in_bytes=None)
     wrong_sizes = dataclasses.replace(
-      first, sizes=first.sizes[:-1] + (first.sizes[-1] + 1,), total_tensor_size_in_bytes=None
+      first, sizes=_one_more_where_fixed(desc, first.sizes), total_tensor_size_in_bytes=None
     )
     output_field = next(f for f in dml_fields(desc) if f.output)
     for wrong, rule in ((wrong_type, "DataType"), (wrong_sizes, "Sizes")):
@@ -150,7 +162,8 @@ def _dml_json(desc):
   """The descriptor in DirectML's JSON form, built from its field declarations."""
 
   def tensor(t):
-    return {"DataType": t.data_type.name, "Sizes": list(t.sizes)}
+    strides = {} if t.strides is None else {"Strides": list(t.strides)}
+    return {"DataType": t.data_type.name, "Sizes": list(t.sizes), **strides}
 
   document = {}
   for field in dml_fields(desc):
@@ -243,6 +256,10 @@ ALLOWED_PRIMITIVES = {
   "not",
   "and",
   "reduce_and",
+  # the scatters' range rule (dropped updates) and their winners (a max of positions)
+  "gt",
+  "ge",
+  "scatter-max",
   # choices between forms of the same result
   "platform_index",
   "cond",

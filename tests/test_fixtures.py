@@ -7,6 +7,7 @@ from absl.testing import parameterized
 import dml_jax as dml
 from dml_jax._src import conformance, reference, registry
 from dml_jax._src.device import Runner
+from dml_jax._src.fields import dml_fields
 from dml_jax._src.fixtures import get_fixture, load_fixtures
 from tests.helpers import assert_bits_equal, fixture_file_entries
 
@@ -73,7 +74,9 @@ def test_reference_reproduces_fixture(fixture):
 def test_descriptor_infers_documented_output(fixture):
   desc = conformance.descriptor_for(fixture).validate()
   documented = tuple(dml.TensorDesc(t.data_type, t.sizes) for t in fixture.outputs)
-  if not hasattr(desc, "output_tensor"):  # OutputTensors (SPLIT): given, and accepted as is
+  if not all(f.optional for f in dml_fields(desc) if f.output):
+    # Required outputs (SPLIT's OutputTensors, ONE_HOT's OutputTensor, which alone holds the
+    # depth): given, and accepted as is.
     assert desc.infer_outputs() == documented
     return
   inferred = type(desc)(**{**vars(desc), "output_tensor": None})
@@ -83,14 +86,20 @@ def test_descriptor_infers_documented_output(fixture):
 @pytest.mark.parametrize("fixture", SHAPE_ONLY, ids=lambda f: f.id)
 def test_shape_only_fixture_rejects_the_page_formula(fixture):
   # The page's size formula keeps InputTensor.Sizes[n - t:], here {5,6,7}: DirectML's
-  # own example (and DirectMLX) say {6,7}. The descriptor must reject the formula's shape.
+  # own example (and DirectMLX) say {6,7}. The descriptor must reject the formula's shape:
+  # GATHER_ND's output, or the updates SCATTER_ND takes (the output GATHER_ND would give).
   desc = conformance.descriptor_for(fixture)
   wrong = dml.TensorDesc("FLOAT32", (1, 2, 5, 6, 7))
-  bad = type(desc)(**{**vars(desc), "output_tensor": wrong})
+  field, name = (
+    ("updates_tensor", "UpdatesTensor")
+    if hasattr(desc, "updates_tensor")
+    else ("output_tensor", "OutputTensor")
+  )
+  bad = type(desc)(**{**vars(desc), field: wrong})
   with pytest.raises(
     dml.DmlValidationError,
-    match=r"OutputTensor\.Sizes: must be exactly"
-    r" \{1,1,2,6,7\}; got \{1,2,5,6,7\}",
+    match=rf"{name}\.Sizes: must be exactly"
+    r" \{1,1,2,6,7\}[^;\n]*; got \{1,2,5,6,7\}",
   ):
     bad.validate()
 

@@ -45,6 +45,9 @@ ROWS = {"custom_jvp_call", "bitcast_convert_type"}
 ROWS_OR_LANES = {"platform_index", "cond", "eq", "reduce_and", "slice"} | ROWS
 # JOIN's choice of its CPU form (views joined where XLA:CPU would copy on one thread).
 BY_PLATFORM = {"platform_index", "cond"}
+# The scatters: the range rule (dropped updates), the winners (a max of positions, read back
+# with a gather and compared), and the one scatter of the winners.
+SCATTERS = {"scatter", "scatter-max", "gt", "ge", "eq", "and", "reduce_and"}
 
 
 def _eqns(jaxpr, *, opaque=frozenset()):
@@ -86,6 +89,14 @@ def _cases(index_dtype):
       (x, np.ones((2, 1, 4), np.uint32)),
     ),
     "join": (lambda x, y: dml.join([x, y], axis=0), (x, x)),
+    "scatter_elements": (
+      lambda x, i, u: dml.scatter_elements(x, i, u, axis=2),
+      (x, np.zeros((2, 3, 5), index_dtype), np.zeros((2, 3, 5), np.float32)),
+    ),
+    "scatter_nd": (
+      lambda x, i, u: dml.scatter_nd(x, i, u),
+      (x, np.zeros((1, 5, 2), index_dtype), np.zeros((1, 5, 4), np.float32)),
+    ),
   }
 
 
@@ -94,7 +105,12 @@ def test_jaxpr_holds_only_data_movement(name):
   fn, args = _cases(np.int32)[name]
   jaxpr = jax.make_jaxpr(fn)(*args)
   primitives = {eqn.primitive.name for eqn in _eqns(jaxpr.jaxpr)}
-  extra = {"reverse_subsequences": ROWS_OR_LANES, "join": BY_PLATFORM}.get(name, set())
+  extra = {
+    "reverse_subsequences": ROWS_OR_LANES,
+    "join": BY_PLATFORM,
+    "scatter_elements": SCATTERS,
+    "scatter_nd": SCATTERS,
+  }.get(name, set())
   allowed = DATA_MOVEMENT | extra
   assert primitives <= allowed, primitives - allowed
 
@@ -144,6 +160,8 @@ def test_jaxpr_does_not_depend_on_feature_level(name):
       x, n, axis=1, feature_level="4_0"
     ),
     "join": lambda x, y: dml.join([x, y], axis=0, feature_level="3_1"),
+    "scatter_elements": lambda x, i, u: dml.scatter_elements(x, i, u, axis=2, feature_level="3_0"),
+    "scatter_nd": lambda x, i, u: dml.scatter_nd(x, i, u, feature_level="3_0"),
   }[name]
   b = jax.make_jaxpr(with_level)(*args)
   assert str(a) == str(b)
@@ -151,7 +169,16 @@ def test_jaxpr_does_not_depend_on_feature_level(name):
 
 @pytest.mark.parametrize("index_dtype", [np.int64, np.uint64])
 @pytest.mark.parametrize(
-  "name", ["gather", "gather_rows", "gather_elements", "gather_nd", "gather_nd1"]
+  "name",
+  [
+    "gather",
+    "gather_rows",
+    "gather_elements",
+    "gather_nd",
+    "gather_nd1",
+    "scatter_elements",
+    "scatter_nd",
+  ],
 )
 def test_64_bit_indices_are_clamped_before_narrowing(name, index_dtype, x64):
   fn, args = _cases(index_dtype)[name]
@@ -169,8 +196,11 @@ def test_64_bit_indices_are_clamped_before_narrowing(name, index_dtype, x64):
   for eqn in narrowing:
     producer = producers.get(id(eqn.invars[0]))
     assert producer is not None and producer.primitive.name in ("min", "select_n"), producer
-  gathers = [e for e in eqns if e.primitive.name == "gather"]
+  gathers = [e for e in eqns if e.primitive.name in ("gather", "scatter")]
   assert gathers and all(np.dtype(g.invars[1].aval.dtype) == np.int32 for g in gathers)
+  if name.startswith("scatter"):  # whether an update is dropped is judged in 64 bits
+    judged = [e for e in eqns if e.primitive.name in ("gt", "ge")]
+    assert judged and all(np.dtype(e.invars[0].aval.dtype).itemsize == 8 for e in judged)
 
 
 @pytest.mark.parametrize("index_dtype", [np.int64, np.uint64])

@@ -29,6 +29,7 @@ import numpy as np
 import pytest
 
 from dml_jax._src import reference, registry
+from dml_jax._src.fields import field_by_dml_name
 from dml_jax._src.fixtures import DATA_TYPES, Fixture, get_fixture, load_fixtures
 from tests.helpers import ALL_DTYPES, assert_bits_equal, fixture_file_entries
 
@@ -102,9 +103,14 @@ class TestFixtures:
         assert tensor.data.dtype == tensor.dtype
         assert tensor.data.shape == tensor.sizes
         assert not tensor.data.flags.writeable
-    # Output DataType always equals the (first) input's: the GATHER_ELEMENTS
-    # page's UINT32 typo is corrected in the file.
-    first = fixture.inputs.get("input") or fixture.inputs["inputs"][0]
+    # Output DataType always equals the (first) input's, or that of the input the operator
+    # names (ONE_HOT's ValuesTensor): the GATHER_ELEMENTS page's UINT32 typo is corrected in
+    # the file.
+    source = registry.lookup(fixture.op).OUTPUT_DATA_TYPE_FROM
+    if source is None:
+      first = fixture.inputs.get("input") or fixture.inputs["inputs"][0]
+    else:
+      first = fixture.inputs[field_by_dml_name(registry.lookup(fixture.op), source).argument]
     assert all(output.data_type == first.data_type for output in fixture.outputs)
     for erratum in fixture.errata:
       assert erratum.issue and erratum.resolution

@@ -25,6 +25,7 @@ import pytest
 import dml_jax as dml
 from dml_jax import DataType, DmlValidationError, FeatureLevel, TensorFlags, Violation
 from dml_jax._src import conformance
+from dml_jax._src.fields import dml_fields
 from dml_jax._src.fixtures import load_fixtures
 from tests.helpers import assert_rejected, assert_valid, braces, fields_of, gather_nd_desc
 
@@ -1368,8 +1369,8 @@ def _fixture_desc(fixture, with_output: bool) -> dml.OperatorDesc:
   """The fixture's descriptor (its operator's class from the registry), with or without the
   documented output."""
   desc = conformance.descriptor_for(fixture)
-  if with_output or not hasattr(desc, "output_tensor"):  # OutputTensors are never inferred
-    return desc
+  if with_output or not all(f.optional for f in dml_fields(desc) if f.output):
+    return desc  # required outputs (SPLIT's, ONE_HOT's) are never inferred
   return dataclasses.replace(desc, output_tensor=None)
 
 

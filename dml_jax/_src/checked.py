@@ -1,11 +1,15 @@
 """Checked mode: raise on an out-of-range index instead of clamping it.
 
-DirectML leaves out-of-range indices undefined and dml_jax clamps them. Under
-`checked(fn)`, every gather traced inside `fn` also emits a
-`jax.experimental.checkify` check that its indices are in range after the
-negative-index rule; the first failure raises `DmlIndexError` naming the
-operator, the tensor, the position and the value. It works with jitted and
-vmapped functions inside `fn`. Outside `checked`, nothing is emitted.
+DirectML leaves out-of-range indices undefined and dml_jax clamps them (gathers)
+or drops their updates (scatters). Under `checked(fn)`, every gather and scatter
+traced inside `fn` also emits a `jax.experimental.checkify` check that its
+indices are in range after the negative-index rule, and every scatter a check
+that no two of its updates write one output element (which DirectML leaves
+undefined too, and dml_jax resolves by keeping the last); the first failure
+raises `DmlIndexError` naming the operator, the tensor, the position and the
+value (for a duplicate: the update, its target and the later update). It works
+with jitted and vmapped functions inside `fn`. Outside `checked`, nothing is
+emitted.
 
 The mode is a JAX configuration state that is part of the jit cache key, so a
 function traced without checks is traced again, with them, under `checked`.
@@ -39,14 +43,16 @@ CHECKED_INDICES = _jax_config.bool_state(
 
 @public
 class DmlIndexError(DmlError, IndexError):
-  """An index out of range for the tensor it indexes, found in checked mode."""
+  """An index out of range for the tensor it indexes, or two scatter updates with one
+  target, found in checked mode."""
 
 
 def checked(fn: _Fn) -> _Fn:
-  """Returns `fn` that raises DmlIndexError where an operator reads out of range.
+  """Returns `fn` that raises DmlIndexError where an operator indexes out of range.
 
-  Every dml_jax gather inside `fn` checks its indices after the negative-index
-  rule (signed indices in [-size, size), unsigned in [0, size)). Wrap the
+  Every dml_jax gather and scatter inside `fn` checks its indices after the
+  negative-index rule (signed indices in [-size, size), unsigned in [0, size)),
+  and every scatter checks that no two updates write one element. Wrap the
   outermost transformation: ``checked(jax.jit(f))``, ``checked(jax.vmap(f))``.
 
   Examples:
@@ -112,4 +118,55 @@ def check_indices(
     dimension=jnp.asarray(dimension_array)[entry],
     size=jnp.asarray(size_array)[entry],
     **coordinates,
+  )
+
+
+Coordinate = jax.Array | int | str
+"""One coordinate of a position in a message: an array (one value per update), or a literal."""
+
+Positions = tuple[Sequence[Coordinate], Sequence[Coordinate], Sequence[Coordinate]]
+"""The updates' positions, their targets, and the positions of the updates that win them."""
+
+
+def check_unique_targets(
+  operator: str,
+  loses: jax.Array,
+  describe: Callable[[], Positions],
+  *,
+  field: str = "UpdatesTensor",
+) -> None:
+  """Emits the check that no kept update of a scatter is overwritten by a later one.
+
+  Args:
+    operator: the DML operator name, for the message.
+    loses: one flag per update: a later update writes its target.
+    describe: called only in checked mode; gives, each as one entry per coordinate (an
+      array of the shape of `loses`, or a literal such as ":"), the updates' positions
+      in `field`, their targets in OutputTensor, and the positions of the updates that
+      win those targets.
+    field: the tensor whose positions name the updates.
+  """
+  if not CHECKED_INDICES.value:
+    return
+  position, target, later = describe()
+  first = jnp.argmax(loses.reshape(-1))
+  values: dict[str, Any] = {}
+
+  def shown(coordinates: Sequence[Coordinate], name: str) -> str:
+    parts = []
+    for d, c in enumerate(coordinates):
+      if isinstance(c, str | int):
+        parts.append(str(c))
+      else:
+        values[f"{name}{d}"] = jnp.broadcast_to(c, loses.shape).reshape(-1)[first]
+        parts.append(f"{{{name}{d}}}")
+    return ", ".join(parts)
+
+  where, goes, winner = shown(position, "p"), shown(target, "t"), shown(later, "q")
+  checkify.check(
+    ~jnp.any(loses),
+    f"dml.{operator}: {field}[{where}] targets OutputTensor[{goes}], which a later update,"
+    f" {field}[{winner}], also writes (DirectML leaves duplicate targets undefined; dml_jax"
+    f" keeps the last)",
+    **values,
   )

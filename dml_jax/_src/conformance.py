@@ -33,7 +33,7 @@ from dml_jax._src.tensor_desc import TensorDesc
 
 
 def _tensor(t: FixtureTensor) -> TensorDesc:
-  return TensorDesc(t.data_type, t.sizes)
+  return TensorDesc(t.data_type, t.sizes, strides=t.strides)
 
 
 def descriptor_for(fixture: Fixture) -> OperatorDesc:
@@ -42,8 +42,8 @@ def descriptor_for(fixture: Fixture) -> OperatorDesc:
   The fixture's tensor roles are the functional API's argument names (input,
   indices, inputs, ...), its parameters the descriptor's attribute fields; the
   registry gives the descriptor class, whose field declarations say which is which.
-  Parameters that only the functional API takes (SPLIT's split_sizes, which the
-  descriptor holds as OutputTensors) are left out.
+  Parameters that only the functional API takes (SPLIT's split_sizes and ONE_HOT's
+  depth, which the descriptor holds in its outputs) are left out.
   """
   desc_type = registry.lookup(fixture.op)
   fields = dml_fields(desc_type)

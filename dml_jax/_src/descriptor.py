@@ -11,7 +11,8 @@ DirectML's fields declared by `dml_field` (name and kind), and provides:
 - `lower(*arrays)`: the operator as lax on arrays that passed validation;
 - `explain_output()`: how its output follows from its fields, in words;
 - optionally `OUTPUT_DATA_TYPE_FROM`: the DML field whose data type the outputs
-  have (default: the first input tensor).
+  have (default: the first input tensor), and `OUT_OF_RANGE_INDICES`: what an
+  out-of-range index does (default: dml_jax's clamping policy), for `dml.explain`.
 
 Everything else derives from the field declarations: coercion of constructor
 arguments, `dml_inputs` / `dml_outputs` / `dml_attributes`, the repr (which
@@ -50,6 +51,11 @@ class OperatorDesc:
   takes the input arrays by their fixture roles and the attributes by their field names."""
   OUTPUT_DATA_TYPE_FROM: ClassVar[str | None] = None
   """The DML field whose DataType every output has; None: the first input tensor."""
+  OUT_OF_RANGE_INDICES: ClassVar[str] = (
+    "DirectML leaves the result undefined; dml_jax applies the negative-index rule, then"
+    " clamps into [0, size - 1]."
+  )
+  """What an out-of-range index does, in a sentence (for an operator with IndicesTensor)."""
 
   # -- what each operator provides -------------------------------------------
 

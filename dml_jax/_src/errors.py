@@ -1,7 +1,8 @@
 """dml_jax's errors: one base class, `DmlError`, and what each kind says.
 
 `DmlValidationError` lists every rule a descriptor breaks, at once;
-`UnknownOperatorError` every operator name the registry lacks; `DmlIndexError`
+`UnknownOperatorError` every operator name the registry lacks; `DmlBindingError` a
+buffer binding that breaks a binding rule; `DmlIndexError`
 (in `checked`) the out-of-range indices `dml.checked` found. Each is also the
 built-in exception a caller would catch without knowing dml_jax (ValueError,
 KeyError, IndexError), and shows its public path, ``dml_jax.X``, in tracebacks.
@@ -118,6 +119,14 @@ class DmlValidationError(DmlError, ValueError):
 
   def _repr_html_(self) -> str:
     return self.table().markup
+
+
+@public
+class DmlBindingError(DmlError, ValueError):
+  """A buffer binding DirectML would refuse: misaligned, too small, overlapping or aliased.
+
+  The message names the tensor, the binding and the numbers, and says what to do.
+  """
 
 
 class Checker:

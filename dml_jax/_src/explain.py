@@ -114,10 +114,7 @@ def _level_section(desc: OperatorDesc, level: FeatureLevel) -> _Section:
     if note:
       lines.append(note)
   if any(field == "IndicesTensor" for field, _, _ in roles):
-    lines.append(
-      "Out-of-range indices: DirectML leaves the result undefined; dml_jax applies the"
-      " negative-index rule, then clamps into [0, size - 1]."
-    )
+    lines.append(f"Out-of-range indices: {desc.OUT_OF_RANGE_INDICES}")
   header = ("tensor", "is", "dimensions allowed", "data types allowed", "verdict")
   return _Section(title, lines, (header, rows))
 

@@ -3,7 +3,7 @@
 An operator descriptor is a frozen dataclass whose fields are declared with
 `dml_field`, which records DirectML's field name and the kind of value the C
 struct holds there (a tensor, an array of tensors, a UINT, an array of UINTs or
-INTs, an enum, a FLOAT or a DML_SCALAR_UNION). Coercion of constructor
+INTs, an enum, a FLOAT, a DML_SCALAR_UNION or a DML_SCALE_BIAS). Coercion of constructor
 arguments, the round-tripping repr, `dml_attributes`, the HTML tables,
 `dml.explain`, fixture parameters and `from_dml` (DirectML's own field names and
 JSON values) all derive from these declarations instead of being written per
@@ -28,6 +28,7 @@ import numpy as np
 
 from dml_jax._src.dtypes import DataType
 from dml_jax._src.integers import as_int, as_int_tuple
+from dml_jax._src.scale_bias import ScaleBias
 from dml_jax._src.tensor_desc import TensorDesc
 
 _METADATA_KEY = "dml_jax.field"
@@ -44,6 +45,7 @@ class FieldKind(enum.Enum):
   ENUM = "enum"
   FLOAT = "FLOAT"
   SCALAR_UNION = "scalar union"
+  SCALE_BIAS = "DML_SCALE_BIAS"
 
   @property
   def is_tensor(self) -> bool:
@@ -197,6 +199,8 @@ def coerce(field: DmlField, value: Any) -> Any:
     return field.enum_type.from_any(value)
   if kind is FieldKind.FLOAT:
     return as_float(value, what)
+  if kind is FieldKind.SCALE_BIAS:
+    return ScaleBias.from_any(value)
   return as_scalar(value, what)
 
 
@@ -230,6 +234,8 @@ def from_dml_value(field: DmlField, value: Any, siblings: Mapping[str, Any]) -> 
     return _json_float(value, field.dml_name)
   if kind is FieldKind.SCALAR_UNION:
     return _json_scalar_union(value, field, siblings)
+  if kind is FieldKind.SCALE_BIAS:
+    return None if value is None else ScaleBias.from_any(value)
   return value
 
 

@@ -23,7 +23,12 @@ Conventions shared by all functions:
   integer types count negative values from the end of the axis; unsigned types
   never wrap.
 * Out-of-range indices (undocumented in DirectML) follow dml_jax's documented
-  policy: after the negative-index rule, clamp into ``[0, size - 1]``.
+  policy: after the negative-index rule, a gather clamps them into
+  ``[0, size - 1]`` and a scatter drops their update. ONE_HOT is the
+  exception: DirectML defines an out-of-range index (its sequence is all
+  OffValue), and its oracle says so.
+* Duplicate scatter targets (undefined in DirectML) follow dml_jax's policy: the
+  scatters write their updates one by one in row-major order, so the last one wins.
 * Descriptors are not validated beyond ``assert`` statements; this module is a
   value oracle, not a validator.
 """
@@ -38,6 +43,7 @@ import numpy as np
 __all__ = [
   "depth_to_space",
   "depth_to_space1",
+  "element_wise_identity",
   "gather",
   "gather_elements",
   "gather_nd",
@@ -45,9 +51,14 @@ __all__ = [
   "gather_output_sizes",
   "join",
   "normalize_index",
+  "one_hot",
   "padding",
   "padding1",
   "reverse_subsequences",
+  "scatter_elements",
+  "scatter_nd",
+  "scatter_nd_updates_sizes",
+  "scatter_target",
   "space_to_depth",
   "space_to_depth1",
   "slice",
@@ -505,6 +516,50 @@ def join(inputs: Sequence[np.ndarray], *, axis: int) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------- #
+# ELEMENT_WISE_IDENTITY
+# --------------------------------------------------------------------------- #
+
+
+def element_wise_identity(input: np.ndarray, *, scale_bias: object = None) -> np.ndarray:
+  """Reference DML_OPERATOR_ELEMENT_WISE_IDENTITY: ``out[c] = input[c]``, or with a scale
+  and bias ``input[c] * Scale + Bias`` (float data only).
+
+  Scale and Bias are FLOATs (float32). The arithmetic is done one element at a time on
+  NumPy scalars, each operation rounded: in float64 for float64 data, else in float32,
+  the product rounded before the sum is taken; float16 results are rounded from that
+  float32 sum. NaN results are NaN; their payloads are not part of the definition.
+
+  Args:
+    input: The tensor.
+    scale_bias: None, a (scale, bias) pair, a mapping with "Scale" and "Bias", or an
+      object with ``scale`` and ``bias`` attributes.
+
+  Returns:
+    An array of the input's shape and dtype.
+  """
+  input = np.asarray(input)
+  output = np.empty(input.shape, dtype=input.dtype)
+  if scale_bias is None:
+    for position in np.ndindex(*input.shape):
+      output[position] = input[position]
+    return output
+  if isinstance(scale_bias, dict):
+    scale, bias = scale_bias["Scale"], scale_bias["Bias"]
+  elif isinstance(scale_bias, tuple | list):
+    scale, bias = scale_bias
+  else:
+    scale, bias = scale_bias.scale, scale_bias.bias  # type: ignore[attr-defined]
+  assert input.dtype.kind == "f", "a scale and bias apply to float data only"
+  work = np.float64 if input.dtype == np.float64 else np.float32
+  with np.errstate(over="ignore", invalid="ignore"):
+    s, b = work(np.float32(scale)), work(np.float32(bias))
+    for position in np.ndindex(*input.shape):
+      product = work(input[position]) * s  # a NumPy scalar operation: rounded to `work`
+      output[position] = (product + b).astype(input.dtype)
+  return output
+
+
+# --------------------------------------------------------------------------- #
 # TILE
 # --------------------------------------------------------------------------- #
 
@@ -890,3 +945,177 @@ def slice1(
     source = tuple(b + t * c for b, t, c in zip(starts, strides, position, strict=True))
     output[position] = input[source]
   return output
+
+
+# --------------------------------------------------------------------------- #
+# ONE_HOT
+# --------------------------------------------------------------------------- #
+
+
+def one_hot(indices: np.ndarray, values: np.ndarray, *, axis: int, depth: int) -> np.ndarray:
+  """Reference DML_OPERATOR_ONE_HOT, one output element at a time.
+
+  A sequence is the line of output elements along ``axis`` through a
+  coordinate; its index ``v`` sits at the same coordinates in ``indices`` with
+  ``axis`` coordinate 0. A negative ``v`` of a signed index dtype counts from
+  the end (``v + depth``); then ``out[o]`` is OnValue where ``o[axis] == v``
+  and OffValue elsewhere, so a ``v`` outside ``[0, depth)`` (never clamped)
+  gives a sequence of OffValue only. OffValue and OnValue are the elements at
+  flat positions 0 and 1 of ``values`` in row-major order, whatever its shape.
+
+  Args:
+    indices: Integer tensor, rank n, size 1 on ``axis``.
+    values: Tensor of rank n with at least 2 elements.
+    axis: The dimension the sequences run along, in ``[0, n)``.
+    depth: The output's size on ``axis`` (at least 1).
+
+  Returns:
+    An array of the indices' shape with ``depth`` on ``axis``, with the dtype of
+    ``values``.
+  """
+  indices = np.asarray(indices)
+  values = np.asarray(values)
+  rank = indices.ndim
+  axis = _check_axis(axis, rank)
+  depth = int(depth)
+  assert depth >= 1, f"depth must be at least 1, got {depth}"
+  assert values.ndim == rank, "indices and values must have the same rank"
+  assert indices.shape[axis] == 1, "indices have size 1 on the axis"
+  assert values.size >= 2, "values hold OffValue and OnValue"
+  signed = _is_signed(indices.dtype)
+  row_major = values.reshape(-1)
+  off, on = row_major[0], row_major[1]
+
+  output = np.empty(_replace(indices.shape, axis, depth), dtype=values.dtype)
+  for out_coords in np.ndindex(*output.shape):
+    index = int(indices[_replace(out_coords, axis, 0)])  # a Python int: never wraps
+    if signed and index < 0:
+      index += depth
+    output[out_coords] = on if out_coords[axis] == index else off
+  return output
+
+
+# --------------------------------------------------------------------------- #
+# SCATTER_ELEMENTS (= SCATTER) and SCATTER_ND
+# --------------------------------------------------------------------------- #
+
+
+def scatter_target(index: int, size: int, *, signed: bool) -> int | None:
+  """The element a scatter index writes, or None when its update is dropped.
+
+  The negative-index rule (signed index types only), then dml_jax's policy for the
+  rest: an index outside ``[0, size)`` writes nothing. Python ints: no overflow.
+  """
+  index = int(index)
+  if signed and index < 0:
+    index += int(size)
+  return index if 0 <= index < size else None
+
+
+def scatter_elements(
+  input: np.ndarray, indices: np.ndarray, updates: np.ndarray, *, axis: int
+) -> np.ndarray:
+  """Reference DML_OPERATOR_SCATTER_ELEMENTS (= DML_OPERATOR_SCATTER).
+
+  ``out = input``, then for every position ``u`` of ``updates`` in row-major
+  order: ``out[u with u[axis] := indices[u]] = updates[u]``. Written one update at
+  a time in that order, so of several updates with one target the last wins; an
+  index out of range (after the negative-index rule) skips its update.
+
+  Args:
+    input: The initial output, rank n.
+    indices: Integer index tensor, rank n, the input's sizes except on ``axis``.
+    updates: The values, the shape of ``indices`` and the dtype of ``input``.
+    axis: The dimension the indices address, in ``[0, n)``.
+
+  Returns:
+    An array with the shape and dtype of ``input``.
+  """
+  input, indices, updates = np.asarray(input), np.asarray(indices), np.asarray(updates)
+  rank = input.ndim
+  assert indices.ndim == rank and updates.shape == indices.shape, "ranks and sizes must agree"
+  assert updates.dtype == input.dtype, "updates must have the input's dtype"
+  axis = _check_axis(axis, rank)
+  for dim in range(rank):
+    if dim != axis:
+      assert indices.shape[dim] == input.shape[dim], f"indices differ in dimension {dim}"
+  signed = _is_signed(indices.dtype)
+  output = input.copy()
+  for position in np.ndindex(*indices.shape):
+    target = scatter_target(int(indices[position]), input.shape[axis], signed=signed)
+    if target is not None:
+      output[_replace(position, axis, target)] = updates[position]
+  return output
+
+
+def scatter_nd_updates_sizes(
+  input_sizes: Sequence[int],
+  indices_sizes: Sequence[int],
+  *,
+  input_dimension_count: int,
+  indices_dimension_count: int,
+) -> tuple[int, ...]:
+  """UpdatesTensor.Sizes of DML_OPERATOR_SCATTER_ND: what GATHER_ND would output.
+
+  ``X[:-1] ++ I[t:]`` right-aligned into n dimensions with leading 1s.
+  """
+  _, _, logical_updates = _gather_nd_logical_shapes(
+    input_sizes, indices_sizes, input_dimension_count, indices_dimension_count, 0
+  )
+  return _right_align(logical_updates, len(input_sizes))
+
+
+def scatter_nd(
+  input: np.ndarray,
+  indices: np.ndarray,
+  updates: np.ndarray,
+  *,
+  input_dimension_count: int | None = None,
+  indices_dimension_count: int | None = None,
+) -> np.ndarray:
+  """Reference DML_OPERATOR_SCATTER_ND.
+
+  On logical shapes (``I``, ``X`` and ``t = X[-1]`` as for GATHER_ND): ``out =
+  input``, then for every index position ``p`` of ``X[:-1]`` in row-major order
+  and every ``r`` of ``I[t:]``: ``out[idx[p, 0], ..., idx[p, t - 1], r] =
+  updates[p, r]``. One tuple at a time in that order, so the last tuple with a
+  target wins; a tuple with any coordinate out of range (after the negative-index
+  rule, each against its own dimension) writes nothing.
+
+  Args:
+    input: The initial output, rank n.
+    indices: Integer index tensor, rank n; its last dimension is ``t``.
+    updates: Rank n, sizes ``X[:-1] ++ I[t:]`` right-aligned, the input's dtype.
+    input_dimension_count: Meaningful trailing input dims (``None``: n).
+    indices_dimension_count: Meaningful trailing indices dims (``None``: n).
+
+  Returns:
+    An array with the shape and dtype of ``input``.
+  """
+  input, indices, updates = np.asarray(input), np.asarray(indices), np.asarray(updates)
+  rank = input.ndim
+  assert indices.ndim == rank == updates.ndim, "input, indices and updates must share a rank"
+  assert updates.dtype == input.dtype, "updates must have the input's dtype"
+  m = rank if input_dimension_count is None else int(input_dimension_count)
+  q = rank if indices_dimension_count is None else int(indices_dimension_count)
+  logical_input, logical_indices, logical_updates = _gather_nd_logical_shapes(
+    input.shape, indices.shape, m, q, 0
+  )
+  assert updates.shape == _right_align(logical_updates, rank), (
+    f"updates sizes {updates.shape} != {_right_align(logical_updates, rank)}"
+  )
+  signed = _is_signed(indices.dtype)
+  tuple_size = logical_indices[-1]
+  output = input.copy().reshape(logical_input)
+  tuples = indices.reshape(logical_indices)
+  values = updates.reshape(logical_updates)
+  for position in np.ndindex(*logical_indices[:-1]):
+    target = [
+      scatter_target(int(tuples[position + (j,)]), logical_input[j], signed=signed)
+      for j in range(tuple_size)
+    ]
+    if any(c is None for c in target):
+      continue
+    for within in np.ndindex(*logical_input[tuple_size:]):
+      output[tuple(target) + within] = values[position + within]
+  return output.reshape(input.shape)

@@ -40,6 +40,24 @@ def functional_api() -> None:
   dml.depth_to_space1(image, block_size=2, order=dml.DepthSpaceOrder.COLUMN_ROW_DEPTH)
   dml.space_to_depth(image, block_size=2, feature_level="2_1")
   dml.space_to_depth1(image, block_size=1, order="DML_DEPTH_SPACE_ORDER_DEPTH_COLUMN_ROW")
+  labels = np.array([[0], [3], [-1]], np.int32)
+  assert_type(dml.one_hot(labels, np.array([[0, 1]], np.float32), axis=1, depth=4), jax.Array)
+  dml.one_hot(jnp.asarray(labels), jnp.ones((1, 3), jnp.int8), axis=1, depth=2, feature_level="3_0")
+  rows = np.array([[1, 0, 2], [0, 2, 1]], np.uint32)
+  assert_type(dml.scatter_elements(x, rows, x[:2], axis=0), jax.Array)
+  dml.scatter_elements(jnp.asarray(x), rows.astype(np.int32), x[:2], axis=0, feature_level="3_0")
+  assert_type(
+    dml.scatter_nd(x, np.array([[2], [0]], np.int32), x[:2], feature_level=dml.FeatureLevel.FL_4_1),
+    jax.Array,
+  )
+  dml.scatter_nd(
+    x.reshape(1, 3, 3),
+    np.array([[[0, 1]]], np.uint32),
+    np.ones((1, 1, 1), np.float32),
+    input_dimension_count=2,
+    indices_dimension_count=None,
+    feature_level=None,
+  )
 
 
 def descriptor_layer() -> None:
@@ -108,10 +126,32 @@ def descriptor_layer() -> None:
   assert_type(take.validate("4_1"), dml.GatherDesc)
   assert take.output.sizes == (2, 2, 2)
   dml.GatherDesc(data, indices, axis=0, index_dimensions=None, output_tensor=None)
+  hot = dml.OneHotDesc(
+    dml.TensorDesc("UINT32", (3, 1)),
+    dml.TensorDesc("FLOAT16", (1, 2)),
+    dml.TensorDesc("FLOAT16", (3, 5)),
+    axis=1,
+  )
+  assert_type(hot.output_tensor, dml.TensorDesc)
+  assert_type(hot.axis, int)
+  assert_type(hot.depth, int | None)
+  assert hot.depth == 5 and hot.output == dml.TensorDesc("FLOAT16", (3, 5))
   reverse = dml.ReverseSubsequencesDesc(
     dml.TensorDesc("FLOAT32", (1, 1, 3, 4)), dml.TensorDesc("UINT32", (1, 1, 3, 1)), axis=3
   )
   assert str(reverse).endswith("-> FLOAT32[1,1,3,4]")
+  scatter = dml.ScatterElementsDesc(data, indices, dml.TensorDesc("FLOAT32", (2, 3)), axis=0)
+  assert_type(scatter.axis, int)
+  assert_type(scatter.output, dml.TensorDesc)
+  assert dml.ScatterDesc(data, indices, dml.TensorDesc("FLOAT32", (2, 3)), axis=0) == scatter
+  scatter_nd = dml.ScatterNdDesc(
+    dml.TensorDesc("FLOAT32", (1, 8)),
+    dml.TensorDesc("UINT32", (4, 1)),
+    dml.TensorDesc("FLOAT32", (1, 4)),
+    input_dimension_count=1,
+  )
+  assert_type(scatter_nd.indices_dimension_count, int)
+  assert_type(scatter_nd.validate("3_0"), dml.ScatterNdDesc)
   try:
     dml.GatherElementsDesc(dml.TensorDesc("FLOAT32", (3, 3, 3, 3)), indices, axis=4).validate("2_1")
   except dml.DmlValidationError as error:
@@ -134,6 +174,8 @@ def device_layer() -> None:
 
   f = jax.jit(lambda x, i: dml.gather_elements(x, i, axis=0))
   dml.checked(f)(x, indices)
+  scatter = jax.jit(lambda x, i, u: dml.scatter_elements(x, i, u, axis=0))
+  dml.checked(scatter)(x, np.array([[1, 0, 2], [0, 2, 1]], np.uint32), x[:2])
 
 
 def main() -> None:

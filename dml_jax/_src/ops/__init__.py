@@ -5,12 +5,16 @@ imports this package once.
 """
 
 from dml_jax._src.ops import depth_space as depth_space
+from dml_jax._src.ops import element_wise_identity as element_wise_identity
 from dml_jax._src.ops import gather as gather
 from dml_jax._src.ops import gather_elements as gather_elements
 from dml_jax._src.ops import gather_nd as gather_nd
 from dml_jax._src.ops import join as join
+from dml_jax._src.ops import one_hot as one_hot
 from dml_jax._src.ops import padding as padding
 from dml_jax._src.ops import reverse_subsequences as reverse_subsequences
+from dml_jax._src.ops import scatter_elements as scatter_elements
+from dml_jax._src.ops import scatter_nd as scatter_nd
 from dml_jax._src.ops import slice as slice
 from dml_jax._src.ops import split as split
 from dml_jax._src.ops import tile as tile

@@ -144,6 +144,8 @@ def gather_elements(
   index types; out-of-range indices are clamped into the input, and 64-bit
   indices are clamped before any narrowing.
 
+  See also: `gather_nd` (whole sub-blocks named by index tuples).
+
   Args:
     input: InputTensor.
     indices: IndicesTensor (int32, int64, uint32 or uint64).

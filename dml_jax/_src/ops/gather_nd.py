@@ -435,6 +435,8 @@ def gather_nd(
   indices count from the end only for signed index types; out-of-range
   coordinates are clamped into the input, each against its own dimension.
 
+  See also: `gather_elements` (one index per output element, along one axis).
+
   Args:
     input: InputTensor.
     indices: IndicesTensor (int32, int64, uint32 or uint64).

@@ -165,7 +165,7 @@ def join(
   Unlike ``jnp.concatenate`` there is no dtype promotion (mixed dtypes are an
   error), no rank broadcasting, and an empty list is an error.
 
-  See also: split, the exact inverse.
+  See also: `split`, the exact inverse.
 
   Args:
     inputs: InputTensors, one or more arrays.

@@ -208,7 +208,7 @@ def split(
   equal pieces, nor cut indices), every size must be at least 1, and they must
   add up to ``input.shape[axis]`` exactly; the axis is never negative.
 
-  See also: join, the exact inverse (``join(split(x, ...), axis=axis)`` is x).
+  See also: `join`, the exact inverse (``join(split(x, ...), axis=axis)`` is x).
 
   Args:
     input: InputTensor.

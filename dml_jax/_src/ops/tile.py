@@ -160,6 +160,8 @@ def tile(
   Unlike ``jnp.tile``, `repeats` needs one count per dimension (no broadcasting
   of a shorter tuple, no rank promotion) and each count must be at least 1.
 
+  See also: `join` (different tensors end to end along one axis), ``jnp.tile``.
+
   Args:
     input: InputTensor.
     repeats: Repeats, one count >= 1 per dimension.

@@ -1,0 +1,65 @@
+"""Probe: where SCATTER_ELEMENTS's time goes on a GPU, and the winner array's integer width.
+
+Not part of the library. Times dml.scatter_elements along axis 1 of (8192, 8192) float32 with
+a permutation per row, with the winner positions in uint16 (the narrowest that numbers 8192
+updates) and in uint32 (the GPU's native atomicMax), against .at[].set and its parts.
+
+Usage: PYTHONPATH=.:benchmarks python3 benchmarks/scatter_probe.py
+"""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from _timing import copy_ceiling, report  # benchmarks/ is on sys.path when a script in it runs
+from jax import lax
+
+import dml_jax as dml
+from dml_jax._src import scattering
+
+
+def main():
+  rng = np.random.default_rng(0)
+  ceiling = copy_ceiling(rng)
+  n = 8192
+  x = rng.standard_normal((n, n)).astype(np.float32)
+  u = rng.standard_normal((n, n)).astype(np.float32)
+  i = np.argsort(rng.random((n, n)), axis=1).astype(np.int32)
+  want = x.copy()
+  np.put_along_axis(want, i, u, axis=1)
+  xd, ud, idd = map(jnp.asarray, (x, u, i))
+  moved = 4 * x.nbytes
+  rows = jnp.arange(n)[:, None]
+  report(
+    "x.at[r, i].set",
+    jax.jit(lambda x, i, u: x.at[rows, i].set(u)),
+    (xd, idd, ud),
+    want,
+    moved,
+    ceiling,
+  )
+  narrowest = scattering.position_dtype
+  for name, choose in (
+    ("uint16 winners", narrowest),
+    ("uint32 winners", lambda c: np.dtype(np.uint32) if c <= 2**32 else narrowest(c)),
+  ):
+    scattering.position_dtype = choose
+    fn = jax.jit(lambda x, i, u: dml.scatter_elements(x, i, u, axis=1))
+    report(f"dml {name}", fn, (xd, idd, ud), want, moved, ceiling)
+  scattering.position_dtype = narrowest
+
+  def winners_only(i, dtype):
+    best = jnp.zeros((n, n), dtype)
+    pos = jnp.broadcast_to(lax.iota(dtype, n)[None, :], (n, n))
+    return best.at[rows, i].max(pos)
+
+  want_w = np.zeros((n, n), np.uint32)
+  np.put_along_axis(want_w, i, np.broadcast_to(np.arange(n, dtype=np.uint32), (n, n)), axis=1)
+  for dtype in (jnp.uint16, jnp.uint32):
+    fn = jax.jit(lambda i, d=dtype: winners_only(i, d))
+    report(
+      f"scatter-max only, {jnp.dtype(dtype).name}", fn, (idd,), want_w.astype(dtype), moved, ceiling
+    )
+
+
+if __name__ == "__main__":
+  main()
