@@ -883,15 +883,7 @@ def gather_nd1_case(sizes: tuple[tuple[int, int, int, int], int], rng) -> Case:
   )
 
 
-@case(
-  "GATHER",
-  sizes={
-    "large": ((1 << 20, 256), 65536),
-    "small": ((1 << 16, 256), 65536),
-    "tiny": ((16, 8), 12),
-  },
-  variants={"gather_rows": dict(axis=0)},
-)
+# Decorators register bottom up: the rows' case first.
 @case(
   "GATHER",
   sizes={
@@ -900,6 +892,15 @@ def gather_nd1_case(sizes: tuple[tuple[int, int, int, int], int], rng) -> Case:
     "tiny": ((6, 10), 7),
   },
   variants={"gather_axis1": dict(axis=1)},
+)
+@case(
+  "GATHER",
+  sizes={
+    "large": ((1 << 20, 256), 65536),
+    "small": ((1 << 16, 256), 65536),
+    "tiny": ((16, 8), 12),
+  },
+  variants={"gather_rows": dict(axis=0)},
 )
 def gather_case(sizes: tuple[tuple[int, int], int], rng, *, axis: int) -> Case:
   """GATHER of a 2-D float32 input along `axis`: `sizes` is the input's shape and the count of
