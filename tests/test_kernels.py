@@ -20,6 +20,7 @@ from dml_jax._src.kernels import (
   gather_elements_rows_triton,
   gather_elements_strips_triton,
   gather_nd_rows_triton,
+  scatter_elements_rows_triton,
   tile_copies_triton,
 )
 from tests.helpers import assert_bits_equal, kernel_data, kernel_indices
@@ -351,3 +352,85 @@ def test_tile_gradient_on_copies_kernel_shapes_sums_the_copies(monkeypatch):
   w = rng.integers(-3, 4, (12, 512)).astype(np.float32)
   grad = jax.grad(lambda x: (dml.tile(x, repeats=(3, 1)) * w).sum())(x)
   np.testing.assert_array_equal(grad, w.reshape(3, 4, 512).sum(0))
+
+
+# --------------------------------------------------------------------------- #
+# SCATTER_ELEMENTS: the row kernel (winners settled by atomics in a scratch row)
+# --------------------------------------------------------------------------- #
+
+
+def _scatter_case(rng, data_type, index_type, rows, width, count):
+  """Data, raw indices (many repeats, negative and out of range where the type allows) and
+  updates for SCATTER_ELEMENTS along the last axis."""
+  x = kernel_data(rng, data_type, (rows, width))
+  low = 0 if np.dtype(index_type).kind == "u" else -width - 3
+  i = rng.integers(low, width + 3, (rows, count)).astype(index_type)
+  u = kernel_data(rng, data_type, (rows, count))
+  return x, i, u
+
+
+@pytest.mark.parametrize(
+  "data_type", [np.float32, np.int32, np.uint32], ids=lambda t: np.dtype(t).name
+)
+@pytest.mark.parametrize("index_type", [np.int32, np.uint32], ids=["int32", "uint32"])
+@pytest.mark.parametrize("rows, width, count", [(4, 16, 16), (6, 32, 16), (2048, 16, 32)])
+def test_scatter_rows_body_matches_reference(data_type, index_type, rows, width, count):
+  x, i, u = _scatter_case(np.random.default_rng(11), data_type, index_type, rows, width, count)
+  out = scatter_elements_rows_triton.scatter_rows(
+    jnp.asarray(x), jnp.asarray(i), jnp.asarray(u), interpret=True
+  )
+  assert_bits_equal(out, reference.scatter_elements(x, i, u, axis=1))
+
+
+def test_scatter_rows_apply_to_the_last_axis_with_32_bit_data_and_indices():
+  applies = scatter_elements_rows_triton.applies
+  f32, i32, u32 = np.dtype(np.float32), np.dtype(np.int32), np.dtype(np.uint32)
+  assert applies((8192, 8192), (8192, 8192), f32, i32, 1)
+  assert applies((3, 5, 64), (3, 5, 16), np.dtype(np.int32), u32, 2)
+  assert not applies((8192, 8192), (8192, 8192), f32, i32, 0)  # not the last axis
+  assert not applies((8, 8192), (8, 8192), np.dtype(np.float16), i32, 1)  # 16-bit data
+  assert not applies((8, 8192), (8, 8192), f32, np.dtype(np.int64), 1)  # 64-bit indices
+  assert not applies((8, 100), (8, 64), f32, i32, 1)  # not a power of two
+  assert not applies((8, 16384), (8, 64), f32, i32, 1)  # a row past the registers
+  assert not applies((8, 8), (8, 8), f32, i32, 1)  # too short to gain
+
+
+def test_scatter_rows_never_apply_without_pallas_triton(monkeypatch):
+  _without_pallas_triton(monkeypatch)
+  f32, i32 = np.dtype(np.float32), np.dtype(np.int32)
+  assert not scatter_elements_rows_triton.applies((64, 64), (64, 64), f32, i32, 1)
+
+
+@pytest.mark.parametrize("data_type", [np.float32, np.int32], ids=["float32", "int32"])
+def test_scatter_elements_on_kernel_shapes_is_the_same_on_every_run(data_type):
+  # Many repeated targets: on a GPU the kernel's atomics run in any order, and the winner must
+  # still be the last update in row-major order, every time.
+  rng = np.random.default_rng(12)
+  x, i, u = _scatter_case(rng, data_type, np.int32, 64, 16, 64)
+  want = reference.scatter_elements(x, i, u, axis=1)
+  f = jax.jit(lambda x, i, u: dml.scatter_elements(x, i, u, axis=1))
+  for _ in range(10):
+    np.testing.assert_array_equal(f(x, i, u), want)
+  batched = jax.vmap(lambda x, i, u: dml.scatter_elements(x, i, u, axis=1))(
+    np.stack([x, x]), np.stack([i, i[::-1]]), np.stack([u, u])
+  )
+  np.testing.assert_array_equal(batched[1], reference.scatter_elements(x, i[::-1], u, axis=1))
+
+
+def test_scatter_elements_gradient_on_kernel_shapes_follows_the_policy():
+  rng = np.random.default_rng(13)
+  x, i, u = _scatter_case(rng, np.float32, np.int32, 8, 16, 32)
+  w = rng.integers(-3, 4, x.shape).astype(np.float32)
+  dx, du = jax.grad(lambda x, u: (dml.scatter_elements(x, i, u, axis=1) * w).sum(), (0, 1))(x, u)
+  # The same gradient as the lax form's (the policy's), which the other platforms take.
+  from dml_jax._src import registry
+
+  desc = registry.lookup("SCATTER_ELEMENTS")(
+    dml.TensorDesc("FLOAT32", x.shape),
+    dml.TensorDesc("INT32", i.shape),
+    dml.TensorDesc("FLOAT32", u.shape),
+    axis=1,
+  )
+  lax_dx, lax_du = jax.grad(lambda x, u: (desc._scatter(x, i, u) * w).sum(), (0, 1))(x, u)
+  np.testing.assert_array_equal(dx, lax_dx)
+  np.testing.assert_array_equal(du, lax_du)

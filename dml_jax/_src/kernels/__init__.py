@@ -10,6 +10,8 @@ frozen config argument (None: the module's DEFAULT):
   reverse_subsequences_strips_mosaic  REVERSE_SUBSEQUENCES with per-lane lengths, strips of
                                       lanes staged in shared memory by TMA
   tile_copies_triton                  TILE with one repeated dimension, the input read once
+  scatter_elements_rows_triton        SCATTER_ELEMENTS along the last axis, each row's winners
+                                      settled by atomics in a scratch row
 
 `forms` decides, per backend, between a kernel and the lax lowering an operator hands it (and
 between lax forms where XLA:CPU runs one faster: JOIN's); its functions are what the operator
@@ -22,7 +24,15 @@ from dml_jax._src.kernels.forms import (
   gather_nd,
   join,
   reverse_subsequences_per_lane,
+  scatter_elements,
   tile,
 )
 
-__all__ = ["gather_elements", "gather_nd", "join", "reverse_subsequences_per_lane", "tile"]
+__all__ = [
+  "gather_elements",
+  "gather_nd",
+  "join",
+  "reverse_subsequences_per_lane",
+  "scatter_elements",
+  "tile",
+]

@@ -24,6 +24,7 @@ from dml_jax._src.kernels import (
   gather_elements_strips_triton,
   gather_nd_rows_triton,
   reverse_subsequences_strips_mosaic,
+  scatter_elements_rows_triton,
   tile_copies_triton,
 )
 
@@ -111,6 +112,41 @@ def reverse_subsequences_per_lane(
     gpu = functools.partial(_reverse_lanes_or_strips, axis=axis, rows=fresh(rows))
     default = functools.partial(on_cuda, gpu, lanes)
   return lax.platform_dependent(input, lengths, cpu=cpu, default=default)
+
+
+def scatter_elements(
+  input: jax.Array,
+  indices: jax.Array,
+  updates: jax.Array,
+  axis: int,
+  *,
+  fallback: Callable[[jax.Array, jax.Array, jax.Array], jax.Array],
+) -> jax.Array:
+  """SCATTER_ELEMENTS along `axis`: the row kernel (the last axis, 32-bit data and indices) on
+  CUDA GPUs where it applies, else `fallback(input, indices, updates)`; `indices` are raw.
+
+  The gradient is fallback's, with respect to the input and the updates.
+
+  Examples:
+    >>> x = np.zeros(4, np.float32)
+    >>> put = lambda x, i, u: jnp.asarray(x).at[i].set(u)
+    >>> scatter_elements(x, np.array([3, 1]), np.array([5.0, 6.0], np.float32), 0, fallback=put)
+    Array([0., 6., 0., 5.], dtype=float32)
+  """
+  shapes = (input.shape, indices.shape, input.dtype, indices.dtype, axis)
+  if not scatter_elements_rows_triton.applies(*shapes):
+    return fallback(input, indices, updates)
+  kernel = functools.partial(scatter_elements_rows_triton.scatter_rows, interpret=False)
+  kernel_or_lax = jax.custom_vjp(kernel)
+
+  def backward(residuals, cotangent):
+    x, i, u = residuals
+    _, vjp = jax.vjp(lambda x, u: fallback(x, i, u), x, u)
+    dx, du = vjp(cotangent)
+    return dx, np.zeros(i.shape, jax.dtypes.float0), du
+
+  kernel_or_lax.defvjp(lambda x, i, u: (kernel(x, i, u), (x, i, u)), backward)
+  return lax.platform_dependent(input, indices, updates, cuda=kernel_or_lax, default=fallback)
 
 
 def tile(

@@ -29,7 +29,7 @@ import numpy as np
 from jax import lax
 from jax.typing import ArrayLike
 
-from dml_jax._src import arguments, checked, dispatch, registry, rules, scattering
+from dml_jax._src import arguments, checked, dispatch, kernels, registry, rules, scattering
 from dml_jax._src.descriptor import OperatorDesc
 from dml_jax._src.dtypes import ALL_DATA, INDEX_TYPES, UP_TO_32_BIT, DataType
 from dml_jax._src.errors import Checker
@@ -138,6 +138,15 @@ class ScatterElementsDesc(OperatorDesc):
   def lower(self, input: jax.Array, indices: jax.Array, updates: jax.Array) -> jax.Array:
     axis, size = self.axis, self.input_tensor.sizes[self.axis]
     checked.check_indices(self.OPERATOR, indices, size, axis)
+    if checked.CHECKED_INDICES.value:  # the lax form, which also reports duplicate targets
+      return self._scatter(input, indices, updates, report=True)
+    return kernels.scatter_elements(input, indices, updates, axis, fallback=self._scatter)
+
+  def _scatter(
+    self, input: jax.Array, indices: jax.Array, updates: jax.Array, *, report: bool = False
+  ) -> jax.Array:
+    """The lax form: winners settled by a scatter-max of positions (`scattering`)."""
+    axis, size = self.axis, self.input_tensor.sizes[self.axis]
     index, keep = scattering.targets(indices, size)
     batch = tuple(d for d in range(input.ndim) if d != axis)
     numbers = lax.ScatterDimensionNumbers(
@@ -166,7 +175,7 @@ class ScatterElementsDesc(OperatorDesc):
       winner_shape=input.shape,
       winner_dimension_numbers=numbers,
     )
-    if loses is not None:
+    if report and loses is not None:
 
       def describe() -> checked.Positions:
         coordinates = [lax.broadcasted_iota(np.int32, indices.shape, d) for d in range(input.ndim)]
