@@ -12,11 +12,15 @@ the byte order mark is not acted on (big-endian files are read as they are); eve
 byte after the header is data, zero-extended to the shape's size when shorter.
 
 Examples:
+  >>> import numpy as np
   >>> data = npy_bytes(np.arange(6, dtype=np.float32).tobytes(), DataType.FLOAT32, [2, 3])
-  >>> data[10:64]
-  b"{'descr':'<f4', 'fortran_order':False, 'shape':(2,3,), }          \\n"
-  >>> read_npy(data)
-  (<DataType.FLOAT32: 1>, b'\\x00\\x00\\x00\\x00\\x00\\x00\\x80?\\x00\\x00\\x00@\\x00\\x00@@\\x00\\x00\\x80@\\x00\\x00\\xa0@')
+  >>> len(data), data[:10], data[127:128]                 # a 128-byte header, then 24 bytes
+  (152, b'\\x93NUMPY\\x01\\x00v\\x00', b'\\n')
+  >>> data[10:127].rstrip()
+  b"{'descr':'<f4', 'fortran_order':False, 'shape':(2,3,), }"
+  >>> data_type, values = read_npy(data)
+  >>> data_type, np.frombuffer(values, np.float32)
+  (<DataType.FLOAT32: 1>, array([0., 1., 2., 3., 4., 5.], dtype=float32))
 """
 
 from __future__ import annotations

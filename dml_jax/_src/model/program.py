@@ -477,7 +477,8 @@ def load_model(
   """Loads a DxDispatch model: a .json file's path, JSON text, or the parsed document.
 
   Args:
-    model: a path to the model file, its text (starting with ``{``), or a dict.
+    model: a path to the model file, its text (anything holding ``{`` that is not an
+      existing path), or a dict.
     feature_level: the DML_FEATURE_LEVEL to validate the dispatchables at (default:
       the newest).
     input_path: where ``sourcePath`` files are looked for first (default: the model
@@ -495,7 +496,7 @@ def load_model(
   base = pathlib.Path(input_path) if input_path is not None else None
   if isinstance(model, Mapping):
     document: Any = model
-  elif isinstance(model, str) and model.lstrip().startswith("{"):
+  elif isinstance(model, str) and ("{" in model or "\n" in model) and not os.path.exists(model):
     source = "<text>"
     document = _parse_text(model, source)
   else:
