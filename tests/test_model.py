@@ -627,3 +627,18 @@ def test_load_model_from_text_and_path():
   assert "join_ranges.json" in repr(model)
   with pytest.raises(FileNotFoundError):
     dml.load_model(EXAMPLES / "nope.json")
+
+
+def test_the_readme_model_prints_what_the_readme_shows():
+  readme = (EXAMPLES.parent / "README.md").read_text()
+  section = readme[readme.index("## DirectML model files") :]
+  model_json = section[
+    section.index("```json\n") + 8 : section.index("```", section.index("```json\n") + 8)
+  ]
+  shown = section[
+    section.index("```text\n") + 8 : section.index("```", section.index("```text\n") + 8)
+  ]
+  command, expected = shown.split("\n", 1)
+  assert command == "$ python -m dml_jax run examples/join_ranges.json"
+  assert _stdout(json.loads(model_json)) == expected
+  assert expected == (EXAMPLES / "join_ranges.expected").read_text()  # the file prints it too

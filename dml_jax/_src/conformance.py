@@ -238,7 +238,8 @@ def main(argv: Sequence[str] | None = None) -> int:
   parser = argparse.ArgumentParser(
     prog="python -m dml_jax",
     description="Runs every DirectML fixture on JAX devices and reports pass/fail, bit for bit."
-    " Exits with status 1 if any example fails.",
+    " Exits with status 1 if any example fails. `python -m dml_jax run MODEL.json` runs a"
+    " DxDispatch model file instead (see `python -m dml_jax run --help`).",
   )
   parser.add_argument(
     "--device",
