@@ -18,7 +18,9 @@ from dml_jax._src.device import Runner as Runner
 from dml_jax._src.device import RunRecord as RunRecord
 from dml_jax._src.dtypes import DataType as DataType
 from dml_jax._src.errors import DmlBindingError as DmlBindingError
+from dml_jax._src.errors import DmlCommandError as DmlCommandError
 from dml_jax._src.errors import DmlError as DmlError
+from dml_jax._src.errors import DmlModelError as DmlModelError
 from dml_jax._src.errors import DmlValidationError as DmlValidationError
 from dml_jax._src.errors import UnknownOperatorError as UnknownOperatorError
 from dml_jax._src.errors import Violation as Violation
@@ -30,6 +32,8 @@ from dml_jax._src.explain import explain_html as explain_html
 from dml_jax._src.feature_level import FeatureLevel as FeatureLevel
 from dml_jax._src.fields import DmlField as DmlField
 from dml_jax._src.fields import FieldKind as FieldKind
+from dml_jax._src.model import Model as Model
+from dml_jax._src.model import load_model as load_model
 from dml_jax._src.ops.depth_space import DepthSpaceOrder as DepthSpaceOrder
 from dml_jax._src.ops.depth_space import DepthToSpace1Desc as DepthToSpace1Desc
 from dml_jax._src.ops.depth_space import DepthToSpaceDesc as DepthToSpaceDesc
@@ -149,6 +153,8 @@ __all__ = [
   "DmlIndexError",
   "UnknownOperatorError",
   "DmlBindingError",
+  "DmlModelError",
+  "DmlCommandError",
   "Violation",
   # Buffers and bindings: DirectML's tensor layer executed
   "Binding",
@@ -157,6 +163,9 @@ __all__ = [
   "execute",
   "compile_operator",
   "CompiledOperator",
+  # DirectML's model files (DxDispatch): python -m dml_jax run MODEL.json
+  "load_model",
+  "Model",
   # Devices
   "Runner",
   "RunRecord",

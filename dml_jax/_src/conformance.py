@@ -230,10 +230,16 @@ def _version_line() -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+  args_given = list(sys.argv[1:] if argv is None else argv)
+  if args_given[:1] == ["run"]:  # python -m dml_jax run MODEL.json: a DxDispatch model
+    from dml_jax._src.model import cli
+
+    return cli.main(args_given[1:])
   parser = argparse.ArgumentParser(
     prog="python -m dml_jax",
     description="Runs every DirectML fixture on JAX devices and reports pass/fail, bit for bit."
-    " Exits with status 1 if any example fails.",
+    " Exits with status 1 if any example fails. `python -m dml_jax run MODEL.json` runs a"
+    " DxDispatch model file instead (see `python -m dml_jax run --help`).",
   )
   parser.add_argument(
     "--device",
@@ -259,7 +265,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     action="store_true",
     help="print one JSON document instead of the tables (the summary line goes to stderr)",
   )
-  args = parser.parse_args(argv)
+  args = parser.parse_args(args_given)
   try:
     level = FeatureLevel.from_any(args.feature_level)
     if args.op:

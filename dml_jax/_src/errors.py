@@ -129,6 +129,42 @@ class DmlBindingError(DmlError, ValueError):
   """
 
 
+@public
+class DmlModelError(DmlError, ValueError):
+  """A DxDispatch model file that dml_jax cannot run, with every problem found, at once.
+
+  Each line of `problems` names where the problem is (a resource, a dispatchable and its
+  operator type, a command by index), the field, and what is wrong.
+  """
+
+  def __init__(self, source: str, problems: Sequence[str]):
+    self.source = source
+    self.problems = tuple(problems)
+    count = len(self.problems)
+    lines = [f"{source} cannot run ({count} problem{'s' if count != 1 else ''}):"]
+    lines += [f"  - {p}" for p in self.problems]
+    super().__init__("\n".join(lines))
+
+  def __reduce__(self):
+    return type(self), (self.source, self.problems)
+
+
+@public
+class DmlCommandError(DmlError, ValueError):
+  """A model's command that failed while the commands ran: the run stops there.
+
+  `index` is the command's position in the model's command list; the commands before it
+  ran (their output stands), none after it did.
+  """
+
+  def __init__(self, index: int, message: str):
+    self.index = index
+    super().__init__(message)
+
+  def __reduce__(self):
+    return type(self), (self.index, self.args[0])
+
+
 class Checker:
   """Collects violations for one descriptor at one feature level."""
 

@@ -1,0 +1,520 @@
+"""A DxDispatch model loaded, validated and run: `load_model` and `Model`.
+
+Loading parses the whole file and checks everything that DxDispatch checks before its
+first command: every resource is built, every dispatchable parsed and validated (as
+DirectML's CreateOperator would, at the chosen feature level), every name a command or a
+dispatchable's ``bindings`` uses exists, and the inputs flagged OWNED_BY_DML have their
+initialization bindings. Every problem is reported at once, in one `DmlModelError`.
+
+Running executes the commands in order on persistent buffers (one byte array per
+resource, ``sizeInBytes`` long), as one XLA program: each dispatch reads its inputs
+from the buffers and writes its outputs into them (`dml.compile_operator`, the bindings
+of `dml.Binding`), so the whole command list becomes a chain of buffer updates that XLA
+compiles once, with no round trip to the host between dispatches. A print or writeFile
+takes the buffer as it is at that point of the chain (the program returns those
+snapshots too), and what they show is made on the host after the program ran.
+
+A dispatch binds each source at byte ``elementOffset * element size`` (the source's
+``elementSizeInBytes``, else the buffer's element size), the view running to the
+buffer's end (``elementCount`` plays no part). DirectML's binding rules apply (an
+offset that is a multiple of 16, a view at least TotalTensorSizeInBytes, ...), and the
+library's: an output bound to a buffer that is also an input is refused, except for the
+operators with an in-place form (ELEMENT_WISE_IDENTITY and the fills). A dispatch that
+breaks one stops the run there: the commands before it ran, none after it does
+(`DmlCommandError`). OWNED_BY_DML inputs are read from the buffers' initial contents.
+
+Examples:
+  >>> import dml_jax as dml
+  >>> model = dml.load_model({
+  ...   "resources": {
+  ...     "A": {"initialValuesDataType": "FLOAT32", "initialValues": [1, 2, 3, 4]},
+  ...     "B": {"initialValuesDataType": "FLOAT32", "initialValues": {"value": 0, "valueCount": 4}},
+  ...   },
+  ...   "dispatchables": {"copy": {"type": "ELEMENT_WISE_IDENTITY", "desc": {
+  ...     "InputTensor": {"DataType": "FLOAT32", "Sizes": [4]},
+  ...     "OutputTensor": {"DataType": "FLOAT32", "Sizes": [4]},
+  ...     "ScaleBias": {"Scale": 0.5, "Bias": 1}}}},
+  ...   "commands": [{"type": "dispatch", "dispatchable": "copy", "bindings": {"InputTensor": "A", "OutputTensor": "B"}},
+  ...                {"type": "print", "resource": "B"}],
+  ... })
+  >>> model.run()["B"]
+  array([1.5, 2. , 2.5, 3. ], dtype=float32)
+  >>> print(model.execute().stdout, end="")
+  Resource 'B': 1.5, 2, 2.5, 3
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import pathlib
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import jax
+import numpy as np
+
+from dml_jax._src import device as device_lib
+from dml_jax._src.buffers import Binding
+from dml_jax._src.errors import DmlCommandError, DmlModelError
+from dml_jax._src.execute import CompiledOperator
+from dml_jax._src.feature_level import FeatureLevel, FeatureLevelLike
+from dml_jax._src.model import jsonc, npy
+from dml_jax._src.model.commands import Command, Dispatch, Print, WriteFile, describe, parse_command
+from dml_jax._src.model.dispatchables import Dispatchable, Source, parse_dispatchable, validate
+from dml_jax._src.model.printing import PrintError, print_text
+from dml_jax._src.model.resources import FieldError, Resource, parse_resource
+from dml_jax._src.tensor_desc import TensorFlags
+
+Buffers = dict[str, jax.Array]
+
+
+@dataclasses.dataclass(frozen=True)
+class Output:
+  """What a print or writeFile command shows: the command's index, the command, and the
+  buffer's bytes at that point of the run."""
+
+  index: int
+  command: Print | WriteFile
+  data: bytes
+
+
+@dataclasses.dataclass
+class RunResult:
+  """One run of a model's commands.
+
+  Attributes:
+    buffers: every resource's final bytes (a uint8 array of ``sizeInBytes``).
+    outputs: the prints' and writeFiles' buffers, in command order.
+    error: the command error that stopped the run, or None.
+    model: the model that ran.
+  """
+
+  buffers: dict[str, np.ndarray]
+  outputs: list[Output]
+  error: DmlCommandError | None
+  model: Model
+
+  @property
+  def stdout(self) -> str:
+    """What the prints write (INT8/UINT8 bytes read as Latin-1 characters)."""
+    return b"".join(self.print_bytes()).decode("latin-1")
+
+  def print_bytes(self) -> list[bytes]:
+    """Each print's text as bytes, as DxDispatch writes it to stdout."""
+    found = []
+    for output in self.outputs:
+      if isinstance(output.command, Print):
+        resource = self.model.resources[output.command.resource]
+        found.append(
+          print_text(
+            resource.name,
+            resource.data_type,
+            output.data,
+            len(resource.initial),
+            verbose=output.command.verbose,
+          )
+        )
+    return found
+
+  def typed(self) -> dict[str, np.ndarray]:
+    """The final buffers as arrays of their element types (`Model.typed`)."""
+    return self.model.typed(self.buffers)
+
+
+def file_bytes(resource: Resource, data: bytes, command: WriteFile) -> bytes:
+  """The bytes writeFile puts in its file: .npy (DxDispatch's header) or the raw buffer.
+
+  Raises:
+    ValueError: for an image target, or a .npy of a buffer with no type and no dimensions.
+  """
+  extension = pathlib.PurePath(command.target_path).suffix.lower()
+  if extension in (".jpg", ".png"):
+    raise ValueError(f"image files ({extension}) are not supported by dml_jax")
+  if extension != ".npy":
+    return data
+  dimensions = command.dimensions
+  if dimensions is None:
+    if not resource.element_size:
+      raise ValueError(
+        "the buffer has no element type (a mixed-list initializer): give 'dimensions'"
+      )
+    dimensions = (resource.size_in_bytes // resource.element_size,)
+  return npy.npy_bytes(data, resource.data_type, dimensions)
+
+
+def target_path(command: WriteFile, output_path: str | os.PathLike[str] | None) -> pathlib.Path:
+  """Where writeFile writes: targetPath under the output path (default: the current
+  directory); an absolute targetPath stands as it is."""
+  base = pathlib.Path(output_path) if output_path is not None else pathlib.Path.cwd()
+  return (base / command.target_path).absolute()
+
+
+class Model:
+  """A DxDispatch model: its resources, dispatchables and commands, validated.
+
+  Use `load_model` to make one. `run` returns the final buffers; `execute` also gives
+  what the prints and writeFiles show; `as_function` is the command list as one jitted
+  function of the buffers.
+
+  Attributes:
+    source: where the model came from (a path, or "<dict>").
+    resources: name -> `Resource`, in file order.
+    dispatchables: name -> `Dispatchable`.
+    commands: the commands, in order.
+    feature_level: the DML_FEATURE_LEVEL the dispatchables were validated at.
+    warnings: members the model holds that DxDispatch ignores (a misspelled field, ...).
+  """
+
+  def __init__(
+    self,
+    document: Any,
+    *,
+    source: str = "<dict>",
+    input_path: pathlib.Path | None = None,
+    feature_level: FeatureLevelLike = None,
+  ) -> None:
+    self.source = source
+    self.feature_level = FeatureLevel.from_any(feature_level)
+    self.input_path = input_path if input_path is not None else pathlib.Path.cwd()
+    self.resources: dict[str, Resource] = {}
+    self.dispatchables: dict[str, Dispatchable] = {}
+    self.commands: list[Command] = []
+    self.warnings: list[str] = []
+    problems = self._parse(document)
+    if problems:
+      raise DmlModelError(source, problems)
+    self._programs: dict[int, Callable[..., Any]] = {}
+
+  # -- loading -------------------------------------------------------------------------
+
+  def _parse(self, document: Any) -> list[str]:
+    if not isinstance(document, Mapping):
+      return [f"the model must be a JSON object; got {type(document).__name__}"]
+    problems: list[str] = []
+    sections = (
+      ("resources", Mapping, "Expected an object named 'resources'"),
+      ("dispatchables", Mapping, "Expected an object named 'dispatchables'"),
+      ("commands", list, "Expected an array field named 'commands'"),
+    )
+    for key, kind, message in sections:
+      if not isinstance(document.get(key), kind):
+        problems.append(message)
+    if problems:
+      return problems
+    for name, entry in _pairs(document["resources"]):
+      try:
+        self.resources[name] = parse_resource(name, entry, self.input_path)
+      except FieldError as error:
+        problems.append(f"resource '{name}': {error}")
+    declared_resources = {name for name, _ in _pairs(document["resources"])}
+    for name, entry in _pairs(document["dispatchables"]):
+      dispatchable, found, warnings = parse_dispatchable(name, entry)
+      problems += found
+      self.warnings += warnings
+      if dispatchable is not None:
+        self.dispatchables[name] = dispatchable
+        problems += validate(dispatchable, self.feature_level)
+        problems += self._check_init_bindings(dispatchable, declared_resources)
+    declared_dispatchables = {name for name, _ in _pairs(document["dispatchables"])}
+    for i, entry in enumerate(document["commands"]):
+      try:
+        command = parse_command(entry)
+      except FieldError as error:
+        problems.append(f"command {i}: {error}")
+        continue
+      self.commands.append(command)
+      problems += [
+        f"command {i} ({describe(command)}): {p}"
+        for p in _references(command, declared_resources, declared_dispatchables)
+      ]
+    return problems
+
+  def _check_init_bindings(self, dispatchable: Dispatchable, resources: set[str]) -> list[str]:
+    problems = []
+    owned = {
+      row
+      for _, row, tensor in dispatchable.desc.dml_inputs()
+      if tensor.flags & TensorFlags.OWNED_BY_DML
+    }
+    points = dispatchable.bind_points(output=False)
+    for point, sources in dispatchable.init_bindings.items():
+      for source in sources:
+        if source.name not in resources:
+          problems.append(
+            f"{dispatchable.where}: bindings.{point}: DML dispatchable attempts to bind resource"
+            f" '{source.name}' for initialization, which does not exist in the model"
+          )
+      if point in points and point not in owned:
+        problems.append(
+          f"{dispatchable.where}: bindings.{point}: only inputs flagged OWNED_BY_DML are bound"
+          f" at initialization; bind {point} in the dispatch command instead"
+        )
+      elif point in points and len(sources) != points[point]:
+        problems.append(
+          f"{dispatchable.where}: bindings.{point}: Bind point '{point}' requires"
+          f" {points[point]} resources, but {len(sources)} were bound."
+        )
+    for point in sorted(owned - set(dispatchable.init_bindings)):
+      problems.append(
+        f"{dispatchable.where}: {point} is OWNED_BY_DML: give its resource in the"
+        f' dispatchable\'s "bindings" (DirectML copies it when the operator is initialized)'
+      )
+    return problems
+
+  # -- buffers ---------------------------------------------------------------------------
+
+  def initial_buffers(self, device: Any = None) -> Buffers:
+    """Every resource's initial bytes (uint8 arrays of ``sizeInBytes``), on `device`."""
+    target = device_lib.resolve(device)
+    return {name: jax.device_put(r.image(), target) for name, r in self.resources.items()}
+
+  def typed(self, buffers: Mapping[str, Any]) -> dict[str, np.ndarray]:
+    """Buffers' bytes as NumPy arrays of each resource's element type (whole elements
+    only: ``sizeInBytes // element size`` of them; uint8 for a mixed list)."""
+    found = {}
+    for name, data in buffers.items():
+      resource = self.resources[name]
+      raw = np.asarray(data).tobytes()
+      dtype = resource.data_type.numpy_dtype or np.dtype(np.uint8)
+      found[name] = np.frombuffer(raw, dtype, count=len(raw) // dtype.itemsize).copy()
+    return found
+
+  # -- running ---------------------------------------------------------------------------
+
+  def _commands(self, buffers: Buffers, until: int) -> tuple[Buffers, list[jax.Array]]:
+    """The commands before `until` on `buffers`: the final buffers, and the buffer of
+    each print and writeFile as it stands at that command."""
+    buffers = dict(buffers)
+    initial = dict(buffers)
+    operators: dict[str, CompiledOperator] = {}
+    snapshots = []
+    for i, command in enumerate(self.commands[:until]):
+      if isinstance(command, Dispatch):
+        try:
+          self._dispatch(command, buffers, initial, operators)
+        except (ValueError, TypeError) as error:
+          raise DmlCommandError(i, f"command {i} ({describe(command)}): {error}") from error
+      else:
+        snapshots.append(buffers[command.resource])
+    return buffers, snapshots
+
+  def _dispatch(
+    self,
+    command: Dispatch,
+    buffers: Buffers,
+    initial: Buffers,
+    operators: dict[str, CompiledOperator],
+  ) -> None:
+    dispatchable = self.dispatchables[command.dispatchable]
+    op = operators.get(command.dispatchable)
+    if op is None:  # initialized once per run, from the buffers' initial contents
+      op = CompiledOperator(dispatchable.desc, self.feature_level)
+      if op.owned_inputs:
+        op.initialize(
+          self._bindings(dispatchable, dispatchable.init_bindings, initial, False, True)
+        )
+      operators[command.dispatchable] = op
+    inputs = self._bindings(dispatchable, command.bindings, buffers, False, False)
+    outputs = self._bindings(dispatchable, command.bindings, buffers, True, False)
+    results = op.execute(inputs, outputs)  # type: ignore[arg-type]
+    sources = [s for point in dispatchable.bind_points(True) for s in command.bindings[point]]
+    for source, result in zip(sources, results, strict=True):
+      buffers[source.name] = result
+
+  def _bindings(
+    self,
+    dispatchable: Dispatchable,
+    bindings: Mapping[str, tuple[Source, ...]],
+    buffers: Buffers,
+    output: bool,
+    initialization: bool,
+  ) -> list[Binding | None]:
+    """One Binding (or None) per tensor of the bind points, in struct order."""
+    entries = (
+      dispatchable.desc.dml_outputs(inferred=True) if output else dispatchable.desc.dml_inputs()
+    )
+    owned = {row for _, row, t in entries if t is not None and t.flags & TensorFlags.OWNED_BY_DML}
+    found: list[Binding | None] = []
+    for point, count in dispatchable.bind_points(output).items():
+      sources = bindings.get(point)
+      if sources is None or (initialization and point not in owned):
+        if not initialization and point not in owned:
+          raise ValueError(
+            f"Bind point '{point}' is not bound: DirectML needs a resource for every tensor"
+            f' of {dispatchable.where} but those flagged OWNED_BY_DML; add "{point}" to the'
+            " command's bindings"
+          )
+        found += [None] * count
+        continue
+      if len(sources) != count:
+        raise ValueError(
+          f"Bind point '{point}' requires {count} resources, but {len(sources)} were bound."
+        )
+      for source in sources:
+        resource = self.resources[source.name]
+        size = source.element_size_in_bytes or resource.element_size
+        found.append(Binding(buffers[source.name], source.element_offset * size))
+    return found
+
+  def _program(self, until: int) -> Callable[..., Any]:
+    program = self._programs.get(until)
+    if program is None:
+      program = jax.jit(lambda buffers: self._commands(buffers, until))
+      self._programs[until] = program
+    return program
+
+  def execute(self, device: Any = None) -> RunResult:
+    """Runs the commands in order, as one XLA program on `device` (None: JAX's default;
+    "cpu", "gpu", "tpu" or a jax.Device). Nothing is printed or written: the result holds
+    what the prints and writeFiles show (`RunResult.print_bytes`, `file_bytes`).
+
+    A dispatch whose binding DirectML would refuse stops the run: the result then holds
+    the commands before it, and the error (`RunResult.error`)."""
+    initial = self.initial_buffers(device)
+    error = None
+    try:
+      final, snapshots = self._program(len(self.commands))(initial)
+    except DmlCommandError as stopped:
+      error = stopped
+      final, snapshots = self._program(stopped.index)(initial)
+    shown = [(i, c) for i, c in enumerate(self.commands) if isinstance(c, Print | WriteFile)]
+    outputs = [
+      Output(i, c, np.asarray(data).tobytes())
+      for (i, c), data in zip(shown, snapshots, strict=False)
+    ]
+    return RunResult({k: np.asarray(v) for k, v in final.items()}, outputs, error, self)
+
+  def run(self, device: Any = None) -> dict[str, np.ndarray]:
+    """Runs the commands and returns the final buffers: name -> NumPy array of the
+    resource's element type (see `typed`).
+
+    Raises:
+      DmlCommandError: a dispatch DirectML would refuse (the run stops there)."""
+    result = self.execute(device)
+    if result.error is not None:
+      raise result.error
+    return result.typed()
+
+  def as_function(self) -> Callable[[Mapping[str, Any]], Buffers]:
+    """The command list as one jitted function: initial buffers -> final buffers.
+
+    Its argument and result map every resource name to the buffer's bytes (a uint8
+    array of ``sizeInBytes``; `initial_buffers` gives the model's own); every dispatch
+    is part of one XLA program, compiled on the first call. Prints and writeFiles do
+    nothing here (see `execute`).
+
+    Raises (when called):
+      DmlCommandError: a dispatch DirectML would refuse.
+    """
+    until = len(self.commands)
+    return jax.jit(lambda buffers: self._commands(dict(buffers), until)[0])
+
+  def check_prints(self) -> list[str]:
+    """Problems of the prints: a buffer with no element type cannot be printed."""
+    found = []
+    for i, command in enumerate(self.commands):
+      if isinstance(command, Print):
+        resource = self.resources[command.resource]
+        try:
+          print_text(resource.name, resource.data_type, b"", 0)
+        except PrintError as error:
+          found.append(f"command {i} ({describe(command)}): {error}")
+    return found
+
+  def uses_64_bit(self) -> bool:
+    """Whether a dispatchable has a 64-bit tensor (which needs jax_enable_x64)."""
+    for dispatchable in self.dispatchables.values():
+      tensors = [t for _, t, _ in dispatchable.desc.dml_tensors() if t is not None]
+      if any(t.data_type.is_64_bit for t in tensors):
+        return True
+    return False
+
+  def __repr__(self) -> str:
+    return (
+      f"<Model {self.source}: {len(self.resources)} resources, {len(self.dispatchables)}"
+      f" dispatchables, {len(self.commands)} commands, FL {self.feature_level}>"
+    )
+
+
+def _pairs(mapping: Mapping[str, Any]) -> list[tuple[str, Any]]:
+  """Every (name, value), duplicates too (the later one wins in the name maps)."""
+  return list(getattr(mapping, "pairs", mapping.items()))
+
+
+def _references(command: Command, resources: set[str], dispatchables: set[str]) -> list[str]:
+  if isinstance(command, Dispatch):
+    found = []
+    if command.dispatchable not in dispatchables:
+      found.append(
+        f"Command attempts to dispatch '{command.dispatchable}', which does not exist in the model"
+      )
+    for sources in command.bindings.values():
+      for source in sources:
+        if source.name not in resources:
+          found.append(
+            f"Command attempts to bind resource '{source.name}', which does not exist in the model"
+          )
+    return found
+  if command.resource in resources:
+    return []
+  if isinstance(command, Print):
+    return [
+      f"Command attempts to print resource '{command.resource}', which does not exist in the model"
+    ]
+  return [
+    f"Command attempts to write to a file the resource '{command.resource}', which does not"
+    " exist in the model"
+  ]
+
+
+def load_model(
+  model: str | os.PathLike[str] | Mapping[str, Any],
+  *,
+  feature_level: FeatureLevelLike = None,
+  input_path: str | os.PathLike[str] | None = None,
+) -> Model:
+  """Loads a DxDispatch model: a .json file's path, JSON text, or the parsed document.
+
+  Args:
+    model: a path to the model file, its text (anything holding ``{`` that is not an
+      existing path), or a dict.
+    feature_level: the DML_FEATURE_LEVEL to validate the dispatchables at (default:
+      the newest).
+    input_path: where ``sourcePath`` files are looked for first (default: the model
+      file's directory; the current directory for text and dicts).
+
+  Returns:
+    The validated `Model`.
+
+  Raises:
+    DmlModelError: every problem of the model at once (each names the resource,
+      dispatchable and type, or command, and the field).
+    FileNotFoundError: for a model path that does not exist.
+  """
+  source = "<dict>"
+  base = pathlib.Path(input_path) if input_path is not None else None
+  if isinstance(model, Mapping):
+    document: Any = model
+  elif isinstance(model, str) and ("{" in model or "\n" in model) and not os.path.exists(model):
+    source = "<text>"
+    document = _parse_text(model, source)
+  else:
+    path = pathlib.Path(model)
+    if not path.exists() and base is not None and (base / path).exists():
+      path = base / path
+    if path.is_dir():
+      raise IsADirectoryError(f"{path} is a directory; give the model's .json file")
+    if not path.exists():
+      raise FileNotFoundError(f"no model file {path}")
+    source = str(path)
+    document = _parse_text(path.read_text(encoding="utf-8"), source)
+    base = base if base is not None else path.absolute().parent
+  return Model(document, source=source, input_path=base, feature_level=feature_level)
+
+
+def _parse_text(text: str, source: str) -> Any:
+  try:
+    return jsonc.parse(text)
+  except jsonc.JsonError as error:
+    raise DmlModelError(source, [str(error)]) from None

@@ -1,0 +1,262 @@
+"""A model's resources: byte buffers built from their initializers, as DxDispatch builds them.
+
+Every resource is a buffer of ``sizeInBytes`` bytes: its initializer's bytes at byte 0,
+zeros after them. Without ``sizeInBytes`` the size is the initializer's length rounded
+up to a multiple of 4; an explicit size is used as given, and must hold the initializer
+(plus ``initialValuesOffsetInBytes``, which is checked but never moves the data).
+
+``initialValues`` is one of:
+
+- an array of numbers, converted to ``initialValuesDataType`` (`scalars`);
+- an array of ``{"type": T, "value": v}`` objects when ``initialValuesDataType`` is
+  absent or UNKNOWN: each value converted to its own T and packed with no padding
+  (FLOAT16 is not allowed there); the buffer then has no element type;
+- ``{"value": v, "valueCount": n}``: n copies of v;
+- ``{"valueStart": a, "valueDelta": d, "valueCount": n}``: a, a + d, ... summed in the
+  element type;
+- ``{"sourcePath": "file"}``: a .npy file (its type is the buffer's) or, for any other
+  extension, the file's raw bytes (the type must be given).
+
+The buffer's element type (``initialValuesDataType``, or the .npy file's) is what print
+and writeFile show it as and the unit of a binding's ``elementOffset``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import pathlib
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from dml_jax._src.dtypes import DataType
+from dml_jax._src.model import npy, scalars
+from dml_jax._src.model.scalars import ConversionError
+
+
+class FieldError(ValueError):
+  """A problem with one field of a model entry: `field` names it (None: the entry)."""
+
+  def __init__(self, field: str | None, message: str) -> None:
+    self.field = field
+    super().__init__(message)
+
+  def __str__(self) -> str:
+    return f"{self.field}: {self.args[0]}" if self.field else str(self.args[0])
+
+
+@dataclasses.dataclass(frozen=True)
+class Resource:
+  """One buffer of a model.
+
+  Attributes:
+    name: the resource's name.
+    data_type: its element type (UNKNOWN for a mixed list).
+    initial: the initializer's bytes (what print shows, from byte 0).
+    size_in_bytes: the buffer's allocated size.
+  """
+
+  name: str
+  data_type: DataType
+  initial: bytes
+  size_in_bytes: int
+
+  @property
+  def element_size(self) -> int:
+    return scalars.element_size(self.data_type)
+
+  def image(self) -> np.ndarray:
+    """The buffer's initial bytes: the initializer, then zeros to `size_in_bytes`."""
+    out = np.zeros(self.size_in_bytes, np.uint8)
+    out[: len(self.initial)] = np.frombuffer(self.initial, np.uint8)
+    return out
+
+
+_TYPE_PREFIX = "DML_TENSOR_DATA_TYPE_"
+
+
+def parse_data_type(value: Any, field: str) -> DataType:
+  """A DML_TENSOR_DATA_TYPE string: the full name or the suffix, case-sensitive."""
+  if not isinstance(value, str):
+    raise FieldError(field, f"must be a DML_TENSOR_DATA_TYPE name (a string); got {value!r}")
+  bare = value.removeprefix(_TYPE_PREFIX)
+  if bare not in DataType.__members__:
+    raise FieldError(
+      field,
+      f"unknown DML_TENSOR_DATA_TYPE {value!r}; write one of {', '.join(DataType.__members__)}"
+      f" (case-sensitive, with or without {_TYPE_PREFIX})",
+    )
+  return DataType[bare]
+
+
+def parse_unsigned(value: Any, field: str, bits: int = 64) -> int:
+  if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 2**bits:
+    raise FieldError(field, f"Expected an unsigned integer (UINT{bits}); got {value!r}")
+  return value
+
+
+def resolve_source(source: str, input_path: pathlib.Path) -> pathlib.Path:
+  """A sourcePath as DxDispatch resolves it: under the input path if there, else as given."""
+  under = (input_path / source).absolute()
+  return under if under.exists() else pathlib.Path(source).absolute()
+
+
+def parse_resource(name: str, entry: Any, input_path: pathlib.Path) -> Resource:
+  """One resource entry as a Resource.
+
+  Raises:
+    FieldError: naming the field and DxDispatch's reason.
+  """
+  if not isinstance(entry, Mapping):
+    raise FieldError(None, f"a resource must be an object; got {type(entry).__name__}")
+  if "initialValues" not in entry:
+    raise FieldError(None, "Field 'initialValues' is required.")
+  data_type = DataType.UNKNOWN
+  if "initialValuesDataType" in entry:
+    data_type = parse_data_type(entry["initialValuesDataType"], "initialValuesDataType")
+  values = entry["initialValues"]
+  if isinstance(values, str):
+    if values != "deferred":
+      raise FieldError("initialValues", "The 'initialValuesDataType' only supports deferred")
+    raise FieldError(
+      "initialValues",
+      '"deferred" resources are filled by ONNX dispatchables only, which dml_jax does not run',
+    )
+  if isinstance(values, list):
+    if data_type == DataType.UNKNOWN:
+      initial = _list_initializer(values)
+    else:
+      _check_buffer_type(data_type, "initialValuesDataType")
+      initial = b"".join(
+        _convert(v, data_type, f"initialValues[{i}]") for i, v in enumerate(values)
+      )
+  elif isinstance(values, Mapping):
+    data_type, initial = _object_initializer(values, data_type, input_path, entry)
+  else:
+    raise FieldError(
+      None, "Field 'initialValues' must be an array of numbers, an object, or deferred."
+    )
+  if not initial:
+    raise FieldError("initialValues", "'initialValues' must be non-empty.")
+  offset = parse_unsigned(entry.get("initialValuesOffsetInBytes", 0), "initialValuesOffsetInBytes")
+  if "sizeInBytes" in entry:
+    size = parse_unsigned(entry["sizeInBytes"], "sizeInBytes")
+    if len(initial) + offset > size:
+      raise FieldError(
+        "sizeInBytes",
+        f"The buffer size ({size} bytes) is too small for the initialValues ({len(initial)}"
+        f" bytes) at offset {offset} bytes.",
+      )
+  else:
+    size = (len(initial) + 3) // 4 * 4
+  return Resource(name, data_type, initial, size)
+
+
+def _check_buffer_type(data_type: DataType, field: str) -> None:
+  if data_type not in scalars.BUFFER_TYPES:
+    raise FieldError(
+      field, f"Invalid tensor data type. ({data_type.name} buffers are not supported)"
+    )
+
+
+def _convert(value: Any, data_type: DataType, field: str) -> bytes:
+  try:
+    return scalars.element_bytes(value, data_type)
+  except ConversionError as error:
+    raise FieldError(field, str(error)) from None
+
+
+def _list_initializer(values: list[Any]) -> bytes:
+  parts = []
+  for i, item in enumerate(values):
+    where = f"initialValues[{i}]"
+    if not isinstance(item, Mapping):
+      raise FieldError(where, "Expected an object.")
+    for key in ("type", "value"):
+      if key not in item:
+        raise FieldError(where, f"Field '{key}' is required.")
+    data_type = parse_data_type(item["type"], f"{where}.type")
+    if data_type not in scalars.BUFFER_TYPES or data_type == DataType.FLOAT16:
+      raise FieldError(f"{where}.type", f"Data type not supported. ({data_type.name})")
+    parts.append(_convert(item["value"], data_type, f"{where}.value"))
+  return b"".join(parts)
+
+
+def _object_initializer(
+  values: Mapping[str, Any], data_type: DataType, input_path: pathlib.Path, entry: Mapping[str, Any]
+) -> tuple[DataType, bytes]:
+  if "value" in values:
+    if "valueStart" in values or "sourcePath" in values:
+      raise FieldError(
+        "initialValues", "'value' excludes 'valueStart' and 'sourcePath': give one of them"
+      )
+    _require_type(data_type)
+    count = _count(values)
+    return data_type, _convert(values["value"], data_type, "initialValues.value") * count
+  if "valueStart" in values:
+    _require_type(data_type)
+    count = _count(values)
+    for key in ("valueDelta",):
+      if key not in values:
+        raise FieldError("initialValues", f"Field '{key}' is required.")
+    _convert(values["valueStart"], data_type, "initialValues.valueStart")
+    _convert(values["valueDelta"], data_type, "initialValues.valueDelta")
+    return data_type, scalars.sequence(
+      values["valueStart"], values["valueDelta"], count, data_type
+    ).tobytes()
+  if "sourcePath" in values:
+    return _file_initializer(values, data_type, input_path, entry)
+  raise FieldError("initialValues", "Error parsing 'initialValues' object: unknown generator type.")
+
+
+def _require_type(data_type: DataType) -> None:
+  if data_type == DataType.UNKNOWN:
+    raise FieldError(None, "Field 'initialValuesDataType' is required.")
+  _check_buffer_type(data_type, "initialValuesDataType")
+
+
+def _count(values: Mapping[str, Any]) -> int:
+  if "valueCount" not in values:
+    raise FieldError("initialValues", "Field 'valueCount' is required.")
+  return parse_unsigned(values["valueCount"], "initialValues.valueCount", 32)
+
+
+def _file_initializer(
+  values: Mapping[str, Any], data_type: DataType, input_path: pathlib.Path, entry: Mapping[str, Any]
+) -> tuple[DataType, bytes]:
+  source = values["sourcePath"]
+  if not isinstance(source, str):
+    raise FieldError("initialValues.sourcePath", f"must be a path (a string); got {source!r}")
+  resample = entry.get("resampleSize", [])
+  if not isinstance(resample, list) or (resample and len(resample) != 4):
+    raise FieldError("resampleSize", "must be empty or hold exactly 4 sizes")
+  path = resolve_source(source, input_path)
+  extension = path.suffix.lower()
+  if extension in (".jpg", ".png"):
+    raise FieldError(
+      "initialValues.sourcePath", f"image files ({extension}) are not supported by dml_jax"
+    )
+  try:
+    content = path.read_bytes()
+  except OSError:
+    raise FieldError(
+      "initialValues.sourcePath", f"Given filename '{path}' could not be opened."
+    ) from None
+  if extension == ".npy":
+    try:
+      file_type, data = npy.read_npy(content)
+    except npy.NpyError as error:
+      raise FieldError("initialValues.sourcePath", f"{path}: {error}") from None
+    if file_type != DataType.UNKNOWN:
+      if data_type not in (DataType.UNKNOWN, file_type):
+        raise FieldError(
+          "initialValuesDataType",
+          f"Data type from file '{path}' does not match field 'initialValuesDataType'."
+          f" (the file holds {file_type.name}, the field says {data_type.name})",
+        )
+      return file_type, data
+    _require_type(data_type)
+    return data_type, data
+  _require_type(data_type)
+  return data_type, content
