@@ -246,7 +246,8 @@ def _json_float(value: Any, what: str) -> float:
   return as_float(value, what)
 
 
-_UNION_MEMBERS: dict[DataType | None, str] = {
+UNION_MEMBERS: dict[DataType | None, str] = {
+  DataType.FLOAT16: "UInt16",  # the raw half bits
   DataType.FLOAT32: "Float32",
   DataType.FLOAT64: "Float64",
   DataType.UINT8: "UInt8",
@@ -258,6 +259,7 @@ _UNION_MEMBERS: dict[DataType | None, str] = {
   DataType.INT32: "Int32",
   DataType.INT64: "Int64",
 }
+"""The DML_SCALAR_UNION member each data type selects (FLOAT16: its raw bits, as UInt16)."""
 
 
 def _json_scalar_union(value: Any, field: DmlField, siblings: Mapping[str, Any]) -> int | float:
@@ -271,7 +273,7 @@ def _json_scalar_union(value: Any, field: DmlField, siblings: Mapping[str, Any])
     if data_type is DataType.FLOAT16:  # the raw half bits, as DirectML stores them
       bits = as_int(value.get("UInt16"), f"{field.dml_name}.UInt16")
       return float(np.array(bits, np.uint16).view(np.float16))
-    member = _UNION_MEMBERS.get(data_type)
+    member = UNION_MEMBERS.get(data_type)
     if member is None or member not in value:
       raise ValueError(f"{field.dml_name} needs the member {member!r} for {data_type}")
     raw = value[member]

@@ -32,7 +32,7 @@ from dml_jax._src.descriptor import OperatorDesc
 from dml_jax._src.dtypes import DataType
 from dml_jax._src.errors import DmlValidationError
 from dml_jax._src.feature_level import FeatureLevel
-from dml_jax._src.fields import DmlField, FieldKind, dml_fields
+from dml_jax._src.fields import UNION_MEMBERS, DmlField, FieldKind, dml_fields
 from dml_jax._src.model import fill, scalars
 from dml_jax._src.model.resources import FieldError, parse_data_type, parse_unsigned
 from dml_jax._src.model.scalars import ConversionError
@@ -62,19 +62,6 @@ _ENUM_PREFIX = {
   "PaddingMode": ("DML_PADDING_MODE_", ("CONSTANT", "EDGE", "REFLECTION", "SYMMETRIC")),
   "DepthSpaceOrder": ("DML_DEPTH_SPACE_ORDER_", ("DEPTH_COLUMN_ROW", "COLUMN_ROW_DEPTH")),
   "DataType": ("DML_TENSOR_DATA_TYPE_", tuple(DataType.__members__)),
-}
-_UNION_MEMBER = {
-  DataType.FLOAT16: "UInt16",
-  DataType.FLOAT32: "Float32",
-  DataType.FLOAT64: "Float64",
-  DataType.UINT8: "UInt8",
-  DataType.UINT16: "UInt16",
-  DataType.UINT32: "UInt32",
-  DataType.UINT64: "UInt64",
-  DataType.INT8: "Int8",
-  DataType.INT16: "Int16",
-  DataType.INT32: "Int32",
-  DataType.INT64: "Int64",
 }
 
 
@@ -243,7 +230,7 @@ def _float(value: Any, field: str) -> float:
 
 
 def _scalar_union(value: Any, field: str, data_type: DataType) -> Any:
-  member = _UNION_MEMBER.get(data_type)
+  member = UNION_MEMBERS.get(data_type)
   if member is None:
     raise FieldError(field, f"Data type not supported for DML_SCALAR_UNION. ({data_type.name})")
   if isinstance(value, Mapping):
