@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 
 import jax
 import jax.numpy as jnp
-import numpy as np
+import numpy as np  # noqa: F401 (the examples use it)
 from jax import lax
 
 from dml_jax._src.kernels import (
@@ -137,16 +137,7 @@ def scatter_elements(
   if not scatter_elements_rows_triton.applies(*shapes):
     return fallback(input, indices, updates)
   kernel = functools.partial(scatter_elements_rows_triton.scatter_rows, interpret=False)
-  kernel_or_lax = jax.custom_vjp(kernel)
-
-  def backward(residuals, cotangent):
-    x, i, u = residuals
-    _, vjp = jax.vjp(lambda x, u: fallback(x, i, u), x, u)
-    dx, du = vjp(cotangent)
-    return dx, np.zeros(i.shape, jax.dtypes.float0), du
-
-  kernel_or_lax.defvjp(lambda x, i, u: (kernel(x, i, u), (x, i, u)), backward)
-  return lax.platform_dependent(input, indices, updates, cuda=kernel_or_lax, default=fallback)
+  return on_cuda(kernel, fallback, input, indices, updates)
 
 
 def tile(
@@ -163,31 +154,21 @@ def tile(
   if not tile_copies_triton.applies(input.shape, repeats, input.dtype):
     return fallback(input)
   kernel = functools.partial(tile_copies_triton.tile_copies, repeats=repeats, interpret=False)
-  kernel_or_lax = jax.custom_vjp(kernel)
-  kernel_or_lax.defvjp(
-    lambda x: (kernel(x), x), lambda x, cotangent: jax.vjp(fallback, x)[1](cotangent)
-  )
-  return lax.platform_dependent(input, cuda=kernel_or_lax, default=fallback)
+  return on_cuda(kernel, fallback, input)
 
 
 def on_cuda(
-  kernel: Lowering, fallback: Lowering, input: jax.Array, indices: jax.Array
+  kernel: Callable[..., jax.Array], fallback: Callable[..., jax.Array], *operands: jax.Array
 ) -> jax.Array:
-  """`kernel(input, indices)` on CUDA GPUs, `fallback` elsewhere; the gradient is fallback's.
-
-  For REVERSE_SUBSEQUENCES the lengths take the indices' place.
+  """`kernel(*operands)` on CUDA GPUs, `fallback(*operands)` elsewhere; the gradient is
+  fallback's (integer operands, the indices or lengths, get none).
   """
   kernel_or_lax = jax.custom_vjp(kernel)
   kernel_or_lax.defvjp(
-    lambda x, i: (kernel(x, i), (x, i)), functools.partial(_fallback_vjp, fallback)
+    lambda *args: (kernel(*args), args),
+    lambda args, cotangent: jax.vjp(fallback, *args)[1](cotangent),
   )
-  return lax.platform_dependent(input, indices, cuda=kernel_or_lax, default=fallback)
-
-
-def _fallback_vjp(fallback, residuals, cotangent):
-  x, indices = residuals
-  _, vjp = jax.vjp(lambda x: fallback(x, indices), x)
-  return vjp(cotangent)[0], np.zeros(indices.shape, jax.dtypes.float0)
+  return lax.platform_dependent(*operands, cuda=kernel_or_lax, default=fallback)
 
 
 def _reverse_lanes_or_rows(
