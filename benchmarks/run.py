@@ -552,6 +552,20 @@ class Registered:
 CASES: dict[str, Registered] = {}  # by case name, in the order registered
 
 
+def ort_slice_impl(env: Env, x: np.ndarray, starts, ends, steps, sizes) -> Impl:
+  """ONNX Runtime's Slice of `x` over every axis (opset 13: starts, ends and steps as inputs)."""
+  as64 = lambda v: np.array(v, np.int64)
+  feeds = {
+    "x": x,
+    "starts": as64(starts),
+    "ends": as64(ends),
+    "axes": as64(range(x.ndim)),
+    "steps": as64(steps),
+  }
+  model = onnx_model(env, "Slice", list(feeds.items()), np.empty(sizes, x.dtype))
+  return ort_impl(env, "Slice", model, feeds, sizes)
+
+
 def case(op: str, *, sizes: dict[str, Any], variants: dict[str, dict[str, Any]]):
   """Registers the decorated `make(sizes, rng, **params) -> Case` as the cases of DirectML
   operator `op` named in `variants`, each with its `params`; `sizes` maps a preset to the sizes
@@ -1567,16 +1581,7 @@ def slice_case(shape: tuple[int, int], rng, *, strides: tuple[int, int], dtype=n
       tx = env.torch_from_jax(x)
       impls.append(torch_impl(env, "torch x[a:b:s] (copied)", lambda: tx[index].clone(), sizes))
     if env.ort:
-      as64 = lambda v: np.array(v, np.int64)
-      feeds = {
-        "x": host[0],
-        "starts": as64(offsets),
-        "ends": as64(ends),
-        "axes": as64((0, 1)),
-        "steps": as64(strides),
-      }
-      model = onnx_model(env, "Slice", list(feeds.items()), np.empty(sizes, dtype))
-      impls.append(ort_impl(env, "Slice", model, feeds, sizes))
+      impls.append(ort_slice_impl(env, host[0], offsets, ends, strides, sizes))
     return impls
 
   return Case(
@@ -1641,17 +1646,8 @@ def slice1_case(shape: tuple[int, int], rng, *, strides: tuple[int, int], dtype=
       )
       impls.append(torch_impl(env, "torch.flip(x[a:b:s])", lambda: tx[forward].flip(flips), sizes))
     if env.ort:
-      as64 = lambda v: np.array(v, np.int64)
       stops = tuple(2**62 if t > 0 else o - 1 for o, t in zip(offsets, strides, strict=True))
-      feeds = {
-        "x": host[0],
-        "starts": as64(starts),
-        "ends": as64(stops),
-        "axes": as64((0, 1)),
-        "steps": as64(strides),
-      }
-      model = onnx_model(env, "Slice", list(feeds.items()), np.empty(sizes, dtype))
-      impls.append(ort_impl(env, "Slice", model, feeds, sizes))
+      impls.append(ort_slice_impl(env, host[0], starts, stops, strides, sizes))
     return impls
 
   return Case(
