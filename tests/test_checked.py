@@ -46,8 +46,50 @@ def test_out_of_range_index_raises_inside_jit(indices, message):
 def test_out_of_range_index_raises_under_vmap():
   i = np.zeros((2, 1, 4), np.int32)
   i[1, 0, 3] = 5
-  with pytest.raises(dml.DmlIndexError, match=r"IndicesTensor\[0, 3\] = 5 is out of range"):
+  with pytest.raises(
+    dml.DmlIndexError, match=r"IndicesTensor\[0, 3\] = 5 is out of range.*, in batch element 1 of"
+  ):
     dml.checked(jax.vmap(gather_rows))(np.stack([X, X]), i)
+
+
+def test_vmap_names_the_batch_element_along_any_axis():
+  i = np.zeros((1, 4, 3), np.int32)  # vmapped along its last axis
+  i[0, 2, 2] = -9
+  with pytest.raises(
+    dml.DmlIndexError, match=r"\[0, 2\] = -9 .*\), in batch element 2 of jax\.vmap$"
+  ):
+    dml.checked(jax.jit(jax.vmap(gather_rows, in_axes=(None, 2))))(X, i)
+
+
+def test_nested_vmaps_name_the_batch_element_outermost_first():
+  i = np.zeros((3, 2, 1, 4), np.int32)
+  i[2, 1, 0, 0] = 3
+  f = jax.vmap(jax.vmap(gather_rows, in_axes=(None, 0)), in_axes=(None, 0))
+  with pytest.raises(
+    dml.DmlIndexError, match=r"in batch element \(2, 1\) of the nested jax\.vmap calls, outermost"
+  ):
+    dml.checked(f)(X, i)
+
+
+def test_unbatched_check_names_no_batch_element():
+  i = np.array([[0, 3, 0, 0]], np.int32)
+  with pytest.raises(dml.DmlIndexError, match=r"\[0, 1\] = 3 .* must be in \[-3, 3\)\)$"):
+    dml.checked(gather_rows)(X, i)
+
+
+def test_duplicate_targets_under_vmap_name_the_batch_element():
+  f = jax.vmap(lambda x, i, u: dml.scatter_elements(x, i, u, axis=0))
+  i = np.array([[0, 1], [2, 2]], np.int32)  # element 1 writes target 2 twice
+  x, u = np.zeros((2, 4), np.float32), np.ones((2, 2), np.float32)
+  with pytest.raises(dml.DmlIndexError, match=r"also writes .*, in batch element 1 of jax\.vmap$"):
+    dml.checked(f)(x, i, u)
+
+
+def test_checked_vmap_of_grad_names_the_batch_element():
+  g = jax.vmap(jax.grad(lambda x, i: dml.gather_elements(x, i, axis=0).sum()))
+  x, i = np.ones((2, 3), np.float32), np.array([[0, 1], [2, 3]], np.int32)
+  with pytest.raises(dml.DmlIndexError, match=r"= 3 .*, in batch element 1 of jax\.vmap$"):
+    dml.checked(g)(x, i)
 
 
 def test_gather_nd_names_the_coordinate_and_its_dimension():

@@ -8,8 +8,9 @@ that no two of its updates write one output element (which DirectML leaves
 undefined too, and dml_jax resolves by keeping the last); the first failure
 raises `DmlIndexError` naming the operator, the tensor, the position and the
 value (for a duplicate: the update, its target and the later update). It works
-with jitted and vmapped functions inside `fn`. Outside `checked`, nothing is
-emitted.
+with jitted and vmapped functions inside `fn`; under `jax.vmap` the message also
+names the batch element that failed (one coordinate per vmap, outermost first,
+up to four). Outside `checked`, nothing is emitted.
 
 The mode is a JAX configuration state that is part of the jit cache key, so a
 function traced without checks is traced again, with them, under `checked`.
@@ -18,6 +19,7 @@ function traced without checks is traced again, with them, under `checked`.
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
@@ -25,6 +27,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from jax._src import config as _jax_config  # bool_state: a flag in the jit key
+from jax.custom_batching import custom_vmap
 from jax.experimental import checkify
 
 from dml_jax._src.errors import DmlError, public
@@ -54,6 +57,8 @@ def checked(fn: _Fn) -> _Fn:
   negative-index rule (signed indices in [-size, size), unsigned in [0, size)),
   and every scatter checks that no two updates write one element. Wrap the
   outermost transformation: ``checked(jax.jit(f))``, ``checked(jax.vmap(f))``.
+  Under `jax.vmap` the message ends with the failing batch element (one
+  coordinate per vmap, outermost first).
 
   Examples:
     >>> import numpy as np, jax
@@ -81,10 +86,63 @@ def checked(fn: _Fn) -> _Fn:
       ) from None
     if message is not None:
       first_line = message.split("\n")[0]  # checkify reports the first failure
-      raise DmlIndexError(first_line.removesuffix(" (`check` failed)"))
+      raise DmlIndexError(_name_batch_element(first_line.removesuffix(" (`check` failed)")))
     return out
 
   return wrapper  # type: ignore[return-value]
+
+
+_BATCH_LEVELS = 4
+"""How many nested vmaps a checked-mode message can name."""
+
+_BATCH_SUFFIX = re.compile(r" <batch (-?\d+(?:, -?\d+)*)>$")
+
+
+@custom_vmap
+def _batch_element(operand: jax.Array) -> jax.Array:
+  """The coordinates of the vmapped batch element `operand` belongs to, outermost first.
+
+  Outside vmap every entry is -1. Each vmap whose batched operand reaches here fills
+  the first free entry with its own index, so nested vmaps read outermost first.
+  """
+  del operand
+  return jnp.full((_BATCH_LEVELS,), -1, jnp.int32)
+
+
+@_batch_element.def_vmap
+def _batch_element_rule(
+  axis_size: int, in_batched: Sequence[bool], operand: jax.Array
+) -> tuple[jax.Array, bool]:
+  (batched,) = in_batched
+  outer = _batch_element(operand[0] if batched else operand)  # the enclosing vmaps' entries
+  free = jnp.where(jnp.any(outer < 0), jnp.argmax(outer < 0), _BATCH_LEVELS)  # none: too deep
+  own = jnp.arange(axis_size, dtype=jnp.int32)[:, None]
+  return jnp.where(jnp.arange(_BATCH_LEVELS) == free, own, outer), True
+
+
+def _batch_format(operand: jax.Array) -> tuple[str, dict[str, Any]]:
+  """A message suffix and its values naming the batch element of `operand`."""
+  element = _batch_element(operand)
+  names = [f"b{level}" for level in range(_BATCH_LEVELS)]
+  suffix = " <batch " + ", ".join(f"{{{name}}}" for name in names) + ">"
+  return suffix, {name: element[level] for level, name in enumerate(names)}
+
+
+def _name_batch_element(message: str) -> str:
+  """Rewrites `_batch_format`'s suffix in words (or drops it outside vmap)."""
+  match = _BATCH_SUFFIX.search(message)
+  if match is None:
+    return message
+  coordinates = [c for c in match.group(1).split(", ") if c != "-1"]
+  message = message[: match.start()]
+  if not coordinates:
+    return message
+  if len(coordinates) == 1:
+    return f"{message}, in batch element {coordinates[0]} of jax.vmap"
+  return (
+    f"{message}, in batch element ({', '.join(coordinates)}) of the nested jax.vmap"
+    " calls, outermost first"
+  )
 
 
 def check_indices(
@@ -109,15 +167,17 @@ def check_indices(
   where = ", ".join(f"{{p{d}}}" for d in range(bad.ndim))
   # Any: checkify.check takes `debug: bool` among its keywords, which a dict of arrays may not fill
   coordinates: dict[str, Any] = {f"p{d}": p for d, p in enumerate(position)}
+  batch, batch_values = _batch_format(bad)
   checkify.check(
     ~jnp.any(bad),
     f"dml.{operator}: IndicesTensor[{where}] = {{value}} is out of range for"
     f" InputTensor.Sizes[{{dimension}}] = {{size}} ({'signed' if signed else 'unsigned'}"
-    f" indices must be in [{'-{size}' if signed else '0'}, {{size}}))",
+    f" indices must be in [{'-{size}' if signed else '0'}, {{size}})){batch}",
     value=indices.reshape(-1)[first],
     dimension=jnp.asarray(dimension_array)[entry],
     size=jnp.asarray(size_array)[entry],
     **coordinates,
+    **batch_values,
   )
 
 
@@ -163,10 +223,12 @@ def check_unique_targets(
     return ", ".join(parts)
 
   where, goes, winner = shown(position, "p"), shown(target, "t"), shown(later, "q")
+  batch, batch_values = _batch_format(loses)
   checkify.check(
     ~jnp.any(loses),
     f"dml.{operator}: {field}[{where}] targets OutputTensor[{goes}], which a later update,"
     f" {field}[{winner}], also writes (DirectML leaves duplicate targets undefined; dml_jax"
-    f" keeps the last)",
+    f" keeps the last){batch}",
     **values,
+    **batch_values,
   )
