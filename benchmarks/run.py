@@ -64,6 +64,16 @@ The cases (large sizes; the small and tiny ones have the same structure, see eac
                               ELEMENT_WISE_IDENTITY of a float32 (8192, 8192) input with the
                               ScaleBias {0.5, -1.25}; peers x * s, then + b, in jnp and
                               torch (two calls each: the product rounded, as dml_jax does).
+  join_padded_pitch           JOIN on buffers (dml.execute): 4 float32 (4096, 4096) inputs back
+                              to back in one buffer, bound at their byte offsets, joined along
+                              axis 1 into an output whose rows are padded by 64 elements (row
+                              pitch 16448; the pad keeps the output buffer's zeros): a (4096,
+                              16448) buffer, 269 MB. Peers: jnp.concatenate + jnp.pad, torch.cat
+                              + F.pad, ONNX Runtime Concat + Pad, each on the same buffer.
+  zero_stride_broadcast       ELEMENT_WISE_IDENTITY on buffers: a float32 buffer of one row of
+                              8192 read through strides {0, 1} as (8192, 8192) and written
+                              packed (256 MiB). Peers: jnp.broadcast_to (jitted: written out),
+                              torch expand().contiguous(), ONNX Runtime Expand.
   padding1_{constant,edge,reflection,symmetric,wrap}
                               PADDING1 of a float32 (64, 64, 512, 512) input (4 GiB), 3
                               elements on each side of the last two dimensions, in each mode;
@@ -102,7 +112,8 @@ them, in GB/s over bytes read + bytes written.
 Bytes: every GB/s is over the fewest bytes the operator must move, the same for dml_jax and its
 peers: for the gathers output + indices + gathered input (= output) bytes; for JOIN twice the
 output; for REVERSE_SUBSEQUENCES twice the input plus the lengths; for
-PADDING input plus output; for the scatters the input read and the output written (nothing is
+PADDING input plus output; for JOIN into a padded pitch the inputs plus the whole padded
+output buffer; for the zero-stride broadcast the row plus the output; for the scatters the input read and the output written (nothing is
 donated) plus the updates and indices; for ONE_HOT the output plus the indices. GB = 1e9 bytes.
 
 Timing: every implementation is called once (compilation, first touch; that output is the one
@@ -476,13 +487,30 @@ def normalized(indices: np.ndarray, size: int) -> np.ndarray:
 def onnx_model(
   env: Env, op: str, inputs: list[tuple[str, np.ndarray]], output: np.ndarray, **attributes
 ) -> bytes:
+  return onnx_chain(env, [(op, [name for name, _ in inputs], attributes)], inputs, output)
+
+
+def onnx_chain(
+  env: Env,
+  nodes: list[tuple[str, list[str], dict[str, Any]]],
+  inputs: list[tuple[str, np.ndarray]],
+  output: np.ndarray,
+) -> bytes:
+  """A model of `nodes` (op, input names, attributes) run one after another: each node's
+  output is named "out" for the last one, else "t{k}"; a node's inputs may name them."""
   helper = env.onnx.helper
   info = lambda name, a: helper.make_tensor_value_info(
     name, helper.np_dtype_to_tensor_dtype(a.dtype), list(a.shape)
   )
-  node = helper.make_node(op, [name for name, _ in inputs], ["out"], **attributes)
+  made = [
+    helper.make_node(op, names, ["out" if k == len(nodes) - 1 else f"t{k}"], **attributes)
+    for k, (op, names, attributes) in enumerate(nodes)
+  ]
   graph = helper.make_graph(
-    [node], f"bench_{op}", [info(name, a) for name, a in inputs], [info("out", output)]
+    made,
+    f"bench_{'_'.join(op for op, _, _ in nodes)}",
+    [info(name, a) for name, a in inputs],
+    [info("out", output)],
   )
   model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
   model.ir_version = 7  # opset 13's IR version: loads in any onnxruntime since 1.6
@@ -1247,6 +1275,149 @@ def nhwc_to_nchw_case(shape: tuple[int, int, int, int], rng, *, dtype=np.float32
     inputs=(x,),
     dml=jax.jit(on_buffers),
     expected=lambda host: host[0].transpose(0, 3, 1, 2),
+    subset=subset,
+    peers=peers,
+  )
+
+
+@case(
+  "JOIN",
+  sizes={"large": (4096, 4096), "small": (1024, 1024), "tiny": (8, 16)},
+  variants={"join_padded_pitch": dict(pad=64)},
+)
+def join_padded_pitch_case(shape: tuple[int, int], rng, *, pad: int, dtype=np.float32) -> Case:
+  """JOIN run on buffers (`dml.execute`): 4 inputs of `shape`, back to back in one buffer and
+  bound at their byte offsets, joined along axis 1 into an output buffer whose rows are `pad`
+  elements longer than the joined rows (a padded pitch); the pad keeps the zeros the buffer was
+  made with."""
+  rows, cols = shape
+  itemsize = np.dtype(dtype).itemsize
+  piece = rows * cols
+  assert piece * itemsize % 16 == 0, "each input's offset must be a multiple of 16 bytes"
+  host = [random_data(rng, (4 * piece,), dtype)]
+  (x,) = device_put(host)
+  width = 4 * cols  # the joined row
+  pitch = width + pad
+  data_type = dml.DataType.from_dtype(np.dtype(dtype))
+  desc = dml.JoinDesc(
+    [dml.TensorDesc(data_type, (rows, cols))] * 4,
+    axis=1,
+    output_tensor=dml.TensorDesc(data_type, (rows, width), strides=(pitch, 1)),
+  )
+  out_shape = (rows, pitch)
+
+  def pieces(buffer):
+    return [buffer[k * piece : (k + 1) * piece].reshape(rows, cols) for k in range(4)]
+
+  def on_buffers(buffer):
+    output = jnp.zeros(rows * pitch, buffer.dtype)
+    inputs = [dml.Binding(buffer, offset=k * piece * itemsize) for k in range(4)]
+    (out,) = dml.execute(desc, inputs=inputs, outputs=[dml.Binding(output)])
+    return out.reshape(out_shape)
+
+  def padded(joined):
+    return np.pad(joined, ((0, 0), (0, pad)))
+
+  def subset(host):
+    chosen = edge(rows, 2)
+    oracle = padded(reference.join([p[chosen] for p in pieces(host[0])], axis=1))
+    return oracle, lambda a: a[chosen]
+
+  def peers(env, host):
+    concat_pad = jax.jit(lambda b: jnp.pad(jnp.concatenate(pieces(b), axis=1), ((0, 0), (0, pad))))
+    impls = [jax_impl(env, "jnp.concatenate + jnp.pad", "jax", concat_pad, x)]
+    if env.torch:
+      views = pieces(env.torch_from_jax(x))  # views of the one buffer
+      pad_rows = env.torch.nn.functional.pad
+      impls.append(
+        torch_impl(
+          env,
+          "torch.cat + F.pad",
+          lambda: pad_rows(env.torch.cat(views, dim=1), (0, pad)),
+          out_shape,
+        )
+      )
+    if env.ort:
+      feeds = {f"x{k}": p for k, p in enumerate(pieces(host[0]))}
+      feeds["pads"] = np.array([0, 0, 0, pad], np.int64)
+      nodes = [
+        ("Concat", [f"x{k}" for k in range(4)], {"axis": 1}),
+        ("Pad", ["t0", "pads"], {}),
+      ]
+      model = onnx_chain(env, nodes, list(feeds.items()), np.empty(out_shape, dtype))
+      impls.append(ort_impl(env, "Concat + Pad", model, feeds, out_shape))
+    return impls
+
+  return Case(
+    dtype=np.dtype(dtype).name,
+    shape=f"4x({rows},{cols}) ax1 +{pad}",
+    description=f"JOIN on buffers: 4 x ({rows}, {cols}) at offsets of one buffer along axis 1,"
+    f" written with row pitch {pitch} -> buffer {out_shape}",
+    bytes_moved=(4 * piece + rows * pitch) * itemsize,
+    host=host,
+    inputs=(x,),
+    dml=jax.jit(on_buffers),
+    expected=lambda host: padded(np.concatenate(pieces(host[0]), axis=1)),
+    subset=subset,
+    peers=peers,
+    notes=["the output is the whole padded buffer: the pad's zeros are written and checked too"],
+  )
+
+
+@case(
+  "ELEMENT_WISE_IDENTITY",
+  sizes={"large": (8192, 8192), "small": (2048, 2048), "tiny": (6, 10)},
+  variants={"zero_stride_broadcast": {}},
+)
+def zero_stride_broadcast_case(shape: tuple[int, int], rng, *, dtype=np.float32) -> Case:
+  """ELEMENT_WISE_IDENTITY run on buffers (`dml.execute`): a buffer of one row of `shape[1]`
+  elements read through a zero leading stride as `shape`, written packed: a broadcast."""
+  rows, cols = shape
+  itemsize = np.dtype(dtype).itemsize
+  host = [random_data(rng, (cols,), dtype)]
+  (x,) = device_put(host)
+  data_type = dml.DataType.from_dtype(np.dtype(dtype))
+  desc = dml.ElementWiseIdentityDesc(
+    dml.TensorDesc(data_type, shape, strides=(0, 1)), dml.TensorDesc(data_type, shape)
+  )
+
+  def on_buffers(row):
+    output = jnp.zeros(rows * cols, row.dtype)
+    (out,) = dml.execute(desc, inputs=[dml.Binding(row)], outputs=[dml.Binding(output)])
+    return out.reshape(shape)
+
+  def subset(host):
+    chosen = [edge(rows, 2), edge(cols, 2)]
+    logical = np.broadcast_to(host[0], shape)
+    return reference.element_wise_identity(take(logical, *chosen)), lambda a: take(a, *chosen)
+
+  def peers(env, host):
+    # A jitted function's result is a buffer of its own: the broadcast is written out.
+    broadcast = jax.jit(lambda r: jnp.broadcast_to(r, shape))
+    impls = [jax_impl(env, "jnp.broadcast_to", "jax", broadcast, x)]
+    if env.torch:
+      row = env.torch_from_jax(x).reshape(1, cols)
+      impls.append(
+        torch_impl(
+          env, "torch expand().contiguous()", lambda: row.expand(rows, cols).contiguous(), shape
+        )
+      )
+    if env.ort:
+      feeds = {"x": host[0].reshape(1, cols), "shape": np.array(shape, np.int64)}
+      model = onnx_model(env, "Expand", list(feeds.items()), np.empty(shape, dtype))
+      impls.append(ort_impl(env, "Expand", model, feeds, shape))
+    return impls
+
+  return Case(
+    dtype=np.dtype(dtype).name,
+    shape=f"(1,{cols}) -> {_tuple(shape)}",
+    description=f"ELEMENT_WISE_IDENTITY on buffers: a row of {cols} read with strides {{0, 1}}"
+    f" as {shape}, written packed",
+    bytes_moved=(cols + rows * cols) * itemsize,
+    host=host,
+    inputs=(x,),
+    dml=jax.jit(on_buffers),
+    expected=lambda host: np.tile(host[0], (rows, 1)),
     subset=subset,
     peers=peers,
   )

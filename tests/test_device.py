@@ -9,6 +9,7 @@ import pytest
 import dml_jax as dml
 from dml_jax._src import device as device_lib
 from dml_jax._src import reference
+from tests.helpers import assert_bits_equal
 
 
 def _gather_desc(rows=3):
@@ -132,6 +133,164 @@ def test_functional_api_is_thread_safe():
     outs = list(pool.map(lambda c: dml.reverse_subsequences(*c, axis=1), cases))
   for (x, n), out in zip(cases, outs, strict=True):
     np.testing.assert_array_equal(out, reference.reverse_subsequences(x, n, axis=1))
+
+
+# -- Runner.execute: buffers and bindings --------------------------------------------------------
+
+
+def _zero_stride_input():
+  """A (1, 5) buffer read as (3, 5): the leading dimension has stride 0."""
+  row = np.arange(5, dtype=np.float32) - 2.5
+  desc = dml.ElementWiseIdentityDesc(
+    dml.TensorDesc("FLOAT32", (3, 5), strides=(0, 1)), dml.TensorDesc("FLOAT32", (3, 5))
+  )
+  return desc, [dml.Binding(row)], [dml.Binding(np.full(16, -7, np.float32))]
+
+
+def _padded_pitch_output():
+  """Rows of 3 written at a pitch of 5 into a buffer of sentinels: the gaps keep them."""
+  desc = dml.ElementWiseIdentityDesc(
+    dml.TensorDesc("INT16", (4, 3)), dml.TensorDesc("INT16", (4, 3), strides=(5, 1))
+  )
+  source = np.arange(12, dtype=np.int16)
+  return desc, [dml.Binding(source)], [dml.Binding(np.full(32, 0x5A5A, np.uint16), offset=16)]
+
+
+def _nhwc_input():
+  n, h, w, c = 2, 3, 4, 5
+  nhwc = np.arange(n * h * w * c, dtype=np.float32)
+  as_nchw = dml.TensorDesc("FLOAT32", (n, c, h, w), strides=(h * w * c, 1, w * c, c))
+  desc = dml.ElementWiseIdentityDesc(as_nchw, dml.TensorDesc("FLOAT32", (n, c, h, w)))
+  return desc, [dml.Binding(nhwc)], [dml.Binding(np.zeros(nhwc.size, np.float32))]
+
+
+def _join_at_offsets_of_one_buffer():
+  """Three inputs bound at offsets of one uint8 buffer, bytes read as UINT32."""
+  sizes = ((1, 2, 4), (1, 1, 4), (1, 3, 4))
+  tensors = tuple(dml.TensorDesc("UINT32", s) for s in sizes)
+  source = np.random.default_rng(3).integers(0, 256, 160, dtype=np.uint8)
+  offsets = (16, 64, 112)  # in between: bytes no input reads
+  desc = dml.JoinDesc(tensors, axis=1)
+  inputs = [dml.Binding(source, offset) for offset in offsets]
+  return desc, inputs, [dml.Binding(np.zeros(24, np.uint32))]
+
+
+BUFFER_CASES = {
+  "zero_stride_input": _zero_stride_input,
+  "padded_pitch_output": _padded_pitch_output,
+  "nhwc_input": _nhwc_input,
+  "join_at_offsets_of_one_buffer": _join_at_offsets_of_one_buffer,
+}
+
+
+@pytest.mark.parametrize("case", BUFFER_CASES)
+def test_runner_execute_is_dml_execute_on_a_device(case):
+  desc, inputs, outputs = BUFFER_CASES[case]()
+  want = dml.execute(desc, inputs, outputs)
+  runner = device_lib.Runner()
+  record = runner.execute(desc, inputs, outputs, device="cpu")
+  assert len(record.outputs) == len(want) == 1
+  assert_bits_equal(record.output, want[0], context=case)
+  assert record.device.platform == "cpu" and record.compiled
+  assert record.operator == desc.OPERATOR and record.descriptor is desc
+
+
+def test_runner_execute_keeps_the_gap_bytes():
+  desc, inputs, outputs = _padded_pitch_output()
+  out = np.asarray(device_lib.Runner().execute(desc, inputs, outputs).output)
+  assert out.dtype == np.uint16 and out.shape == (32,)
+  want = np.full(32, 0x5A5A, np.uint16)  # 16 bytes of offset = 8 elements, then rows of 5
+  want[8:28].reshape(4, 5)[:, :3] = np.arange(12, dtype=np.uint16).reshape(4, 3)
+  assert_bits_equal(out, want)
+
+
+def test_runner_execute_reads_fewer_elements_than_the_logical_sizes():
+  desc, inputs, outputs = _zero_stride_input()
+  assert inputs[0].buffer.size == 5 < 15  # the (3, 5) tensor's 15 elements are 5 values
+  record = device_lib.Runner().execute(desc, inputs, outputs)
+  want = np.full(16, -7, np.float32)
+  want[:15] = np.tile(np.arange(5, dtype=np.float32) - 2.5, 3)
+  assert_bits_equal(record.output, want)
+
+
+def test_runner_execute_compiles_once_and_records_the_run():
+  runner = device_lib.Runner("4_1")
+  desc, inputs, outputs = _join_at_offsets_of_one_buffer()
+  first = runner.execute(desc, inputs, outputs, device="cpu")
+  # New buffers of the same shapes, bound at the same offsets: the same executable.
+  source = np.zeros(160, np.uint8)
+  again = [dml.Binding(source, b.offset) for b in inputs]
+  second = runner.execute(desc, again, [dml.Binding(np.ones(24, np.uint32))], device="cpu")
+  assert first.compiled and not second.compiled
+  assert_bits_equal(second.output, np.zeros(24, np.uint32))
+  # Other offsets are another program.
+  moved = [dml.Binding(source, offset) for offset in (0, 48, 96)]
+  third = runner.execute(desc, moved, [dml.Binding(np.ones(24, np.uint32))], device="cpu")
+  assert third.compiled
+  assert runner.records == (first, second, third)
+  report = runner.report()
+  assert report.count("JOIN") == 3 and report.count("(compiled)") == 2 and "cpu:0" in report
+  assert str(second).startswith("JOIN at FL 4_1 on cpu:0: ")
+
+
+def test_runner_execute_returns_one_buffer_per_output_binding():
+  desc = dml.SplitDesc(
+    dml.TensorDesc("FLOAT32", (4,)),
+    axis=0,
+    output_tensors=(dml.TensorDesc("FLOAT32", (2,)), dml.TensorDesc("FLOAT32", (2,))),
+  )
+  buffer = np.zeros(8, np.float32)
+  inputs = [dml.Binding(np.arange(4, dtype=np.float32))]
+  outputs = [dml.Binding(buffer), dml.Binding(buffer, 16)]
+  record = device_lib.Runner().execute(desc, inputs, outputs)
+  want = dml.execute(desc, inputs, outputs)
+  assert isinstance(record.output, tuple) and len(record.outputs) == 2
+  for got, expected in zip(record.outputs, want, strict=True):
+    assert_bits_equal(got, expected)
+
+
+def test_runner_execute_binds_owned_by_dml_inputs_like_dml_execute():
+  owned = dml.TensorDesc("FLOAT32", (2, 2), flags=dml.TensorFlags.OWNED_BY_DML)
+  desc = dml.ElementWiseIdentityDesc(owned, dml.TensorDesc("FLOAT32", (2, 2)), scale_bias=(2, 1))
+  inputs = [dml.Binding(np.arange(4, dtype=np.float32))]
+  outputs = [dml.Binding(np.zeros(4, np.float32))]
+  record = device_lib.Runner().execute(desc, inputs, outputs)
+  assert_bits_equal(record.output, dml.execute(desc, inputs, outputs)[0])
+  assert_bits_equal(record.output, np.array([1, 3, 5, 7], np.float32))
+
+
+def test_runner_execute_with_donation():
+  desc, inputs, _ = _padded_pitch_output()
+  target = jax.device_put(np.full(32, 0x5A5A, np.uint16), jax.devices("cpu")[0])
+  record = device_lib.Runner().execute(
+    desc, inputs, [dml.Binding(target, offset=16)], device="cpu", donate=True
+  )
+  assert_bits_equal(record.output, dml.execute(*_padded_pitch_output())[0])
+
+
+def test_runner_execute_checks_like_dml_execute():
+  desc, inputs, outputs = _join_at_offsets_of_one_buffer()
+  old = device_lib.Runner("2_1")
+  with pytest.raises(dml.DmlValidationError, match=r"at DML_FEATURE_LEVEL_2_1"):
+    old.execute(desc, inputs, outputs)  # 3 dimensions: JOIN takes them from 3_1
+  runner = device_lib.Runner()
+  with pytest.raises(
+    dml.DmlBindingError, match=r"InputTensors\[1\] bound at offset 8 .*multiple of 16"
+  ):
+    runner.execute(desc, [inputs[0], dml.Binding(inputs[1].buffer, 8), inputs[2]], outputs)
+  with pytest.raises(TypeError, match=r"inputs: one entry per tensor"):
+    runner.execute(desc, inputs[:2], outputs)
+  assert not runner.records and not old.records
+
+
+def test_runner_execute_inside_jit_points_to_dml_execute():
+  desc, inputs, outputs = _zero_stride_input()
+  runner = device_lib.Runner()
+  with pytest.raises(
+    TypeError, match=r"cannot\s+be traced .*call dml\.execute\(desc, inputs, outputs\)"
+  ):
+    jax.jit(lambda row: runner.execute(desc, [dml.Binding(row)], outputs).output)(inputs[0].buffer)
+  assert not runner.records
 
 
 def test_describe_names_the_device():

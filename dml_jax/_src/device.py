@@ -1,7 +1,8 @@
 """Where operators run: the JAX devices, placement, and a record of each run.
 
-A `Runner` runs operator descriptors on arrays on a chosen device, compiles
-each (descriptor, device) pair once, and keeps a log of what ran where.
+A `Runner` runs operator descriptors on a chosen device, on arrays (`Runner.run`)
+or on buffer bindings (`Runner.execute`), compiles each (descriptor, device, shapes)
+once, and keeps a log of what ran where.
 
 Examples:
   >>> import numpy as np
@@ -28,6 +29,8 @@ import jax
 from jax.typing import ArrayLike
 
 from dml_jax._src import dtypes
+from dml_jax._src import execute as execute_lib
+from dml_jax._src.buffers import Binding
 from dml_jax._src.descriptor import OperatorDesc
 from dml_jax._src.dispatch import apply_jitted
 from dml_jax._src.feature_level import FeatureLevel, FeatureLevelLike
@@ -92,12 +95,13 @@ class RunRecord:
   feature_level: FeatureLevel
   device: jax.Device
   output: Any  # the output array; a tuple of arrays for an operator with OutputTensors
+  # (Runner.execute: the output buffer; a tuple of buffers for several output bindings)
   compiled: bool  # this call compiled the executable
   seconds: float  # wall time of the call, compile included, output ready
 
   @property
   def outputs(self) -> tuple[jax.Array, ...]:
-    """Every output array, in field order (one for most operators)."""
+    """Every output array (Runner.execute: output buffer), in field order."""
     return self.output if isinstance(self.output, tuple) else (self.output,)
 
   def __str__(self) -> str:
@@ -118,7 +122,8 @@ class Runner:
   def __init__(self, feature_level: FeatureLevelLike = None) -> None:
     self.feature_level = FeatureLevel.from_any(feature_level)
     self._lock = threading.Lock()
-    self._executables: dict[tuple[OperatorDesc, jax.Device, tuple], Any] = {}
+    # run: (desc, device, shapes); execute: (bound program's static, device, donate, shapes)
+    self._executables: dict[tuple[Any, ...], Any] = {}
     self._records: list[RunRecord] = []
 
   @property
@@ -170,6 +175,86 @@ class Runner:
       self.feature_level,
       next(iter(first.devices())),
       output,
+      compiled,
+      time.perf_counter() - start,
+    )
+    with self._lock:
+      self._records.append(record)
+    return record
+
+  def execute(
+    self,
+    desc: OperatorDesc,
+    inputs: Sequence[Binding],
+    outputs: Sequence[Binding],
+    *,
+    device: jax.Device | str | None = None,
+    donate: bool = False,
+  ) -> RunRecord:
+    """Runs `desc` on buffer bindings on `device`, as `dml.execute` does, and records it.
+
+    The bindings are checked and the buffers read, written and returned exactly as
+    `dml.execute(desc, inputs, outputs)` does (strides, offsets, zero strides, gaps
+    kept); the buffers are placed on `device` first, and the program is compiled once
+    per descriptor, bindings' layout, device and buffer shapes.
+
+    Args:
+      desc: an operator descriptor.
+      inputs: one Binding per input tensor, in field order (JOIN: one per input).
+      outputs: one Binding per output tensor, in field order.
+      device: a jax.Device, a platform name, or None for the default device.
+      donate: let XLA reuse the output buffers in place (the arrays passed, once on
+        `device`, become invalid).
+
+    Returns:
+      A RunRecord whose `outputs` are the output buffers, one per output binding,
+      as `dml.execute` returns them (`output`: the buffer, for one binding).
+
+    Raises:
+      DmlValidationError: if `desc` is invalid at the runner's feature level.
+      DmlBindingError: for a binding DirectML would refuse (see `dml.execute`).
+      TypeError: if a buffer is traced (the Runner runs eagerly; inside jax.jit use
+        dml.execute).
+
+    Examples:
+      >>> import numpy as np
+      >>> import dml_jax as dml
+      >>> row = dml.TensorDesc("FLOAT32", (2, 3), strides=(0, 1))   # one row, read twice
+      >>> desc = dml.ElementWiseIdentityDesc(row, dml.TensorDesc("FLOAT32", (2, 3)))
+      >>> record = Runner().execute(desc, [dml.Binding(np.arange(4, dtype=np.float32))],
+      ...                           [dml.Binding(np.zeros(8, np.float32))], device="cpu")
+      >>> record.output
+      Array([0., 1., 2., 0., 1., 2., 0., 0.], dtype=float32)
+      >>> record.operator, record.device.platform
+      ('ELEMENT_WISE_IDENTITY', 'cpu')
+    """
+    program = execute_lib.bound_program(desc, inputs, outputs, self.feature_level)
+    target = resolve(device)
+    if any(isinstance(x, jax.core.Tracer) for x in jax.tree_util.tree_leaves(program.operands)):
+      raise TypeError(
+        f"Runner.execute compiles and runs {desc.OPERATOR} eagerly on one device and cannot"
+        f" be traced (it was called inside jax.jit, vmap or grad). Inside a transformation"
+        f" call dml.execute(desc, inputs, outputs), which takes the same bindings."
+      )
+    start = time.perf_counter()
+    placed = jax.device_put(program.operands, target)
+    leaves = jax.tree_util.tree_leaves(placed)
+    key = (program.static, target, donate, tuple((x.shape, x.dtype) for x in leaves))
+    with self._lock:
+      executable = self._executables.get(key)
+    compiled = executable is None
+    if executable is None:
+      function = execute_lib.jitted_program(donate)
+      executable = function.lower(program.static, *placed).compile()
+      with self._lock:
+        executable = self._executables.setdefault(key, executable)
+    buffers = program.outputs(jax.block_until_ready(executable(*placed)))
+    record = RunRecord(
+      desc.OPERATOR,
+      desc,
+      self.feature_level,
+      next(iter(buffers[0].devices())),
+      buffers[0] if len(buffers) == 1 else tuple(buffers),
       compiled,
       time.perf_counter() - start,
     )

@@ -22,6 +22,7 @@ Examples:
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
@@ -71,6 +72,32 @@ def _program(
 
 _run = jax.jit(_program, static_argnums=0)
 _run_donating = jax.jit(_program, static_argnums=0, donate_argnums=2)
+
+
+def jitted_program(donate: bool = False) -> Any:
+  """The jitted dispatch: called as ``fn(program.static, *program.operands)`` for a
+  `BoundProgram`, it returns the updated output buffers; `donate` lets XLA reuse them."""
+  return _run_donating if donate else _run
+
+
+@dataclasses.dataclass(frozen=True)
+class BoundProgram:
+  """One dispatch with its bindings checked: the arguments of `jitted_program`.
+
+  Attributes:
+    static: the hashable static argument (descriptor, input and output layouts).
+    operands: the distinct input buffers, the distinct output buffers, and the values
+      of the OWNED_BY_DML inputs, as three tuples.
+    output_where: for each output binding, the index of its buffer in the updated ones.
+  """
+
+  static: tuple[Any, ...]
+  operands: tuple[tuple[Any, ...], tuple[Any, ...], tuple[jax.Array, ...]]
+  output_where: tuple[int, ...]
+
+  def outputs(self, updated: Sequence[jax.Array]) -> list[jax.Array]:
+    """The buffer of each output binding, from the program's updated output buffers."""
+    return [updated[index] for index in self.output_where]
 
 
 def _show(binding: Binding) -> str:
@@ -173,6 +200,11 @@ class CompiledOperator:
       DmlBindingError: for a binding DirectML would refuse (see `Binding`), overlapping
         output strides or ranges, or an output buffer that is also an input's.
     """
+    program = self._bind(inputs, outputs)
+    return program.outputs(jitted_program(donate)(program.static, *program.operands))
+
+  def _bind(self, inputs: Sequence[Binding | None], outputs: Sequence[Binding]) -> BoundProgram:
+    """Checks the bindings (`execute`'s arguments and errors) and returns the program."""
     if self._persistent is None:
       names = ", ".join(self._inputs[i][0] for i in self.owned_inputs)
       raise DmlBindingError(
@@ -252,9 +284,7 @@ class CompiledOperator:
       tuple(buffers_lib.buffer_operand(b, "an output buffer") for b in output_buffers),
       self._persistent,
     )
-    run = _run_donating if donate else _run
-    updated = run(static, *operands)
-    return [updated[index] for index in output_where if index is not None]
+    return BoundProgram(static, operands, tuple(i for i in output_where if i is not None))
 
   @staticmethod
   def _check_count(entries: Sequence[Any], fields: Sequence[Any], what: str) -> None:
@@ -331,10 +361,33 @@ def execute(
            [ 1.,  4.,  7., 10.],
            [ 2.,  5.,  8., 11.]], dtype=float32)
   """
-  op = CompiledOperator(desc, feature_level)
+  op, rest = _initialized(CompiledOperator(desc, feature_level), inputs)
+  return op.execute(rest, outputs, donate=donate)
+
+
+def _initialized(
+  op: CompiledOperator, inputs: Sequence[Binding]
+) -> tuple[CompiledOperator, list[Binding | None]]:
+  """`op` initialized with the bindings of its OWNED_BY_DML inputs (if any), and the
+  inputs left for its `execute` (None in place of each of those)."""
+  entries: list[Binding | None] = list(inputs)
   if op.owned_inputs:
-    entries = list(inputs)
     op._check_count(entries, op._inputs, "inputs")
     op.initialize([b if i in op.owned_inputs else None for i, b in enumerate(entries)])
-    inputs = [None if i in op.owned_inputs else b for i, b in enumerate(entries)]  # type: ignore[misc]
-  return op.execute(inputs, outputs, donate=donate)
+    entries = [None if i in op.owned_inputs else b for i, b in enumerate(entries)]
+  return op, entries
+
+
+def bound_program(
+  desc: OperatorDesc,
+  inputs: Sequence[Binding],
+  outputs: Sequence[Binding],
+  feature_level: FeatureLevelLike = None,
+) -> BoundProgram:
+  """What `execute(desc, inputs, outputs, feature_level=...)` runs, not run: the descriptor
+  validated, the OWNED_BY_DML inputs initialized, every binding checked, with its errors.
+
+  The device layer compiles it for a chosen device (`Runner.execute`).
+  """
+  op, rest = _initialized(CompiledOperator(desc, feature_level), inputs)
+  return op._bind(rest, outputs)

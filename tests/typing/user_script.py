@@ -170,6 +170,14 @@ def device_layer() -> None:
   assert_type(record.compiled, bool)
   assert_type(record.seconds, float)
   assert np.array_equal(record.output, [[4, 8, 3], [7, 2, 3]])
+  row = dml.TensorDesc("FLOAT32", (3, 4), strides=(0, 1))
+  identity = dml.ElementWiseIdentityDesc(row, dml.TensorDesc("FLOAT32", (3, 4)))
+  bound = runner.execute(
+    identity, [dml.Binding(x.ravel())], [dml.Binding(np.zeros(12, np.float32))], device="cpu"
+  )
+  assert_type(bound, dml.RunRecord)
+  assert_type(bound.outputs, tuple[jax.Array, ...])
+  assert np.array_equal(bound.output, np.tile(x.ravel()[:4], 3))
   print(runner.report())
 
   f = jax.jit(lambda x, i: dml.gather_elements(x, i, axis=0))
