@@ -1,0 +1,79 @@
+"""Probe: ONE_HOT as a compare-and-select against a fill followed by a scatter of the ones.
+
+Not part of the library. ONE_HOT writes an output of `depth` times the indices' size and
+reads almost nothing, so its limit is the write bandwidth. The library's lowering is one
+fused compare-and-select; the alternative fills the output with OffValue (a memset-like
+kernel) and then scatters OnValue at the hot positions (one write per index, out-of-range
+positions dropped), which is what torch's zeros + scatter_ does. Both are checked bit for
+bit against NumPy; the figure is bytes written over the copy's bytes moved per second.
+
+Usage: PYTHONPATH=.:benchmarks python3 benchmarks/one_hot_probe.py
+"""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from _timing import copy_ceiling, report  # benchmarks/ is on sys.path when a script in it runs
+
+import dml_jax as dml
+
+
+def fill_then_scatter(indices, values, depth, axis):
+  """OffValue everywhere, then OnValue at each in-range index (flat positions, drop mode)."""
+  n = indices.size
+  flat, values = indices.reshape(-1), values.reshape(-1)
+  hot = (flat >= 0) & (flat < depth)
+  j = jnp.arange(n, dtype=jnp.int32)
+  position = flat * n + j if axis == 0 else j * depth + flat
+  position = jnp.where(hot, position, depth * n)  # out of range: dropped
+  out = jnp.full((depth * n,), values[0], values.dtype)
+  out = out.at[position].set(values[1], mode="drop", unique_indices=True)
+  return out.reshape((depth, n) if axis == 0 else (n, depth))
+
+
+def main():
+  rng = np.random.default_rng(0)
+  ceiling = copy_ceiling(rng)
+  n, depth = 1 << 20, 1024
+  flat = rng.integers(-depth - 8, depth + 8, n).astype(np.int32)  # a few out of range
+  values = np.array([[0.0, 1.0]], np.float32)  # (1, 2): the rank of the indices
+  for axis in (0, 1):
+    shape = (1, n) if axis == 0 else (n, 1)
+    indices = flat.reshape(shape)
+    position = np.where(flat < 0, flat + depth, flat)
+    valid = (position >= 0) & (position < depth)
+    hot = (np.arange(depth)[:, None] == np.where(valid, position, -1)[None, :]).astype(np.float32)
+    want = hot if axis == 0 else hot.T.copy()
+    moved = want.nbytes
+    args = (jnp.asarray(indices), jnp.asarray(values))
+    print(f"ONE_HOT of {n} int32 indices, depth {depth}, axis {axis}: {moved / 1e9:.2f} GB written")
+    report(
+      "dml.one_hot (select)",
+      jax.jit(lambda i, v, a=axis: dml.one_hot(i, v, axis=a, depth=depth)),
+      args,
+      want,
+      moved,
+      ceiling,
+    )
+
+    def scattered(i, v, a=axis):  # the negative-index rule first, as dml does
+      i = jnp.where(i < 0, i + depth, i)
+      return fill_then_scatter(i, v, depth, a)
+
+    report("fill + scatter (drop)", jax.jit(scattered), args, want, moved, ceiling)
+    report(
+      "jax.nn.one_hot",
+      jax.jit(
+        lambda i, v, a=axis: jax.nn.one_hot(
+          jnp.where(i < 0, i + depth, i).reshape(-1), depth, axis=0 if a == 0 else -1
+        )
+      ),
+      args,
+      want,
+      moved,
+      ceiling,
+    )
+
+
+if __name__ == "__main__":
+  main()
