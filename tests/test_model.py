@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import ctypes
+import importlib.util
 import io
 import json
 import pathlib
@@ -735,6 +736,53 @@ def test_cli_ignores_timing_and_device_options_and_says_so(tmp_path):
   notes = [line for line in err.splitlines() if line.startswith("note: ")]
   assert len(notes) == 12 and "note: -w/--warmup_samples ignored (timing only)" in notes
   assert any(line.startswith("note: --print_commands ignored") for line in notes)
+
+
+def _benchmark_script():
+  """benchmarks/model_dispatch.py as a module (a script, not part of a package)."""
+  path = EXAMPLES.parent / "benchmarks" / "model_dispatch.py"
+  spec = importlib.util.spec_from_file_location("dml_jax_model_dispatch", path)
+  module = importlib.util.module_from_spec(spec)
+  spec.loader.exec_module(module)
+  return module
+
+
+def _primitives(jaxpr):
+  """The names of every primitive of a jaxpr, the jaxprs nested in its equations included."""
+  for eqn in jaxpr.eqns:
+    yield eqn.primitive.name
+    for value in eqn.params.values():
+      for item in value if isinstance(value, tuple | list) else (value,):
+        inner = getattr(item, "jaxpr", item)  # a ClosedJaxpr holds a Jaxpr
+        if hasattr(inner, "eqns"):
+          yield from _primitives(inner)
+
+
+def test_fifty_dispatches_are_one_program_traced_once():
+  script = _benchmark_script()
+  model = dml.load_model(script.chain_model(50, rows=8, cols=8))
+  dispatches = [c for c in model.commands if not hasattr(c, "resource")]
+  assert len(dispatches) == 50
+  assert {"SLICE", "ELEMENT_WISE_IDENTITY", "GATHER", "JOIN"} == {
+    d.desc.OPERATOR for d in model.dispatchables.values()
+  }
+  assert any(s.element_offset for c in dispatches for b in c.bindings.values() for s in b)
+  fn = model.as_function()
+  initial = model.initial_buffers()
+  first = fn(initial)
+  second = fn(model.initial_buffers())
+  assert fn._cache_size() == 1  # type: ignore[attr-defined]  # traced once for both calls
+  lowered = fn.lower(initial)
+  text = lowered.as_text()
+  assert text.count("func.func public") == 1 and "callback" not in text.lower()
+  names = set(_primitives(jax.make_jaxpr(fn)(initial).jaxpr))
+  assert {"gather", "concatenate"} <= names  # the walk reached the operators' bodies
+  assert not [name for name in names if "callback" in name]
+  run = model.run()
+  for name, final in model.typed(first).items():
+    assert final.tobytes() == run[name].tobytes(), name
+    assert np.asarray(second[name]).tobytes() == np.asarray(first[name]).tobytes()
+  assert not np.array_equal(run["x"], model.typed(initial)["x"])  # the chain changed x
 
 
 def test_load_model_from_text_and_path():
