@@ -265,7 +265,7 @@ def test_sample_split():
 # -- the example models, through the CLI ------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", ["join_ranges", "transpose_strides", "chain"])
+@pytest.mark.parametrize("name", ["join_ranges", "transpose_strides", "chain", "transpose_2x3"])
 def test_examples_print_their_expected_output(name, tmp_path):
   status, out, err = _run_cli([EXAMPLES / f"{name}.json", "--output-path", tmp_path])
   assert status == 0, err
@@ -689,7 +689,7 @@ def test_repetitions_are_a_loop_in_the_one_program():
 
 
 def test_repetition_leaves_models_without_aliasing_unchanged(tmp_path):
-  for name in ("join_ranges", "transpose_strides", "chain"):
+  for name in ("join_ranges", "transpose_strides", "chain", "transpose_2x3"):
     status, out, err = _run_cli(
       [EXAMPLES / f"{name}.json", "-i", 3, "-r", 2, "--output-path", tmp_path]
     )
