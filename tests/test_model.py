@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import ctypes
+import importlib.util
 import io
 import json
 import pathlib
@@ -264,7 +265,7 @@ def test_sample_split():
 # -- the example models, through the CLI ------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", ["join_ranges", "transpose_strides", "chain"])
+@pytest.mark.parametrize("name", ["join_ranges", "transpose_strides", "chain", "transpose_2x3"])
 def test_examples_print_their_expected_output(name, tmp_path):
   status, out, err = _run_cli([EXAMPLES / f"{name}.json", "--output-path", tmp_path])
   assert status == 0, err
@@ -618,6 +619,170 @@ def test_as_function_is_one_program_from_buffers_to_buffers():
   text = jax.jit(fn).lower(initial).as_text()
   assert text.count("func.func public @main") == 1
   assert fn._cache_size() == 1  # type: ignore[attr-defined]
+
+
+# -- repetition: DxDispatch's -i and -r ---------------------------------------------------------
+
+
+def _in_place(count=4, sizes=(4,), output_offset=0):
+  """x -> 2x + 1, the output bound to the buffer it reads (at `output_offset` elements)."""
+  return _model(
+    {"x": _seq(0, 1, count)},
+    {"twice_plus_one": _identity(InputTensor=_tensor(sizes), OutputTensor=_tensor(sizes),
+                                 ScaleBias={"Scale": 2, "Bias": 1})},
+    [{"type": "dispatch", "dispatchable": "twice_plus_one",
+      "bindings": {"InputTensor": "x", "OutputTensor": {"name": "x", "elementOffset": output_offset}}},
+     {"type": "print", "resource": "x"}],
+  )  # fmt: skip
+
+
+def _applied(x, times, output_offset=0, count=None):
+  """The in-place dispatch applied `times` times, in NumPy: each application reads a snapshot
+  of the buffer (the right side is computed before it is stored)."""
+  x = np.array(x, np.float32)
+  count = len(x) - output_offset if count is None else count
+  for _ in range(times):
+    x[output_offset : output_offset + count] = x[:count] * np.float32(2) + np.float32(1)
+  return x
+
+
+def test_in_place_dispatch_repeated_i_times_r(tmp_path):
+  document = _in_place()
+  path = tmp_path / "in_place.json"
+  path.write_text(json.dumps(document))
+  status, out, err = _run_cli([path, "-i", 3, "-r", 2])
+  assert status == 0, err
+  assert out == "Resource 'x': 63, 127, 191, 255\n"  # 2x + 1 six times: 64x + 63
+  assert "each dispatch 6 times" in err and "Running on" in err
+  np.testing.assert_array_equal(_applied([0, 1, 2, 3], 6), [63, 127, 191, 255])
+  status, out, _ = _run_cli([path, "--dispatch_iterations", 2, "--dispatch-repeat", 1])
+  assert out == "Resource 'x': 3, 7, 11, 15\n"
+  model = dml.load_model(document)
+  assert model.run()["x"].tolist() == [1, 3, 5, 7]
+  assert model.run(dispatch_iterations=3, dispatch_repeat=2)["x"].tolist() == [63, 127, 191, 255]
+  result = model.execute(dispatch_iterations=6)
+  assert result.stdout == "Resource 'x': 63, 127, 191, 255\n"
+
+
+def test_repetitions_read_a_snapshot_of_overlapping_views():
+  # The output view starts 4 elements (16 bytes) into the input's: each application reads
+  # what the previous one wrote, shifted.
+  document = _in_place(count=12, sizes=(8,), output_offset=4)
+  model = dml.load_model(document)
+  for times in (1, 2, 5):
+    got = model.run(dispatch_iterations=times)["x"]
+    np.testing.assert_array_equal(got, _applied(np.arange(12), times, output_offset=4))
+
+
+def test_repetitions_are_a_loop_in_the_one_program():
+  model = dml.load_model(_in_place())
+  initial = model.initial_buffers()
+  sizes = []
+  for times in (1, 6, 60):
+    fn = model.as_function(dispatch_iterations=times)
+    final = model.typed(fn(initial))["x"]
+    np.testing.assert_array_equal(final, _applied([0, 1, 2, 3], times))
+    fn(initial)
+    assert fn._cache_size() == 1  # type: ignore[attr-defined]
+    sizes.append(str(jax.make_jaxpr(fn)(initial)).count("\n"))  # lines of the program
+  assert sizes[1] == sizes[2] > sizes[0]  # the same loop, whatever the count
+
+
+def test_repetition_leaves_models_without_aliasing_unchanged(tmp_path):
+  for name in ("join_ranges", "transpose_strides", "chain", "transpose_2x3"):
+    status, out, err = _run_cli(
+      [EXAMPLES / f"{name}.json", "-i", 3, "-r", 2, "--output-path", tmp_path]
+    )
+    assert status == 0, err
+    expected = (EXAMPLES / f"{name}.expected").read_text()
+    assert out == expected.replace(" written to '", f" written to '{tmp_path}/")
+  model = dml.load_model(EXAMPLES / "chain.json")
+  once, again = model.run(), model.run(dispatch_iterations=3, dispatch_repeat=2)
+  assert all(once[k].tobytes() == again[k].tobytes() for k in once)
+
+
+@pytest.mark.parametrize("count", [0, -1, 1.5, True, "2"])
+def test_repetition_counts_must_be_positive_integers(count):
+  model = dml.load_model(_in_place())
+  with pytest.raises(ValueError, match="dispatch_iterations must be a positive integer"):
+    model.run(dispatch_iterations=count)
+  with pytest.raises(ValueError, match="dispatch_repeat must be a positive integer"):
+    model.as_function(dispatch_repeat=count)
+
+
+def test_cli_refuses_a_timed_run_and_bad_counts(tmp_path, capsys):
+  path = tmp_path / "in_place.json"
+  path.write_text(json.dumps(_in_place()))
+  status, out, err = _run_cli([path, "-t", 1000])
+  assert status == 2 and out == ""
+  assert "-t/--milliseconds_to_run is not supported" in err and "-i/--dispatch_iterations" in err
+  for bad in ("0", "x"):
+    with pytest.raises(SystemExit) as stopped:
+      _run_cli([path, "-i", bad])
+    assert stopped.value.code == 2
+    assert "expected a positive integer" in capsys.readouterr().err
+
+
+def test_cli_ignores_timing_and_device_options_and_says_so(tmp_path):
+  path = tmp_path / "in_place.json"
+  path.write_text(json.dumps(_in_place()))
+  options = ["-I", 10, "-w", 3, "--max_gpu_time_measurements", 50, "-v", 2, "--print_commands",
+             "-d", "-a", "NVIDIA", "-q", "compute", "--post_dispatch_barriers", "none",
+             "--dml_feature_level", "5.0", "--disable_gpu_timeout", "--set_stable_power_state"]  # fmt: skip
+  status, out, err = _run_cli([path, *options])
+  assert status == 0, err
+  assert out == "Resource 'x': 1, 3, 5, 7\n"  # DxDispatch's deterministic lines only
+  assert all(line.startswith("Resource '") for line in out.splitlines())
+  notes = [line for line in err.splitlines() if line.startswith("note: ")]
+  assert len(notes) == 12 and "note: -w/--warmup_samples ignored (timing only)" in notes
+  assert any(line.startswith("note: --print_commands ignored") for line in notes)
+
+
+def _benchmark_script():
+  """benchmarks/model_dispatch.py as a module (a script, not part of a package)."""
+  path = EXAMPLES.parent / "benchmarks" / "model_dispatch.py"
+  spec = importlib.util.spec_from_file_location("dml_jax_model_dispatch", path)
+  module = importlib.util.module_from_spec(spec)
+  spec.loader.exec_module(module)
+  return module
+
+
+def _primitives(jaxpr):
+  """The names of every primitive of a jaxpr, the jaxprs nested in its equations included."""
+  for eqn in jaxpr.eqns:
+    yield eqn.primitive.name
+    for value in eqn.params.values():
+      for item in value if isinstance(value, tuple | list) else (value,):
+        inner = getattr(item, "jaxpr", item)  # a ClosedJaxpr holds a Jaxpr
+        if hasattr(inner, "eqns"):
+          yield from _primitives(inner)
+
+
+def test_fifty_dispatches_are_one_program_traced_once():
+  script = _benchmark_script()
+  model = dml.load_model(script.chain_model(50, rows=8, cols=8))
+  dispatches = [c for c in model.commands if not hasattr(c, "resource")]
+  assert len(dispatches) == 50
+  assert {"SLICE", "ELEMENT_WISE_IDENTITY", "GATHER", "JOIN"} == {
+    d.desc.OPERATOR for d in model.dispatchables.values()
+  }
+  assert any(s.element_offset for c in dispatches for b in c.bindings.values() for s in b)
+  fn = model.as_function()
+  initial = model.initial_buffers()
+  first = fn(initial)
+  second = fn(model.initial_buffers())
+  assert fn._cache_size() == 1  # type: ignore[attr-defined]  # traced once for both calls
+  lowered = fn.lower(initial)
+  text = lowered.as_text()
+  assert text.count("func.func public") == 1 and "callback" not in text.lower()
+  names = set(_primitives(jax.make_jaxpr(fn)(initial).jaxpr))
+  assert {"gather", "concatenate"} <= names  # the walk reached the operators' bodies
+  assert not [name for name in names if "callback" in name]
+  run = model.run()
+  for name, final in model.typed(first).items():
+    assert final.tobytes() == run[name].tobytes(), name
+    assert np.asarray(second[name]).tobytes() == np.asarray(first[name]).tobytes()
+  assert not np.array_equal(run["x"], model.typed(initial)["x"])  # the chain changed x
 
 
 def test_load_model_from_text_and_path():

@@ -23,6 +23,7 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
 TOUR, SEMANTICS, DEVICES = "01_tour.ipynb", "02_semantics.ipynb", "03_devices.ipynb"
+MODELS = "04_models.ipynb"
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 PYTHON_WARNING = re.compile(r"\b\w*Warning: ")
 
@@ -99,8 +100,8 @@ def check(notebook: nbformat.NotebookNode) -> None:
     assert png.startswith(PNG_SIGNATURE) and len(png) < 120_000
 
 
-def test_the_three_notebooks_are_there():
-  assert {TOUR, SEMANTICS, DEVICES} <= {p.name for p in NOTEBOOKS.glob("*.ipynb")}
+def test_the_four_notebooks_are_there():
+  assert {TOUR, SEMANTICS, DEVICES, MODELS} <= {p.name for p in NOTEBOOKS.glob("*.ipynb")}
 
 
 @pytest.mark.parametrize("name", sorted(p.name for p in NOTEBOOKS.glob("*.ipynb")))
@@ -148,6 +149,16 @@ def test_devices_notebook_reports_every_device_and_times_the_compile(executed):
   assert "(compiled)" in text and "cpu:0" in text
   assert re.search(r"^\d+ passed, 0 failed$", text, re.M)
   assert len(_pngs(executed[DEVICES])) >= 1
+
+
+def test_models_notebook_runs_a_model_file_and_draws_its_buffers(executed):
+  notebook = executed[MODELS]
+  text = _text(notebook)
+  expected = (ROOT / "examples" / "chain.expected").read_text()
+  assert expected in text  # what DxDispatch prints for the model
+  assert '"dispatchables"' in text  # the file is shown
+  assert "public functions in the lowered module: 1" in text
+  assert len(_pngs(notebook)) >= 2
 
 
 def test_notebooks_use_public_names_only():

@@ -1,7 +1,12 @@
-"""The README starts with the two commands, and CI runs the README's test command."""
+"""The README starts with the two commands, and CI runs the README's test command; the model
+its opening shows is an example file, and prints what the README says it prints."""
 
+import json
+import os
 import pathlib
 import re
+import subprocess
+import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
@@ -34,3 +39,41 @@ def test_the_operator_table_lists_every_registered_operator():
   assert set(table) == set(registry.operators())
   for op, cls in registry.operators().items():
     assert table[op] == (str(cls.SUPPORT.introduced), cls.__name__, cls.FUNCTION), op
+
+
+def _opening():
+  """The README before its first section: the model's JSON, and the command with its output."""
+  readme = (ROOT / "README.md").read_text()
+  head = readme[: readme.index("\n## ")]
+  model, shown = (
+    re.search(r"```json\n(.*?)```", head, re.S),
+    re.search(r"```text\n(.*?)```", head, re.S),
+  )
+  assert model and shown, "the opening shows a model file and its run"
+  assert head.index("```python") < model.start() < shown.start()  # after the Python example
+  return model[1], shown[1]
+
+
+def test_the_opening_model_is_an_example_file():
+  from dml_jax._src.model import jsonc
+
+  model, shown = _opening()
+  command = shown.splitlines()[0]
+  assert re.fullmatch(r"\$ python -m dml_jax run examples/\w+\.json", command), command
+  path = ROOT / command.split()[-1]
+  assert jsonc.parse(path.read_text()) == json.loads(model)  # the file, less its comments
+  assert len(model.splitlines()) <= 16  # short
+
+
+def test_the_opening_model_prints_what_the_readme_shows():
+  _, shown = _opening()
+  command, expected = shown.split("\n", 1)
+  arguments = command.split()[1:]  # python -m dml_jax run examples/NAME.json
+  env = dict(os.environ, PYTHONPATH=str(ROOT))
+  result = subprocess.run(
+    [sys.executable, *arguments[1:]], cwd=ROOT, env=env, capture_output=True, timeout=120
+  )
+  assert result.returncode == 0, result.stderr.decode()
+  assert result.stdout.decode() == expected  # stdout holds the Resource lines only
+  assert expected == (ROOT / arguments[-1]).with_suffix(".expected").read_text()
+  assert "Running on" in result.stderr.decode()

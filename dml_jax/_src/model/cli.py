@@ -6,6 +6,14 @@ written to '<path>'``. Progress, timing, warnings and errors go to stderr. The e
 is 1 for a model that cannot run (every problem is listed), for a command that stops the
 run (the output of the commands before it stands), and, with ``--compare DIR``, when a
 file differs from the same-named file in DIR; 0 otherwise.
+
+DxDispatch's own options: ``-i/--dispatch_iterations N`` and ``-r/--dispatch_repeat N``
+apply each dispatch N times (both multiply), which changes the buffers a dispatch both
+reads and writes; ``--input_path`` and ``--output_path`` are ``--input-path`` and
+``--output-path``. ``-t/--milliseconds_to_run`` is refused (a count that depends on the
+clock gives results that depend on the machine's speed; give ``-i``), with exit status 2.
+The options that only time, draw or configure DxDispatch's device (`IGNORED`) are
+accepted and ignored, each with a note on stderr.
 """
 
 from __future__ import annotations
@@ -32,12 +40,53 @@ from dml_jax._src.model.scalars import element_size
 
 MAX_DIFFERENCES_SHOWN = 10
 
+# DxDispatch's options that change nothing in what dml_jax computes or prints:
+# (option strings, takes a value, why it is ignored).
+IGNORED: tuple[tuple[tuple[str, ...], bool, str], ...] = (
+  (("-I", "--dispatch_interval"), True, "timing only"),
+  (("-w", "--warmup_samples"), True, "timing only"),
+  (("--max_gpu_time_measurements",), True, "timing only"),
+  (("-v", "--timing_verbosity"), True, "timing lines only; dml_jax prints no per-dispatch timings"),
+  (
+    ("--print_commands",),
+    False,
+    "its framing lines are not printed; stdout holds the Resource lines only",
+  ),
+  (("-d", "--debug"), False, "dml_jax always validates every desc and binding"),
+  (("-a", "--adapter"), True, "a DirectX adapter; choose the JAX device with --device"),
+  (("-q", "--queue_type"), True, "a Direct3D queue setting"),
+  (
+    ("--post_dispatch_barriers",),
+    True,
+    "each repetition of a dispatch always sees the one before it",
+  ),
+  (
+    ("--dml_feature_level",),
+    True,
+    "a minimum for DirectML's device; validate at a level with --feature-level",
+  ),
+  *(
+    ((flag,), False, "a Direct3D, driver or tooling setting")
+    for flag in (
+      "--disable_custom_heaps",
+      "--clear_shader_caches",
+      "--disable_gpu_timeout",
+      "--enable_dred",
+      "--disable_background_processing",
+      "--set_stable_power_state",
+      "--disable_agility_sdk",
+      "--present_separator",
+    )
+  ),
+)
+
 
 def _parser() -> argparse.ArgumentParser:
   parser = argparse.ArgumentParser(
     prog="python -m dml_jax run",
     description="Runs a DxDispatch model file (DirectML operators, buffers, dispatch/print/"
     "writeFile commands) as one JAX program and prints what DxDispatch prints.",
+    allow_abbrev=False,
   )
   parser.add_argument("model", help="the model's .json file")
   parser.add_argument(
@@ -52,12 +101,41 @@ def _parser() -> argparse.ArgumentParser:
     help="DML_FEATURE_LEVEL to validate the dispatchables at, e.g. 4_1 (default: newest)",
   )
   parser.add_argument(
+    "-i",
+    "--dispatch_iterations",
+    "--dispatch-iterations",
+    type=_positive,
+    default=1,
+    metavar="N",
+    help="apply each dispatch N times (default 1); this changes the result only where a"
+    " dispatch writes a buffer it also reads",
+  )
+  parser.add_argument(
+    "-r",
+    "--dispatch_repeat",
+    "--dispatch-repeat",
+    type=_positive,
+    default=1,
+    metavar="N",
+    help="dispatches per iteration (default 1): each dispatch applies its operator -i x -r"
+    " times in a row",
+  )
+  parser.add_argument(
+    "-t",
+    "--milliseconds_to_run",
+    default=None,
+    metavar="MS",
+    help="refused (exit status 2): a count set by the clock depends on the machine; use -i",
+  )
+  parser.add_argument(
     "--input-path",
+    "--input_path",
     default=None,
     help="where sourcePath files are looked for first (default: the model's directory)",
   )
   parser.add_argument(
     "--output-path",
+    "--output_path",
     default=None,
     help="the directory writeFile's targetPath is relative to (default: the current one)",
   )
@@ -68,7 +146,26 @@ def _parser() -> argparse.ArgumentParser:
     help="compare each file writeFile would write with the same-named file in DIR (written"
     " by DxDispatch), byte for byte, instead of writing it; exit 1 if any differs",
   )
+  ignored = parser.add_argument_group(
+    "DxDispatch options accepted and ignored (each gives a note on stderr)"
+  )
+  for flags, takes_value, why in IGNORED:
+    dest = f"ignored_{flags[-1].lstrip('-')}"
+    if takes_value:
+      ignored.add_argument(*flags, dest=dest, default=None, metavar="X", help=why)
+    else:
+      ignored.add_argument(*flags, dest=dest, default=None, action="store_true", help=why)
   return parser
+
+
+def _positive(text: str) -> int:
+  try:
+    value = int(text)
+  except ValueError:
+    value = 0
+  if value < 1:
+    raise argparse.ArgumentTypeError(f"expected a positive integer; got {text!r}")
+  return value
 
 
 def main(argv: Sequence[str], stdout: BinaryIO | None = None, stderr: TextIO | None = None) -> int:
@@ -76,6 +173,17 @@ def main(argv: Sequence[str], stdout: BinaryIO | None = None, stderr: TextIO | N
   args = _parser().parse_args(list(argv))
   out = stdout if stdout is not None else sys.stdout.buffer
   err = stderr if stderr is not None else sys.stderr
+  if args.milliseconds_to_run is not None:
+    print(
+      "-t/--milliseconds_to_run is not supported: it repeats each dispatch for a span of"
+      " time, so how often an in-place dispatch runs, and what it leaves, would depend on the"
+      " machine's speed; give the count instead, with -i/--dispatch_iterations N",
+      file=err,
+    )
+    return 2
+  for flags, _, why in IGNORED:
+    if getattr(args, f"ignored_{flags[-1].lstrip('-')}") not in (None, False):
+      print(f"note: {'/'.join(flags)} ignored ({why})", file=err)
   try:
     model = load_model(args.model, feature_level=args.feature_level, input_path=args.input_path)
   except DmlModelError as error:
@@ -95,11 +203,16 @@ def main(argv: Sequence[str], stdout: BinaryIO | None = None, stderr: TextIO | N
     return 1
   print(f"Running on '{device_lib.describe(target)}' (jax {jax.__version__})", file=err)
   start = time.perf_counter()
-  result = model.execute(target)
+  result = model.execute(
+    target, dispatch_iterations=args.dispatch_iterations, dispatch_repeat=args.dispatch_repeat
+  )
   seconds = time.perf_counter() - start
+  times = args.dispatch_iterations * args.dispatch_repeat
+  repeated = f", each dispatch {times} times" if times > 1 else ""
   print(
     f"Ran {len(model.commands)} commands ({len(model.dispatchables)} dispatchables, FL"
-    f" {model.feature_level}) as one program in {seconds * 1e3:.1f} ms (compilation included)",
+    f" {model.feature_level}{repeated}) as one program in {seconds * 1e3:.1f} ms (compilation"
+    " included)",
     file=err,
   )
   status = 0

@@ -14,6 +14,13 @@ compiles once, with no round trip to the host between dispatches. A print or wri
 takes the buffer as it is at that point of the chain (the program returns those
 snapshots too), and what they show is made on the host after the program ran.
 
+Each dispatch applies its operator ``dispatch_iterations * dispatch_repeat`` times in a
+row (DxDispatch's ``-i`` and ``-r``, 1 and 1 by default). That changes the result only
+when the dispatch writes a buffer it also reads (an in-place ELEMENT_WISE_IDENTITY): each
+application then reads what the one before wrote, and the repetitions run as a loop inside
+the program. A dispatch whose outputs share no buffer with its inputs gives the same
+buffers every time, so it runs once.
+
 A dispatch binds each source at byte ``elementOffset * element size`` (the source's
 ``elementSizeInBytes``, else the buffer's element size), the view running to the
 buffer's end (``elementCount`` plays no part). DirectML's binding rules apply (an
@@ -53,6 +60,7 @@ from typing import Any
 
 import jax
 import numpy as np
+from jax import lax
 
 from dml_jax._src import device as device_lib
 from dml_jax._src.buffers import Binding
@@ -184,7 +192,7 @@ class Model:
     problems = self._parse(document)
     if problems:
       raise DmlModelError(source, problems)
-    self._programs: dict[int, Callable[..., Any]] = {}
+    self._programs: dict[tuple[int, int], Callable[..., Any]] = {}
 
   # -- loading -------------------------------------------------------------------------
 
@@ -282,17 +290,27 @@ class Model:
 
   # -- running ---------------------------------------------------------------------------
 
-  def _commands(self, buffers: Buffers, until: int) -> tuple[Buffers, list[jax.Array]]:
-    """The commands before `until` on `buffers`: the final buffers, and the buffer of
-    each print and writeFile as it stands at that command."""
+  def _commands(
+    self,
+    buffers: Buffers,
+    until: int,
+    times: int = 1,
+    operators: dict[str, CompiledOperator] | None = None,
+  ) -> tuple[Buffers, list[jax.Array]]:
+    """The commands before `until` on `buffers`, each dispatch applied `times` times: the
+    final buffers, and the buffer of each print and writeFile as it stands at that command.
+
+    Traced under `jax.jit` this is the one program; called as it is, each dispatch is its
+    own jitted call. `operators` keeps the operators made (and initialized from the
+    initial buffers) from one call to the next; default: made afresh."""
     buffers = dict(buffers)
     initial = dict(buffers)
-    operators: dict[str, CompiledOperator] = {}
+    operators = {} if operators is None else operators
     snapshots = []
     for i, command in enumerate(self.commands[:until]):
       if isinstance(command, Dispatch):
         try:
-          self._dispatch(command, buffers, initial, operators)
+          self._dispatch(command, buffers, initial, operators, times)
         except (ValueError, TypeError) as error:
           raise DmlCommandError(i, f"command {i} ({describe(command)}): {error}") from error
       else:
@@ -305,6 +323,7 @@ class Model:
     buffers: Buffers,
     initial: Buffers,
     operators: dict[str, CompiledOperator],
+    times: int,
   ) -> None:
     dispatchable = self.dispatchables[command.dispatchable]
     op = operators.get(command.dispatchable)
@@ -315,6 +334,29 @@ class Model:
           self._bindings(dispatchable, dispatchable.init_bindings, initial, False, True)
         )
       operators[command.dispatchable] = op
+    written = _names(command, dispatchable.bind_points(True))
+    read = _names(command, dispatchable.bind_points(False))
+    if times == 1 or not written & read:  # the same buffers every time: once is enough
+      self._apply(op, dispatchable, command, buffers)
+      return
+    names = sorted(written | read)
+
+    def again(_: Any, carried: tuple[jax.Array, ...]) -> tuple[jax.Array, ...]:
+      touched = dict(zip(names, carried, strict=True))
+      self._apply(op, dispatchable, command, touched)
+      return tuple(touched[name] for name in names)
+
+    results = lax.fori_loop(0, times, again, tuple(buffers[name] for name in names))
+    buffers.update(zip(names, results, strict=True))
+
+  def _apply(
+    self,
+    op: CompiledOperator,
+    dispatchable: Dispatchable,
+    command: Dispatch,
+    buffers: Buffers,
+  ) -> None:
+    """One application of the dispatch's operator: reads its views, writes its outputs."""
     inputs = self._bindings(dispatchable, command.bindings, buffers, False, False)
     outputs = self._bindings(dispatchable, command.bindings, buffers, True, False)
     results = op.execute(inputs, outputs)  # type: ignore[arg-type]
@@ -357,27 +399,37 @@ class Model:
         found.append(Binding(buffers[source.name], source.element_offset * size))
     return found
 
-  def _program(self, until: int) -> Callable[..., Any]:
-    program = self._programs.get(until)
+  def _program(self, until: int, times: int) -> Callable[..., Any]:
+    program = self._programs.get((until, times))
     if program is None:
-      program = jax.jit(lambda buffers: self._commands(buffers, until))
-      self._programs[until] = program
+      program = jax.jit(lambda buffers: self._commands(buffers, until, times))
+      self._programs[until, times] = program
     return program
 
-  def execute(self, device: Any = None) -> RunResult:
+  def execute(
+    self, device: Any = None, *, dispatch_iterations: int = 1, dispatch_repeat: int = 1
+  ) -> RunResult:
     """Runs the commands in order, as one XLA program on `device` (None: JAX's default;
     "cpu", "gpu", "tpu" or a jax.Device). Nothing is printed or written: the result holds
     what the prints and writeFiles show (`RunResult.print_bytes`, `file_bytes`).
 
+    `dispatch_iterations` and `dispatch_repeat` are DxDispatch's ``-i`` and ``-r``: each
+    dispatch applies its operator ``dispatch_iterations * dispatch_repeat`` times, which
+    changes the buffers only where a dispatch writes a buffer it reads (in place).
+
     A dispatch whose binding DirectML would refuse stops the run: the result then holds
-    the commands before it, and the error (`RunResult.error`)."""
+    the commands before it, and the error (`RunResult.error`).
+
+    Raises:
+      ValueError: a repetition count that is not a positive integer."""
+    times = repetitions(dispatch_iterations, dispatch_repeat)
     initial = self.initial_buffers(device)
     error = None
     try:
-      final, snapshots = self._program(len(self.commands))(initial)
+      final, snapshots = self._program(len(self.commands), times)(initial)
     except DmlCommandError as stopped:
       error = stopped
-      final, snapshots = self._program(stopped.index)(initial)
+      final, snapshots = self._program(stopped.index, times)(initial)
     shown = [(i, c) for i, c in enumerate(self.commands) if isinstance(c, Print | WriteFile)]
     outputs = [
       Output(i, c, np.asarray(data).tobytes())
@@ -385,30 +437,62 @@ class Model:
     ]
     return RunResult({k: np.asarray(v) for k, v in final.items()}, outputs, error, self)
 
-  def run(self, device: Any = None) -> dict[str, np.ndarray]:
+  def run(
+    self, device: Any = None, *, dispatch_iterations: int = 1, dispatch_repeat: int = 1
+  ) -> dict[str, np.ndarray]:
     """Runs the commands and returns the final buffers: name -> NumPy array of the
     resource's element type (see `typed`).
 
+    `dispatch_iterations` and `dispatch_repeat` repeat each dispatch as `execute` does.
+
     Raises:
-      DmlCommandError: a dispatch DirectML would refuse (the run stops there)."""
-    result = self.execute(device)
+      DmlCommandError: a dispatch DirectML would refuse (the run stops there).
+      ValueError: a repetition count that is not a positive integer.
+
+    Examples:
+      >>> import dml_jax as dml
+      >>> model = dml.load_model({
+      ...   "resources": {"x": {"initialValuesDataType": "FLOAT32", "initialValues": [0, 1, 2, 3]}},
+      ...   "dispatchables": {"twice_plus_one": {"type": "ELEMENT_WISE_IDENTITY", "desc": {
+      ...     "InputTensor": {"DataType": "FLOAT32", "Sizes": [4]},
+      ...     "OutputTensor": {"DataType": "FLOAT32", "Sizes": [4]},
+      ...     "ScaleBias": {"Scale": 2, "Bias": 1}}}},
+      ...   "commands": [{"type": "dispatch", "dispatchable": "twice_plus_one",
+      ...                 "bindings": {"InputTensor": "x", "OutputTensor": "x"}}],
+      ... })
+      >>> model.run()["x"]                                    # x -> 2x + 1, in place
+      array([1., 3., 5., 7.], dtype=float32)
+      >>> model.run(dispatch_iterations=3, dispatch_repeat=2)["x"]   # applied 6 times
+      array([ 63., 127., 191., 255.], dtype=float32)
+    """
+    result = self.execute(
+      device, dispatch_iterations=dispatch_iterations, dispatch_repeat=dispatch_repeat
+    )
     if result.error is not None:
       raise result.error
     return result.typed()
 
-  def as_function(self) -> Callable[[Mapping[str, Any]], Buffers]:
+  def as_function(
+    self, *, dispatch_iterations: int = 1, dispatch_repeat: int = 1
+  ) -> Callable[[Mapping[str, Any]], Buffers]:
     """The command list as one jitted function: initial buffers -> final buffers.
 
     Its argument and result map every resource name to the buffer's bytes (a uint8
     array of ``sizeInBytes``; `initial_buffers` gives the model's own); every dispatch
     is part of one XLA program, compiled on the first call. Prints and writeFiles do
-    nothing here (see `execute`).
+    nothing here (see `execute`). `dispatch_iterations` and `dispatch_repeat` repeat
+    each dispatch as `execute` does; they are fixed in the function (another count is
+    another function).
+
+    Raises:
+      ValueError: a repetition count that is not a positive integer.
 
     Raises (when called):
       DmlCommandError: a dispatch DirectML would refuse.
     """
+    times = repetitions(dispatch_iterations, dispatch_repeat)
     until = len(self.commands)
-    return jax.jit(lambda buffers: self._commands(dict(buffers), until)[0])
+    return jax.jit(lambda buffers: self._commands(dict(buffers), until, times)[0])
 
   def check_prints(self) -> list[str]:
     """Problems of the prints: a buffer with no element type cannot be printed."""
@@ -435,6 +519,28 @@ class Model:
       f"<Model {self.source}: {len(self.resources)} resources, {len(self.dispatchables)}"
       f" dispatchables, {len(self.commands)} commands, FL {self.feature_level}>"
     )
+
+
+def repetitions(dispatch_iterations: int, dispatch_repeat: int) -> int:
+  """How many times each dispatch applies its operator: DxDispatch's ``-i`` times ``-r``.
+
+  Raises:
+    ValueError: a count that is not a positive integer.
+  """
+  for name, count in (
+    ("dispatch_iterations", dispatch_iterations),
+    ("dispatch_repeat", dispatch_repeat),
+  ):
+    if isinstance(count, bool) or not isinstance(count, int | np.integer) or count < 1:
+      raise ValueError(
+        f"{name} must be a positive integer (how many times each dispatch runs); got {count!r}"
+      )
+  return int(dispatch_iterations) * int(dispatch_repeat)
+
+
+def _names(command: Dispatch, points: Mapping[str, int]) -> set[str]:
+  """The buffers a dispatch binds to the given bind points."""
+  return {source.name for point in points for source in command.bindings.get(point, ())}
 
 
 def _pairs(mapping: Mapping[str, Any]) -> list[tuple[str, Any]]:
