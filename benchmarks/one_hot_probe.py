@@ -31,6 +31,40 @@ def fill_then_scatter(indices, values, depth, axis):
   return out.reshape((depth, n) if axis == 0 else (n, depth))
 
 
+def pallas_one_hot(position, values, depth, axis, block=(32, 1024), warps=4, interpret=False):
+  """A Pallas (Triton) kernel: each program writes a (block) tile of the output, comparing an
+  iota with the positions it loads once (`position`: normalized, `depth` where none is hot)."""
+  from jax.experimental import pallas as pl
+  from jax.experimental.pallas import triton as pltriton
+
+  n = position.size
+  flat, values = position.reshape(-1), values.reshape(-1)
+  rows, cols = (depth, n) if axis == 0 else (n, depth)
+  br, bc = block
+
+  def kernel(pos_ref, values_ref, out_ref):
+    r = pl.program_id(0) * br + jax.lax.broadcasted_iota(jnp.int32, (br, bc), 0)
+    c = pl.program_id(1) * bc + jax.lax.broadcasted_iota(jnp.int32, (br, bc), 1)
+    if axis == 0:
+      hot = r == pos_ref[...][None, :]
+    else:
+      hot = c == pos_ref[...][:, None]
+    out_ref[...] = jnp.where(hot, values_ref[1], values_ref[0])
+
+  pos_spec = (
+    pl.BlockSpec((bc,), lambda i, j: (j,)) if axis == 0 else pl.BlockSpec((br,), lambda i, j: (i,))
+  )
+  return pl.pallas_call(
+    kernel,
+    out_shape=jax.ShapeDtypeStruct((rows, cols), values.dtype),
+    grid=(rows // br, cols // bc),
+    in_specs=[pos_spec, pl.BlockSpec((2,), lambda i, j: (0,))],
+    out_specs=pl.BlockSpec((br, bc), lambda i, j: (i, j)),
+    compiler_params=None if interpret else pltriton.CompilerParams(num_warps=warps),
+    interpret=interpret,
+  )(flat, values)
+
+
 def main():
   rng = np.random.default_rng(0)
   ceiling = copy_ceiling(rng)
@@ -61,6 +95,27 @@ def main():
       return fill_then_scatter(i, v, depth, a)
 
     report("fill + scatter (drop)", jax.jit(scattered), args, want, moved, ceiling)
+
+    def normalized(i):
+      i = jnp.where(i < 0, i + depth, i)
+      return jnp.where((i >= 0) & (i < depth), i, depth)
+
+    blocks = (
+      [(32, 1024), (64, 512), (16, 1024)]
+      if axis == 0
+      else [(512, 64), (256, 128), (128, 256), (64, 512), (32, 1024), (256, 256)]
+    )
+    for block, warps in [(b, 4) for b in blocks] + [(blocks[1], 8)]:
+      report(
+        f"pallas {block} w{warps}",
+        jax.jit(
+          lambda i, v, a=axis, b=block, w=warps: pallas_one_hot(normalized(i), v, depth, a, b, w)
+        ),
+        args,
+        want,
+        moved,
+        ceiling,
+      )
     report(
       "jax.nn.one_hot",
       jax.jit(
