@@ -22,7 +22,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import jax
@@ -159,28 +159,9 @@ class Runner:
       )
     start = time.perf_counter()
     placed = [jax.device_put(x, target) for x in operands]
-    key = (desc, target, tuple((x.shape, x.dtype) for x in placed))
-    with self._lock:
-      executable = self._executables.get(key)
-    compiled = executable is None
-    if executable is None:
-      executable = apply_jitted.lower(desc, *placed).compile()
-      with self._lock:
-        executable = self._executables.setdefault(key, executable)
-    output = jax.block_until_ready(executable(*placed))
-    first = output[0] if isinstance(output, tuple) else output
-    record = RunRecord(
-      desc.OPERATOR,
-      desc,
-      self.feature_level,
-      next(iter(first.devices())),
-      output,
-      compiled,
-      time.perf_counter() - start,
+    return self._compile_and_run(
+      desc, (desc, target), lambda: apply_jitted.lower(desc, *placed), placed, start
     )
-    with self._lock:
-      self._records.append(record)
-    return record
 
   def execute(
     self,
@@ -238,23 +219,47 @@ class Runner:
       )
     start = time.perf_counter()
     placed = jax.device_put(program.operands, target)
-    leaves = jax.tree_util.tree_leaves(placed)
-    key = (program.static, target, donate, tuple((x.shape, x.dtype) for x in leaves))
+
+    def buffers(result: Any) -> Any:
+      found = program.outputs(result)
+      return found[0] if len(found) == 1 else tuple(found)
+
+    return self._compile_and_run(
+      desc,
+      (program.static, target, donate),
+      lambda: execute_lib.jitted_program(donate).lower(program.static, *placed),
+      placed,
+      start,
+      buffers,
+    )
+
+  def _compile_and_run(
+    self,
+    desc: OperatorDesc,
+    key: tuple[Any, ...],
+    lower: Callable[[], Any],
+    placed: Any,
+    start: float,
+    output: Callable[[Any], Any] = lambda result: result,
+  ) -> RunRecord:
+    """Runs the executable cached under `key` and the operands' shapes (compiling
+    `lower()` on a miss) on `placed`, and records the call."""
+    key += (tuple((x.shape, x.dtype) for x in jax.tree_util.tree_leaves(placed)),)
     with self._lock:
       executable = self._executables.get(key)
     compiled = executable is None
     if executable is None:
-      function = execute_lib.jitted_program(donate)
-      executable = function.lower(program.static, *placed).compile()
+      executable = lower().compile()
       with self._lock:
         executable = self._executables.setdefault(key, executable)
-    buffers = program.outputs(jax.block_until_ready(executable(*placed)))
+    result = output(jax.block_until_ready(executable(*placed)))
+    first = result[0] if isinstance(result, tuple) else result
     record = RunRecord(
       desc.OPERATOR,
       desc,
       self.feature_level,
-      next(iter(buffers[0].devices())),
-      buffers[0] if len(buffers) == 1 else tuple(buffers),
+      next(iter(first.devices())),
+      result,
       compiled,
       time.perf_counter() - start,
     )
