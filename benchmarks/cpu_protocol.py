@@ -2,7 +2,7 @@
 
 Run from the repository root:
 
-  PYTHONPATH=. python3 benchmarks/cpu_protocol.py                  # small size, plain and env
+  PYTHONPATH=. python3 benchmarks/cpu_protocol.py                  # small size, plain and setup
   PYTHONPATH=. python3 benchmarks/cpu_protocol.py --only JOIN,gather_nd --config all --json out.json
   PYTHONPATH=. python3 benchmarks/cpu_protocol.py --size tiny --only join_axis1 --rounds 3
 
@@ -10,7 +10,7 @@ Options:
   --size tiny|small     small (default): the CPU sizes of benchmarks/run.py; tiny: seconds.
   --only PATTERN        the cases, as in benchmarks/run.py (a name, an fnmatch pattern, a
                         substring or a DirectML operator; repeat it or separate with commas).
-  --config C            plain, env, both (plain and env: the default) or all.
+  --config C            plain, setup, env, both (plain and setup: the default) or all.
   --rounds N            alternating rounds per case (default 11 at small size, 3 at tiny).
   --rest-ms MS          the pause before every block (default 100 at small size, 1 at tiny).
   --ort-spinning S      default (ONNX Runtime's threads spin between calls, as a user gets it),
@@ -29,7 +29,9 @@ settings in its environment (the parent drops any MALLOC_* variable and glibc.ma
 has, and says so), with JAX_PLATFORMS=cpu:
 
   plain   nothing else: a user's `python script.py`.
-  env     the environment recipe: MALLOC_ARENA_MAX=1 MALLOC_MMAP_THRESHOLD_=4294967296
+  setup   the library's recommended setup, called as a user would at the top of the program,
+          before anything computes with JAX: `dml_jax.cpu.configure_allocator()`.
+  env     the environment recipe instead: MALLOC_ARENA_MAX=1 MALLOC_MMAP_THRESHOLD_=4294967296
           MALLOC_TRIM_THRESHOLD_=4294967296 in the child's environment.
 
 By default every case gets a fresh process per configuration: glibc adapts its mmap threshold to
@@ -85,8 +87,13 @@ import numpy as np
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 RUN = pathlib.Path(__file__).resolve().parent / "run.py"
 
-CONFIGS = ("plain", "env")
-CONFIG_CHOICES = {"plain": ("plain",), "env": ("env",), "both": ("plain", "env")}
+CONFIGS = ("plain", "setup", "env")
+CONFIG_CHOICES = {
+  "plain": ("plain",),
+  "setup": ("setup",),
+  "env": ("env",),
+  "both": ("plain", "setup"),
+}
 CONFIG_CHOICES["all"] = CONFIGS
 # The environment recipe (docs/performance.md), for the `env` configuration.
 ENV_RECIPE = {
@@ -244,6 +251,11 @@ def measure_case(run, name: str, size: str, rounds: int, rest_s: float, spinning
 
 def child(config: str, names: list[str], size: str, rounds: int, rest_s: float, spinning, out: str):
   setup: dict[str, Any] | None = None
+  if config == "setup":
+    # A user's program: the setup first, before anything computes with JAX.
+    from dml_jax import cpu
+
+    setup = cpu.configure_allocator().as_dict()
   run = load_run()
   import jax
   import onnx

@@ -4,6 +4,7 @@ import importlib.util
 import json
 import os
 import pathlib
+import platform
 import subprocess
 import sys
 
@@ -67,12 +68,15 @@ def test_tiny_run_prints_both_tables_and_exits_0(tmp_path):
   assert "## summary" in text
   summary = text.split("## summary", 1)[1]
   assert "ratio plain [noise]" in summary and "join_axis1" in summary
+  assert "ratio setup [noise]" in summary
+  assert "## setup: dml_jax.cpu.configure_allocator() -> " in text
   assert text.rstrip().endswith(
     "all checks passed (dml_jax vs NumPy, ONNX Runtime vs dml_jax, bit for bit)"
   )
   report = json.loads(out.read_text())
   assert report["passed"] and report["size"] == "tiny" and report["rounds"] == 2
   configs = report["configs"]
+  assert list(configs) == ["plain", "setup"]
   for name, config in configs.items():
     (record,) = config["cases"]
     assert record["case"] == "join_axis1" and record["check"] == "ok", record
@@ -81,6 +85,8 @@ def test_tiny_run_prints_both_tables_and_exits_0(tmp_path):
       assert side["median_ms"] > 0 and len(side["ms"]) == 2 and len(side["faults"]) == 2
     for child in config["children"]:
       assert "MALLOC_ARENA_MAX" not in child["environment"] or name == "env"
+    if name == "setup" and platform.libc_ver()[0] == "glibc":
+      assert config["setup"]["applied"]["M_ARENA_MAX"] == 1  # the caller's 4 did not reach it
     (row,) = report["summary"][name]
     assert row["ratio"] > 0 and row["noise"][0] <= row["noise"][1]
 
