@@ -84,7 +84,7 @@ def test_it_sets_what_it_says_and_large_blocks_stop_faulting():
       "M_ARENA_MAX": 1,
     }
     or setup["applied"]["M_MMAP_THRESHOLD"] == 32 << 20
-  )  # glibc before 2.35
+  )  # glibc 2.34 and older cap the threshold at 32 MiB
   assert setup["skipped"] == {} and not setup["too_late"] and setup["libc"].startswith("glibc")
   assert out["again"]
   pages = (64 << 20) // 4096

@@ -29,8 +29,8 @@ M_MMAP_THRESHOLD = -3
 M_ARENA_MAX = -8
 
 INT_MAX = 2**31 - 1  # mallopt takes an int
-# The cap that glibc releases before 2.35 put on M_MMAP_THRESHOLD (HEAP_MAX_SIZE / 2 on 64-bit):
-# mallopt refuses larger values there (returns 0).
+# The cap older glibc releases (2.34 and before; 2.36 has none) put on M_MMAP_THRESHOLD, through
+# mallopt and the environment alike: HEAP_MAX_SIZE / 2 on 64-bit. mallopt returns 0 above it.
 OLD_GLIBC_MMAP_THRESHOLD_MAX = 32 << 20
 
 
@@ -178,8 +178,9 @@ def configure_allocator(*, if_late: Literal["raise", "apply"] = "raise") -> Allo
   glibc's `mallopt`, for the whole process:
 
   - M_MMAP_THRESHOLD = 2147483647 (the largest value mallopt takes): blocks below 2 GiB come
-    from the heap and are reused once freed. glibc before 2.35 refuses more than 32 MiB; then
-    32 MiB is set, and the record says that larger blocks still take fresh pages.
+    from the heap and are reused once freed. Older glibc releases (2.34 and before) refuse more
+    than 32 MiB, through mallopt and the environment alike; then 32 MiB is set, and the record
+    says that larger blocks still take fresh pages.
   - M_TRIM_THRESHOLD = 2147483647: free memory at the top of the heap stays with the process
     instead of going back to the system at every free.
   - M_ARENA_MAX = 1: the threads that have no arena yet (XLA's worker threads, which it starts
