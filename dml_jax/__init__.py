@@ -7,6 +7,7 @@ Examples:
   Array([[1., 1., 0.]], dtype=float16)
 """
 
+from dml_jax import cpu as cpu
 from dml_jax import device as device
 from dml_jax._src.buffers import Binding as Binding
 from dml_jax._src.buffers import read_tensor as read_tensor
@@ -170,4 +171,6 @@ __all__ = [
   "Runner",
   "RunRecord",
   "device",
+  # The CPU allocator: an opt-in setup step (dml_jax.cpu.configure_allocator)
+  "cpu",
 ]

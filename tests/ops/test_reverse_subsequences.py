@@ -163,6 +163,98 @@ def test_rows_of_float16_differentiate_forward_and_backward(lengths_shape):
 
 
 # =========================================================================== #
+# The CPU's sub-row form: lengths per lane, equal along the last dimension
+# =========================================================================== #
+
+# (input shape, axis): rows (everything after the axis) of several sub-rows (the last
+# dimension above 1, and any 1s after it).
+SUB_ROW_SHAPES = [((6, 3, 4), 0), ((2, 5, 3, 4), 1), ((5, 3, 4, 1), 0), ((3, 4, 2, 8), 1)]
+
+
+def _data(rng, shape, dtype):
+  return rng.integers(-100, 100, shape).astype(dtype)
+
+
+def _sub_row_lengths(rng, shape, axis, equal):
+  """Lengths per lane (DirectML's full sizes), equal along each sub-row or random."""
+  sizes = shape[:axis] + (1,) + shape[axis + 1 :]
+  if not equal:
+    return rng.integers(0, shape[axis] + 2, sizes, dtype=np.uint32)
+  last = max(d for d, n in enumerate(shape) if n > 1)
+  drawn = sizes[:last] + (1,) * (len(shape) - last)
+  lengths = rng.integers(0, shape[axis] + 2, drawn, dtype=np.uint32)
+  return np.ascontiguousarray(np.broadcast_to(lengths, sizes))
+
+
+@pytest.mark.parametrize("shape, axis", SUB_ROW_SHAPES)
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int8])
+@pytest.mark.parametrize("equal", [True, False], ids=["equal", "unequal"])
+def test_lengths_equal_along_the_last_dimension_give_the_references_bits(shape, axis, dtype, equal):
+  rng = np.random.default_rng(len(shape) * 10 + axis)
+  x = _data(rng, shape, dtype)
+  lengths = _sub_row_lengths(rng, shape, axis, equal)
+  if equal:  # and not whole rows: the rows' check fails, the sub-rows' passes
+    lanes = lengths.reshape(shape[:axis] + (-1,))
+    assert not np.all(lanes == lanes[..., :1])
+  fn = jax.jit(lambda x, n: dml.reverse_subsequences(x, n, axis=axis))
+  want = reference.reverse_subsequences(x, lengths, axis=axis)
+  assert_bits_equal(fn(x, lengths), want)
+  assert_bits_equal(_numpy_reverse_subsequences(x, lengths, axis), want)
+
+
+@pytest.mark.parametrize("shape, axis", SUB_ROW_SHAPES)
+def test_the_sub_row_gather_itself(shape, axis):
+  """The branch the check picks for equal lengths, called directly (the cond hides which
+  branch ran): the same bits as the reference."""
+  from dml_jax._src.ops import reverse_subsequences as module
+
+  rng = np.random.default_rng(3)
+  x = _data(rng, shape, np.float32)
+  lengths = _sub_row_lengths(rng, shape, axis, equal=True)
+  clamped = np.minimum(lengths, shape[axis]).astype(np.int32)
+  assert_bits_equal(
+    module._reverse_sub_rows(jnp.asarray(x), jnp.asarray(clamped), axis),
+    reference.reverse_subsequences(x, lengths, axis=axis),
+  )
+
+
+def test_the_cpu_program_checks_sub_rows_after_rows():
+  """On the CPU the program holds two conditionals: whole rows where every lane of a row
+  shares a length, else sub-rows where the lanes of each sub-row do, else every element."""
+  fn = jax.jit(lambda x, n: dml.reverse_subsequences(x, n, axis=0))
+  x, n = np.zeros((6, 3, 4), np.float32), np.zeros((1, 3, 4), np.uint32)
+  hlo = fn.lower(x, n).compile().as_text()
+  assert hlo.count("conditional(") == 2, hlo
+  # Without a sub-row (one dimension after the axis), one conditional as before.
+  fn1 = jax.jit(lambda x, n: dml.reverse_subsequences(x, n, axis=1))
+  hlo1 = fn1.lower(np.zeros((2, 3, 4), np.float32), np.zeros((2, 1, 4), np.uint32))
+  assert hlo1.compile().as_text().count("conditional(") == 1
+
+
+def test_sub_rows_under_vmap_and_grad():
+  rng = np.random.default_rng(11)
+  shape, axis = (5, 3, 4), 0
+  xs = _data(rng, (2,) + shape, np.float32)
+  lengths = np.stack(
+    [_sub_row_lengths(rng, shape, axis, equal=True), _sub_row_lengths(rng, shape, axis, False)]
+  )
+  f = lambda x, n: dml.reverse_subsequences(x, n, axis=axis)
+  got = jax.jit(jax.vmap(f))(xs, lengths)
+  for i in range(2):
+    assert_bits_equal(got[i], reference.reverse_subsequences(xs[i], lengths[i], axis=axis))
+  # A reversal is its own inverse: the gradient of <f(x), w> is w reversed back.
+  w = _data(rng, shape, np.float32)
+  n = lengths[0]
+  grad = jax.grad(lambda x: jnp.sum(f(x, n) * reference.reverse_subsequences(w, n, axis=axis)))(
+    xs[0]
+  )
+  assert_bits_equal(grad, w)
+  primal, tangent = jax.jvp(lambda x: f(x, n), (xs[0],), (w,))
+  assert_bits_equal(tangent, reference.reverse_subsequences(w, n, axis=axis))
+  assert_bits_equal(primal, reference.reverse_subsequences(xs[0], n, axis=axis))
+
+
+# =========================================================================== #
 # The reference: pinned cases and cross-checks against plain NumPy
 # =========================================================================== #
 

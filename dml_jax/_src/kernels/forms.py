@@ -79,7 +79,13 @@ def gather_nd(
 
 
 def reverse_subsequences_per_lane(
-  input: jax.Array, lengths: jax.Array, *, axis: int, lanes: Lowering, rows: Lowering
+  input: jax.Array,
+  lengths: jax.Array,
+  *,
+  axis: int,
+  lanes: Lowering,
+  rows: Lowering,
+  sub_rows: tuple[int, Lowering] | None = None,
 ) -> jax.Array:
   """REVERSE_SUBSEQUENCES with a length per lane (`lengths`: `input`'s shape with 1 on `axis`,
   clamped to [0, size], int32 where the size allows), in the form each backend runs fastest.
@@ -88,7 +94,11 @@ def reverse_subsequences_per_lane(
   and the gradient. `rows(input, lengths)` moves whole rows (the dimensions after `axis`) by
   their first lane's length, right where every lane of a row shares one length. The CPU
   checks that at run time (`_reverse_lanes_or_rows`), and so do CUDA GPUs with TMA where the
-  strip kernel applies (`_reverse_lanes_or_strips`).
+  strip kernel applies (`_reverse_lanes_or_strips`). `sub_rows`, (n, lowering), moves the
+  input's last n elements of every row together (a sub-row, several a row), right where the
+  lanes of every sub-row share one length: the CPU's second choice, checked at run time after
+  the first (lengths per lane that vary along a middle dimension only, as an ONNX model's
+  per-batch lengths become after a transpose); other backends do not take it.
 
   Examples:
     >>> def lanes(x, n):  # every element from its lane's source position
@@ -106,7 +116,13 @@ def reverse_subsequences_per_lane(
   # callable it has traced once from its cache, so the CPU's and the GPU's branches would
   # share jaxprs.
   fresh = functools.partial
-  cpu = functools.partial(_reverse_lanes_or_rows, axis=axis, lanes=fresh(lanes), rows=fresh(rows))
+  cpu = functools.partial(
+    _reverse_lanes_or_rows,
+    axis=axis,
+    lanes=fresh(lanes),
+    rows=fresh(rows),
+    sub_rows=sub_rows and (sub_rows[0], fresh(sub_rows[1])),
+  )
   default = lanes
   if reverse_subsequences_strips_mosaic.applies(input.shape, input.dtype, axis):
     gpu = functools.partial(_reverse_lanes_or_strips, axis=axis, rows=fresh(rows))
@@ -172,12 +188,27 @@ def on_cuda(
 
 
 def _reverse_lanes_or_rows(
-  input: jax.Array, lengths: jax.Array, *, axis: int, lanes: Lowering, rows: Lowering
+  input: jax.Array,
+  lengths: jax.Array,
+  *,
+  axis: int,
+  lanes: Lowering,
+  rows: Lowering,
+  sub_rows: tuple[int, Lowering] | None = None,
 ) -> jax.Array:
   """The CPU's lowering: XLA:CPU copies whole rows several times faster than it gathers
   elements (BENCHMARKS.md), so rows whose lanes share one length, checked at run time (the
-  common per-batch case), take `rows`; the result is the same either way."""
-  return lax.cond(_lanes_share_lengths(input, lengths, axis), rows, lanes, input, lengths)
+  common per-batch case), take `rows`; else, with `sub_rows` (n, lowering), where every run of
+  n lanes at the end of a row shares one length, those move together; else `lanes`. The
+  result is the same either way."""
+  if sub_rows is None:
+    return lax.cond(_lanes_share_lengths(input, lengths, axis), rows, lanes, input, lengths)
+  size, moved = sub_rows
+  runs = lengths.reshape(-1, size)
+  sub_rows_share = jnp.all(runs == runs[:, :1])
+  # A cond of its own, taken only where the rows' check fails.
+  rest = lambda x, n: lax.cond(sub_rows_share, moved, lanes, x, n)
+  return lax.cond(_lanes_share_lengths(input, lengths, axis), rows, rest, input, lengths)
 
 
 def _reverse_lanes_or_strips(

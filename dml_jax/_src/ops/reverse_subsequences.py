@@ -156,8 +156,15 @@ class ReverseSubsequencesDesc(OperatorDesc):
       return _reverse_rows(input, lengths, self.axis)
     lengths = jnp.broadcast_to(lengths, _lengths_sizes(input.shape, self.axis))
     rows = functools.partial(_reverse_rows, axis=self.axis)
+    start = _sub_row_start(input.shape, self.axis)
+    sub_rows = None
+    if start is not None:  # lanes sharing a length along the last dimension(s) move together
+      sub_rows = (
+        math.prod(input.shape[start:]),
+        functools.partial(_reverse_sub_rows, axis=self.axis),
+      )
     return kernels.reverse_subsequences_per_lane(
-      input, lengths, axis=self.axis, lanes=lanes, rows=rows
+      input, lengths, axis=self.axis, lanes=lanes, rows=rows, sub_rows=sub_rows
     )
 
 
@@ -206,6 +213,61 @@ def _gather_rows(input: jax.Array, lengths: jax.Array, axis: int) -> jax.Array:
   mirrored = first - np.asarray(1, lengths.dtype) - position
   source = lax.select(position < first, mirrored, position)
   return indexing.gather_slices_along_axis(input, source, axis)
+
+
+def _sub_row_start(shape: tuple[int, ...], axis: int) -> int | None:
+  """Where a sub-row starts: the input's last dimension above 1 (a sub-row is it and the 1s
+  after it), where a row (everything after `axis`) holds several sub-rows; else None (a
+  sub-row would be a whole row, or one element), as where int32 cannot number the sub-rows."""
+  after = [d for d in range(axis + 1, len(shape)) if shape[d] > 1]
+  if len(after) < 2 or math.prod(shape[: after[-1]]) > 2**31 - 1:
+    return None
+  return after[-1]
+
+
+@functools.partial(jax.custom_jvp, nondiff_argnums=(2,))
+def _reverse_sub_rows(input: jax.Array, lengths: jax.Array, axis: int) -> jax.Array:
+  """The same when the lanes of every sub-row (`_sub_row_start`: the last dimension above 1,
+  and any 1s after it) share one length: the input viewed as a column of sub-rows, each moved
+  whole from the sub-row that its first lane's length mirrors it to. One gather of rows with no
+  batch dimensions, which XLA:CPU compiles to vector copies (a gather of elements moves one at
+  a time). Narrow lanes move as 32-bit words, as in `_reverse_rows`."""
+  start = _sub_row_start(input.shape, axis)
+  assert start is not None
+  sub_rows = input.reshape(-1, math.prod(input.shape[start:]))
+  words = _row_words(sub_rows)
+  if words is None:
+    return _gather_sub_rows(sub_rows, lengths, input.shape[:start], axis).reshape(input.shape)
+  out = _gather_sub_rows(words.pack(sub_rows), lengths, input.shape[:start], axis)
+  return words.unpack(out, input.dtype).reshape(input.shape)
+
+
+@_reverse_sub_rows.defjvp
+def _reverse_sub_rows_jvp(axis, primals, tangents):
+  input, lengths = primals
+  start = _sub_row_start(input.shape, axis)
+  assert start is not None
+  tangent = tangents[0].reshape(-1, math.prod(input.shape[start:]))
+  moved = _gather_sub_rows(tangent, lengths, input.shape[:start], axis)
+  return _reverse_sub_rows(input, lengths, axis), moved.reshape(input.shape)
+
+
+def _gather_sub_rows(
+  sub_rows: jax.Array, lengths: jax.Array, grid: tuple[int, ...], axis: int
+) -> jax.Array:
+  """`sub_rows`, the input as (sub-rows, elements) with the sub-rows numbered over `grid` (the
+  input's dimensions before a sub-row), gathered whole: output sub-row g from sub-row g with its
+  coordinate on `axis` mirrored by g's first lane's length (int32: the grid fits it)."""
+  lanes = grid[:axis] + (1,) + grid[axis + 1 :]
+  first = lengths.reshape(lanes + (-1,))[..., 0]
+  first = jnp.broadcast_to(lax.convert_element_type(first, np.int32), grid)
+  position = lax.broadcasted_iota(np.int32, grid, axis)
+  # A step along `axis` is a step of this many sub-rows.
+  stride = np.int32(math.prod(grid[axis + 1 :]))
+  flat = lax.iota(np.int32, math.prod(grid)).reshape(grid)
+  moved = flat + (first - np.int32(1) - position - position) * stride
+  source = lax.select(position < first, moved, flat)
+  return indexing.gather_slices_along_axis(sub_rows, source.reshape(-1), 0)
 
 
 def reverse_subsequences(

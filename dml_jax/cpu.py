@@ -1,0 +1,24 @@
+"""The CPU allocator: an opt-in setup of glibc's malloc for XLA:CPU's large outputs.
+
+XLA:CPU takes every output from malloc, and glibc gives large blocks fresh pages on every call
+(a page fault per 4 KiB). `configure_allocator`, called first thing in a program, makes such
+blocks come from the heap and be reused; `release_memory` gives the memory that keeps back to
+the system. Importing dml_jax changes nothing: the setup is a call the user makes. The figures
+each choice gives: BENCHMARKS.md; the reasons: the documentation's performance page.
+
+Examples:
+  The first lines of a program (before anything computes with JAX)::
+
+    import dml_jax
+    setup = dml_jax.cpu.configure_allocator()
+    print(setup)  # M_MMAP_THRESHOLD=2147483647 M_TRIM_THRESHOLD=2147483647 M_ARENA_MAX=1: ...
+
+  >>> from dml_jax import cpu
+  >>> released = cpu.release_memory()  # after a burst of large outputs
+"""
+
+from dml_jax._src.cpu_allocator import AllocatorSetup as AllocatorSetup
+from dml_jax._src.cpu_allocator import configure_allocator as configure_allocator
+from dml_jax._src.cpu_allocator import release_memory as release_memory
+
+__all__ = ["AllocatorSetup", "configure_allocator", "release_memory"]

@@ -1,0 +1,136 @@
+"""benchmarks/cpu_protocol.py: a tiny run as a user starts it, its tables, and its arithmetic."""
+
+import importlib.util
+import json
+import os
+import pathlib
+import platform
+import subprocess
+import sys
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+SCRIPT = ROOT / "benchmarks" / "cpu_protocol.py"
+
+pytest.importorskip("onnxruntime")
+pytest.importorskip("onnx")
+
+
+def _load_protocol():
+  """benchmarks/cpu_protocol.py as a module (a script, not part of a package)."""
+  name = "dml_jax_benchmark_cpu_protocol"
+  if name not in sys.modules:
+    spec = importlib.util.spec_from_file_location(name, SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+      spec.loader.exec_module(module)
+    except BaseException:
+      del sys.modules[name]
+      raise
+  return sys.modules[name]
+
+
+def test_tiny_run_prints_both_tables_and_exits_0(tmp_path):
+  out = tmp_path / "protocol.json"
+  # A malloc setting of the caller's must not reach the children: the parent drops it.
+  env = dict(os.environ, PYTHONPATH=str(ROOT), MALLOC_ARENA_MAX="4")
+  result = subprocess.run(
+    [
+      sys.executable,
+      str(SCRIPT),
+      "--size",
+      "tiny",
+      "--only",
+      "join_axis1",
+      "--config",
+      "both",
+      "--rounds",
+      "2",
+      "--rest-ms",
+      "0",
+      "--json",
+      str(out),
+    ],
+    cwd=ROOT,
+    env=env,
+    capture_output=True,
+    text=True,
+    timeout=120,
+  )
+  assert result.returncode == 0, result.stdout + result.stderr
+  text = result.stdout
+  assert "malloc settings dropped from the children's environment: MALLOC_ARENA_MAX" in text
+  header = next(line for line in text.splitlines() if line.startswith("case ") and "dml ms" in line)
+  for column in ("ORT ms", "ratio", "noise", "verdict", "faults/call dml", "faults/call ORT"):
+    assert column in header, (column, header)
+  assert "## summary" in text
+  summary = text.split("## summary", 1)[1]
+  assert "ratio plain [noise]" in summary and "join_axis1" in summary
+  assert "ratio setup [noise]" in summary
+  assert "## setup: dml_jax.cpu.configure_allocator() -> " in text
+  assert text.rstrip().endswith(
+    "all checks passed (dml_jax vs NumPy, ONNX Runtime vs dml_jax, bit for bit)"
+  )
+  report = json.loads(out.read_text())
+  assert report["passed"] and report["size"] == "tiny" and report["rounds"] == 2
+  configs = report["configs"]
+  assert list(configs) == ["plain", "setup"]
+  for name, config in configs.items():
+    (record,) = config["cases"]
+    assert record["case"] == "join_axis1" and record["check"] == "ok", record
+    assert set(record["sides"]) == {"dml_jax", "ort"}
+    for side in record["sides"].values():
+      assert side["median_ms"] > 0 and len(side["ms"]) == 2 and len(side["faults"]) == 2
+    for child in config["children"]:
+      assert "MALLOC_ARENA_MAX" not in child["environment"] or name == "env"
+    if name == "setup" and platform.libc_ver()[0] == "glibc":
+      assert config["setup"]["applied"]["M_ARENA_MAX"] == 1  # the caller's 4 did not reach it
+    (row,) = report["summary"][name]
+    assert row["ratio"] > 0 and row["noise"][0] <= row["noise"][1]
+
+
+def test_the_ratio_its_noise_and_the_verdict():
+  protocol = _load_protocol()
+  record = {
+    "case": "c",
+    "op": "JOIN",
+    "shape": "s",
+    "sides": {
+      "dml_jax": {"median_ms": 2.0, "ms": [2.0, 2.0, 2.0, 2.0, 2.0], "faults_per_call": 3.0},
+      "ort": {"median_ms": 3.0, "ms": [2.4, 3.0, 3.0, 3.2, 4.0], "faults_per_call": 0.0},
+    },
+  }
+  (row,) = protocol.summarize(record)
+  assert row["ratio"] == 1.5 and row["verdict"] == "ahead"
+  assert row["noise"] == [1.5, 1.6] and row["min_max"] == [1.2, 2.0]
+  record["sides"]["ort"]["ms"] = [1.0, 1.6, 3.0, 4.0, 5.0]
+  (row,) = protocol.summarize(record)
+  assert row["verdict"] == "level" and row["noise"][0] < 1 <= row["noise"][1]
+  record["sides"]["ort"]["ms"] = [1.0, 1.0, 1.5, 1.8, 1.9]
+  record["sides"]["ort"]["median_ms"] = 1.5
+  (row,) = protocol.summarize(record)
+  assert row["verdict"] == "behind"
+
+
+def test_the_children_get_no_malloc_settings_but_the_env_recipe(monkeypatch):
+  protocol = _load_protocol()
+  monkeypatch.setenv("MALLOC_MMAP_THRESHOLD_", "1")
+  monkeypatch.setenv("GLIBC_TUNABLES", "glibc.malloc.arena_max=2:glibc.rtld.nns=2")
+  env, dropped = protocol.child_environment("plain")
+  assert not any(k.startswith("MALLOC_") for k in env)
+  assert env["GLIBC_TUNABLES"] == "glibc.rtld.nns=2" and env["JAX_PLATFORMS"] == "cpu"
+  assert dropped[0] == "MALLOC_MMAP_THRESHOLD_" and "glibc.malloc.arena_max=2" in dropped[1]
+  env, _ = protocol.child_environment("env")
+  assert {k: env[k] for k in protocol.ENV_RECIPE} == protocol.ENV_RECIPE
+
+
+@pytest.mark.parametrize(
+  "argv", [["--rounds", "1"], ["--only", "no_such_case"], ["--size", "large"], ["--config", "x"]]
+)
+def test_bad_arguments_exit_2(argv):
+  protocol = _load_protocol()
+  with pytest.raises(SystemExit) as exit_info:
+    protocol.main(argv)
+  assert exit_info.value.code == 2
