@@ -166,9 +166,12 @@ class OneHotDesc(OperatorDesc):
     )
 
   def lower(self, indices: jax.Array, values: jax.Array) -> jax.Array:
+    return self._select(_on_positions(indices, self.output_tensor.sizes[self.axis]), values)
+
+  def _select(self, position: jax.Array, values: jax.Array) -> jax.Array:
+    """The lax form: one compare and select over the output, which XLA fuses into a single pass
+    writing it."""
     shape, axis = self.output_tensor.sizes, self.axis
-    position = _on_positions(indices, shape[axis])
-    # One compare and select over the output, which XLA fuses into a single pass writing it.
     along = lax.broadcasted_iota(position.dtype, shape, axis)
     hot = along == lax.broadcast_in_dim(position, shape, tuple(range(len(shape))))
     flat = values.reshape(-1)
