@@ -566,3 +566,88 @@ def test_one_hot_tiles_apply_to_large_outputs_with_long_tile_rows():
 def test_one_hot_tiles_never_apply_without_pallas_triton(monkeypatch):
   _without_pallas_triton(monkeypatch)
   assert not one_hot_tiles_triton.applies((1 << 20, 1024), 1, np.dtype(np.float32))
+
+
+def _primitive_names(jaxpr) -> set[str]:
+  """The primitives of `jaxpr` and of every jaxpr in its equations' parameters (branches,
+  kernel bodies)."""
+  names = set()
+  for eqn in jaxpr.eqns:
+    names.add(eqn.primitive.name)
+    for param in eqn.params.values():
+      for inner in param if isinstance(param, (list, tuple)) else (param,):
+        inner = getattr(inner, "jaxpr", inner)
+        if hasattr(inner, "eqns"):
+          names |= _primitive_names(inner)
+  return names
+
+
+@pytest.mark.parametrize("data_type", [np.float32, np.int8], ids=["float32", "int8"])
+@pytest.mark.parametrize("axis", [0, 1, 2])
+def test_one_hot_on_tile_kernel_shapes(data_type, axis, monkeypatch):
+  # Small tiles and no size threshold, so that these shapes take the kernel on CUDA GPUs (the
+  # lax path elsewhere).
+  monkeypatch.setattr(one_hot_tiles_triton, "DEFAULT", _SMALL_TILES)
+  rng = np.random.default_rng(16)
+  depth = 24
+  indices_shape = tuple(1 if d == axis else n for d, n in enumerate((6, 5, 16)))
+  indices = kernel_indices(rng, np.int32, indices_shape, depth)
+  values = _ONE_HOT_VALUES[data_type].reshape(1, 1, 3)
+  f = lambda i, v: dml.one_hot(i, v, axis=axis, depth=depth)
+  want = reference.one_hot(indices, values, axis=axis, depth=depth)
+  assert_bits_equal(f(indices, values), want)
+  assert_bits_equal(jax.jit(f)(indices, values), want)
+  batched = jax.vmap(f)(np.stack([indices, indices[::-1]]), np.stack([values, values]))
+  assert_bits_equal(batched[1], reference.one_hot(indices[::-1], values, axis=axis, depth=depth))
+  # The program holds the kernel for CUDA GPUs; compiled for the CPU, it runs the lax form.
+  assert "pallas_call" in _primitive_names(jax.make_jaxpr(f)(indices, values).jaxpr)
+  assert "triton" not in jax.jit(f).lower(indices, values).as_text().lower()
+
+
+@pytest.mark.skipif(
+  not availability.probe().pallas_triton, reason="needs jax.experimental.pallas.triton"
+)
+@pytest.mark.parametrize(
+  "indices_shape, axis, data_type, kernel",
+  [
+    ((1 << 15, 1), 1, np.float32, True),  # (32, 1024) tiles of (outer, depth)
+    ((1, 1 << 15), 0, np.float16, True),  # (32, 1024) tiles of (depth, inner)
+    ((4, 1, 1 << 13), 1, np.int8, True),  # a grid dimension over outer
+    ((1 << 15, 1), 1, np.uint8, True),
+    ((1 << 15, 1), 1, np.float64, False),  # 64-bit data
+    ((1 << 10, 1), 1, np.float32, False),  # 4 MiB
+  ],
+)
+def test_one_hot_lowers_for_cuda_with_the_kernel_where_it_applies(
+  indices_shape, axis, data_type, kernel
+):
+  """Lowered for CUDA on any machine, the program holds the Triton kernel exactly where
+  `applies` says (Pallas builds the kernel's Triton IR at lowering; XLA compiles it on GPUs)."""
+  depth = 1024
+  f = lambda i, v: dml.one_hot(i, v, axis=axis, depth=depth)
+  args = (
+    jax.ShapeDtypeStruct(indices_shape, np.int32),
+    jax.ShapeDtypeStruct((1,) * (len(indices_shape) - 1) + (2,), data_type),
+  )
+  out_shape = tuple(depth if d == axis else n for d, n in enumerate(indices_shape))
+  assert one_hot_tiles_triton.applies(out_shape, axis, np.dtype(data_type)) == kernel
+  with jax.enable_x64(data_type == np.float64):
+    text = jax.jit(f).trace(*args).lower(lowering_platforms=("cuda",)).as_text()
+  assert ("xla.gpu.triton" in text) == kernel
+
+
+def test_one_hot_takes_the_lax_form_below_the_size_threshold():
+  f = lambda i, v: dml.one_hot(i, v, axis=1, depth=1024)
+  jaxpr = jax.make_jaxpr(f)(np.zeros((64, 1), np.int32), np.zeros((1, 2), np.float32))
+  assert "pallas_call" not in _primitive_names(jaxpr.jaxpr)
+
+
+def test_one_hot_gradient_on_tile_kernel_shapes_is_the_lax_forms(monkeypatch):
+  monkeypatch.setattr(one_hot_tiles_triton, "DEFAULT", _SMALL_TILES)
+  rng = np.random.default_rng(17)
+  indices = kernel_indices(rng, np.int32, (4, 1, 16), 32)
+  values = np.array([[[2.0, 3.0, 5.0]]], np.float32)
+  w = rng.integers(-3, 4, (4, 32, 16)).astype(np.float32)
+  grad = jax.grad(lambda v: (dml.one_hot(indices, v, axis=1, depth=32) * w).sum())(values)
+  hot = reference.one_hot(indices, np.array([[[0, 1]]], np.float32), axis=1, depth=32) == 1
+  np.testing.assert_array_equal(grad, [[[w[~hot].sum(), w[hot].sum(), 0.0]]])
