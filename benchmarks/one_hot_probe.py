@@ -7,6 +7,11 @@ kernel) and then scatters OnValue at the hot positions (one write per index, out
 positions dropped), which is what torch's zeros + scatter_ does. Both are checked bit for
 bit against NumPy; the figure is bytes written over the copy's bytes moved per second.
 
+`pallas_one_hot` became the library's ONE_HOT kernel
+(dml_jax/_src/kernels/one_hot_tiles_triton.py): on CUDA GPUs dml.one_hot writes these 4 GiB
+outputs with it, so its line times the kernel there, and XLA's compare-and-select on other
+platforms (and below the kernel's size threshold).
+
 Usage: PYTHONPATH=.:benchmarks python3 benchmarks/one_hot_probe.py
 """
 
@@ -82,7 +87,7 @@ def main():
     args = (jnp.asarray(indices), jnp.asarray(values))
     print(f"ONE_HOT of {n} int32 indices, depth {depth}, axis {axis}: {moved / 1e9:.2f} GB written")
     report(
-      "dml.one_hot (select)",
+      "dml.one_hot",
       jax.jit(lambda i, v, a=axis: dml.one_hot(i, v, axis=a, depth=depth)),
       args,
       want,

@@ -20,9 +20,11 @@ from dml_jax._src.kernels import (
   gather_elements_rows_triton,
   gather_elements_strips_triton,
   gather_nd_rows_triton,
+  one_hot_tiles_triton,
   scatter_elements_rows_triton,
   tile_copies_triton,
 )
+from dml_jax._src.ops.one_hot import _on_positions
 from tests.helpers import assert_bits_equal, kernel_data, kernel_indices
 
 DATA_TYPES = [np.float32, np.float16, np.int32, np.uint32, np.int16, np.uint16, np.int8, np.uint8]
@@ -434,3 +436,218 @@ def test_scatter_elements_gradient_on_kernel_shapes_follows_the_policy():
   lax_dx, lax_du = jax.grad(lambda x, u: (desc._scatter(x, i, u) * w).sum(), (0, 1))(x, u)
   np.testing.assert_array_equal(dx, lax_dx)
   np.testing.assert_array_equal(du, lax_du)
+
+
+# --------------------------------------------------------------------------- #
+# ONE_HOT: the output written in wide tiles
+# --------------------------------------------------------------------------- #
+
+# Tiles of at most 8 x 16 elements, for any output: small shapes cover many tiles, and shapes
+# with few factors of 2 narrow ones.
+_SMALL_TILES = one_hot_tiles_triton.TilesConfig(
+  tile_elements=128, max_columns=16, min_row_bytes=0, min_output_bytes=0
+)
+
+# (indices shape, axis, depth, config): axis 0, the last axis (and one with only 1s after it),
+# a middle axis with sizes before and after it; views that are and are not multiples of the
+# largest tile.
+ONE_HOT_CASES = [
+  ((1, 64), 0, 32, _SMALL_TILES),  # (depth, inner) tiles of 8 x 16
+  ((48, 1), 1, 64, _SMALL_TILES),  # (outer, depth) tiles of 8 x 16
+  ((3, 1, 2, 16), 1, 12, _SMALL_TILES),  # outer 3, inner 32: tiles of 4 x 16
+  ((10, 1, 1), 1, 40, _SMALL_TILES),  # inner 1: tiles of 2 x 8
+  ((6, 1), 1, 24, _SMALL_TILES),  # 24 columns: tiles of 2 x 8
+  ((5, 1, 7), 1, 9, _SMALL_TILES),  # odd sizes: tiles of 1 x 1
+  ((2, 3, 1), 2, 20, _SMALL_TILES),  # outer 6, depth 20: tiles of 2 x 4
+  ((64, 1), 1, 1024, None),  # the default tiles, (32, 1024)
+  ((1, 2048), 0, 64, None),
+]
+
+# Values with bit patterns a select must keep: quiet and signaling NaNs with payloads, -0.0,
+# the integer extremes. Each case takes OffValue and OnValue from three orders of them.
+_ONE_HOT_VALUES = {
+  np.float32: np.array([0x7FC01234, 0x80000000, 0xFF800001], np.uint32).view(np.float32),
+  np.float16: np.array([0x8000, 0x7C01, 0xFE05], np.uint16).view(np.float16),
+  np.int8: np.array([-128, 127, 1], np.int8),
+  np.uint8: np.array([255, 0, 1], np.uint8),
+}
+_ONE_HOT_ORDERS = ([0, 1, 2], [1, 0, 2], [2, 1, 0])
+
+
+def _one_hot_desc(indices, values, axis, depth):
+  """The descriptor of ONE_HOT of these arrays, for its lax form."""
+  indices_type = dml.DataType.from_dtype(indices.dtype)
+  values_type = dml.DataType.from_dtype(values.dtype)
+  out = list(indices.shape)
+  out[axis] = depth
+  return dml.OneHotDesc(
+    dml.TensorDesc(indices_type, indices.shape),
+    dml.TensorDesc(values_type, values.shape),
+    dml.TensorDesc(values_type, tuple(out)),
+    axis=axis,
+  )
+
+
+@pytest.mark.parametrize("data_type", list(_ONE_HOT_VALUES), ids=lambda t: np.dtype(t).name)
+@pytest.mark.parametrize("case", ONE_HOT_CASES, ids=lambda c: f"{c[0]}-ax{c[1]}-D{c[2]}")
+def test_one_hot_tiles_body_matches_reference(data_type, case):
+  indices_shape, axis, depth, config = case
+  # Raw indices of every value class: negative, past either end, the type's extremes.
+  indices = kernel_indices(np.random.default_rng(14), np.int32, indices_shape, depth)
+  position = _on_positions(jnp.asarray(indices), depth)
+  for order in _ONE_HOT_ORDERS:
+    values = _ONE_HOT_VALUES[data_type][order].reshape((1,) * (len(indices_shape) - 1) + (3,))
+    got = one_hot_tiles_triton.one_hot_tiles(
+      position, jnp.asarray(values), axis=axis, depth=depth, config=config, interpret=True
+    )
+    assert_bits_equal(got, reference.one_hot(indices, values, axis=axis, depth=depth))
+    lax_form = _one_hot_desc(indices, values, axis, depth)._select(position, jnp.asarray(values))
+    assert_bits_equal(got, lax_form, context="lax form")
+
+
+@pytest.mark.parametrize("index_type", [np.uint32, np.int64, np.uint64])
+def test_one_hot_tiles_body_takes_every_index_type(index_type, x64):
+  indices = kernel_indices(np.random.default_rng(15), index_type, (3, 1, 8), 16)
+  if np.dtype(index_type).itemsize == 8:
+    indices[0, 0, 4:7] = [2**32 + 1, 2**40, 2**33 + 2]  # never position 1 or 2
+  values = np.array([[[0, 1]]], np.float32)
+  got = one_hot_tiles_triton.one_hot_tiles(
+    _on_positions(jnp.asarray(indices), 16),
+    jnp.asarray(values),
+    axis=1,
+    depth=16,
+    config=_SMALL_TILES,
+    interpret=True,
+  )
+  assert_bits_equal(got, reference.one_hot(indices, values, axis=1, depth=16))
+
+
+def test_one_hot_tiles_body_under_vmap():
+  # A batch of positions and of values: the batch becomes a grid dimension of the kernel.
+  rng = np.random.default_rng(18)
+  indices = kernel_indices(rng, np.int32, (2, 3, 1, 16), 24)
+  values = np.array([[0.5, -0.0], [np.nan, 2.0]], np.float32).reshape(2, 1, 1, 2)
+  f = lambda p, v: one_hot_tiles_triton.one_hot_tiles(
+    p, v, axis=1, depth=24, config=_SMALL_TILES, interpret=True
+  )
+  got = jax.vmap(f)(_on_positions(jnp.asarray(indices), 24), jnp.asarray(values))
+  for b in range(2):
+    assert_bits_equal(got[b], reference.one_hot(indices[b], values[b], axis=1, depth=24))
+
+
+def test_one_hot_tiles_divide_the_view():
+  tile = one_hot_tiles_triton.tile
+  assert tile((1 << 20, 1024), 1) == (32, 1024)  # the last axis: (outer, depth)
+  assert tile((1024, 1 << 20), 0) == (32, 1024)  # axis 0: (depth, inner)
+  assert tile((8, 1024, 1, 4096), 1) == (32, 1024)  # a middle axis: tiles of a (1024, 4096) slab
+  assert tile((8, 4, 1, 4096), 1) == (4, 1024)  # a slab of 4 rows
+  assert tile((1 << 20, 64, 1), 1) == (512, 64)  # only 1s after the axis: (outer, depth)
+  assert tile((999, 1000), 1) == (1, 8)  # odd rows, 1000 columns
+  assert tile((6, 20), 1, _SMALL_TILES) == (2, 4)
+
+
+def test_one_hot_tiles_apply_to_large_outputs_with_long_tile_rows():
+  applies = one_hot_tiles_triton.applies
+  f32 = np.dtype(np.float32)
+  assert applies((1 << 20, 1024), 1, f32)
+  assert applies((1024, 1 << 20), 0, f32)
+  assert applies((4, 1024, 8192), 1, f32)  # outer 4
+  assert applies((1 << 17, 64), 1, f32)  # 32 MiB, rows of 256 bytes
+  assert applies((1 << 20, 1024), 1, np.dtype(np.int8))
+  assert not applies((1 << 14, 256), 1, f32)  # 16 MiB: XLA's compare-and-select
+  assert not applies((1 << 20, 1000), 1, f32)  # tiles of 8 columns
+  assert not applies((1 << 20, 32), 1, f32)  # rows of 128 bytes
+  assert not applies((1 << 20, 128), 1, np.dtype(np.int8))  # rows of 128 bytes
+  assert not applies((1 << 20, 1024), 1, np.dtype(np.float64))  # 64-bit data: lax path
+  assert not applies((1 << 21, 1024), 1, f32)  # 2**31 output elements
+  assert applies((5, 9, 7), 1, np.dtype(np.uint8), _SMALL_TILES)
+
+
+def test_one_hot_tiles_never_apply_without_pallas_triton(monkeypatch):
+  _without_pallas_triton(monkeypatch)
+  assert not one_hot_tiles_triton.applies((1 << 20, 1024), 1, np.dtype(np.float32))
+
+
+def _primitive_names(jaxpr) -> set[str]:
+  """The primitives of `jaxpr` and of every jaxpr in its equations' parameters (branches,
+  kernel bodies)."""
+  names = set()
+  for eqn in jaxpr.eqns:
+    names.add(eqn.primitive.name)
+    for param in eqn.params.values():
+      for inner in param if isinstance(param, (list, tuple)) else (param,):
+        inner = getattr(inner, "jaxpr", inner)
+        if hasattr(inner, "eqns"):
+          names |= _primitive_names(inner)
+  return names
+
+
+@pytest.mark.parametrize("data_type", [np.float32, np.int8], ids=["float32", "int8"])
+@pytest.mark.parametrize("axis", [0, 1, 2])
+def test_one_hot_on_tile_kernel_shapes(data_type, axis, monkeypatch):
+  # Small tiles and no size threshold, so that these shapes take the kernel on CUDA GPUs (the
+  # lax path elsewhere).
+  monkeypatch.setattr(one_hot_tiles_triton, "DEFAULT", _SMALL_TILES)
+  rng = np.random.default_rng(16)
+  depth = 24
+  indices_shape = tuple(1 if d == axis else n for d, n in enumerate((6, 5, 16)))
+  indices = kernel_indices(rng, np.int32, indices_shape, depth)
+  values = _ONE_HOT_VALUES[data_type].reshape(1, 1, 3)
+  f = lambda i, v: dml.one_hot(i, v, axis=axis, depth=depth)
+  want = reference.one_hot(indices, values, axis=axis, depth=depth)
+  assert_bits_equal(f(indices, values), want)
+  assert_bits_equal(jax.jit(f)(indices, values), want)
+  batched = jax.vmap(f)(np.stack([indices, indices[::-1]]), np.stack([values, values]))
+  assert_bits_equal(batched[1], reference.one_hot(indices[::-1], values, axis=axis, depth=depth))
+  # The program holds the kernel for CUDA GPUs; compiled for the CPU, it runs the lax form.
+  assert "pallas_call" in _primitive_names(jax.make_jaxpr(f)(indices, values).jaxpr)
+  assert "triton" not in jax.jit(f).lower(indices, values).as_text().lower()
+
+
+@pytest.mark.skipif(
+  not availability.probe().pallas_triton, reason="needs jax.experimental.pallas.triton"
+)
+@pytest.mark.parametrize(
+  "indices_shape, axis, data_type, kernel",
+  [
+    ((1 << 15, 1), 1, np.float32, True),  # (32, 1024) tiles of (outer, depth)
+    ((1, 1 << 15), 0, np.float16, True),  # (32, 1024) tiles of (depth, inner)
+    ((4, 1, 1 << 13), 1, np.int8, True),  # a grid dimension over outer
+    ((1 << 15, 1), 1, np.uint8, True),
+    ((1 << 15, 1), 1, np.float64, False),  # 64-bit data
+    ((1 << 10, 1), 1, np.float32, False),  # 4 MiB
+  ],
+)
+def test_one_hot_lowers_for_cuda_with_the_kernel_where_it_applies(
+  indices_shape, axis, data_type, kernel
+):
+  """Lowered for CUDA on any machine, the program holds the Triton kernel exactly where
+  `applies` says (Pallas builds the kernel's Triton IR at lowering; XLA compiles it on GPUs)."""
+  depth = 1024
+  f = lambda i, v: dml.one_hot(i, v, axis=axis, depth=depth)
+  args = (
+    jax.ShapeDtypeStruct(indices_shape, np.int32),
+    jax.ShapeDtypeStruct((1,) * (len(indices_shape) - 1) + (2,), data_type),
+  )
+  out_shape = tuple(depth if d == axis else n for d, n in enumerate(indices_shape))
+  assert one_hot_tiles_triton.applies(out_shape, axis, np.dtype(data_type)) == kernel
+  with jax.enable_x64(data_type == np.float64):
+    text = jax.jit(f).trace(*args).lower(lowering_platforms=("cuda",)).as_text()
+  assert ("xla.gpu.triton" in text) == kernel
+
+
+def test_one_hot_takes_the_lax_form_below_the_size_threshold():
+  f = lambda i, v: dml.one_hot(i, v, axis=1, depth=1024)
+  jaxpr = jax.make_jaxpr(f)(np.zeros((64, 1), np.int32), np.zeros((1, 2), np.float32))
+  assert "pallas_call" not in _primitive_names(jaxpr.jaxpr)
+
+
+def test_one_hot_gradient_on_tile_kernel_shapes_is_the_lax_forms(monkeypatch):
+  monkeypatch.setattr(one_hot_tiles_triton, "DEFAULT", _SMALL_TILES)
+  rng = np.random.default_rng(17)
+  indices = kernel_indices(rng, np.int32, (4, 1, 16), 32)
+  values = np.array([[[2.0, 3.0, 5.0]]], np.float32)
+  w = rng.integers(-3, 4, (4, 32, 16)).astype(np.float32)
+  grad = jax.grad(lambda v: (dml.one_hot(indices, v, axis=1, depth=32) * w).sum())(values)
+  hot = reference.one_hot(indices, np.array([[[0, 1]]], np.float32), axis=1, depth=32) == 1
+  np.testing.assert_array_equal(grad, [[[w[~hot].sum(), w[hot].sum(), 0.0]]])

@@ -12,6 +12,7 @@ frozen config argument (None: the module's DEFAULT):
   tile_copies_triton                  TILE with one repeated dimension, the input read once
   scatter_elements_rows_triton        SCATTER_ELEMENTS along the last axis, each row's winners
                                       settled by atomics in a scratch row
+  one_hot_tiles_triton                ONE_HOT, the output written in wide tiles
 
 `forms` decides, per backend, between a kernel and the lax lowering an operator hands it (and
 between lax forms where XLA:CPU runs one faster: JOIN's); its functions are what the operator
@@ -23,6 +24,7 @@ from dml_jax._src.kernels.forms import (
   gather_elements,
   gather_nd,
   join,
+  one_hot,
   reverse_subsequences_per_lane,
   scatter_elements,
   tile,
@@ -32,6 +34,7 @@ __all__ = [
   "gather_elements",
   "gather_nd",
   "join",
+  "one_hot",
   "reverse_subsequences_per_lane",
   "scatter_elements",
   "tile",

@@ -23,6 +23,7 @@ from dml_jax._src.kernels import (
   gather_elements_rows_triton,
   gather_elements_strips_triton,
   gather_nd_rows_triton,
+  one_hot_tiles_triton,
   reverse_subsequences_strips_mosaic,
   scatter_elements_rows_triton,
   tile_copies_triton,
@@ -76,6 +77,29 @@ def gather_nd(
     )
     return on_cuda(kernel, fallback, input, indices)
   return fallback(input, indices)
+
+
+def one_hot(
+  position: jax.Array, values: jax.Array, *, axis: int, depth: int, fallback: Lowering
+) -> jax.Array:
+  """ONE_HOT of normalized positions (int32, `depth` where a sequence has no OnValue): the tile
+  kernel on CUDA GPUs where it applies (an output of at least 32 MiB, tiles of long rows),
+  else `fallback(position, values)`, whose gradient (with respect to the values) both take.
+
+  Examples:
+    >>> position = np.array([[1], [3]], np.int32)
+    >>> select = lambda p, v: jnp.where(jnp.arange(3) == p, v[0, 1], v[0, 0])
+    >>> one_hot(position, np.array([[0, 1]], np.float32), axis=1, depth=3, fallback=select)
+    Array([[0., 1., 0.],
+           [0., 0., 0.]], dtype=float32)
+  """
+  shape = position.shape[:axis] + (depth,) + position.shape[axis + 1 :]
+  if not one_hot_tiles_triton.applies(shape, axis, values.dtype):
+    return fallback(position, values)
+  kernel = functools.partial(
+    one_hot_tiles_triton.one_hot_tiles, axis=axis, depth=depth, interpret=False
+  )
+  return on_cuda(kernel, fallback, position, values)
 
 
 def reverse_subsequences_per_lane(

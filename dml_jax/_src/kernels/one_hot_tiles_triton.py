@@ -1,0 +1,204 @@
+"""ONE_HOT as a Pallas kernel (Triton backend) that writes the output in wide tiles.
+
+ONE_HOT writes an output `depth` times the size of its indices and reads almost nothing, so
+the write bandwidth bounds it. XLA's fused compare-and-select writes it at 0.80 of a copy's
+bandwidth on an H200 (BENCHMARKS.md), while torch's zeros + scatter_ reaches 1.02. Here each
+program writes one tile of about 32K elements, up to 1024 of them contiguous, comparing an iota
+with the positions it loads once (`benchmarks/one_hot_probe.py`: (32, 1024) tiles, 4 warps,
+1.00 to 1.02 of the copy along either axis on an H200).
+
+The output is viewed as (outer, depth, inner) around the one-hot axis. With inner == 1 (the
+last axis, or only 1s after it) it is 2-D, (outer, depth), and a row's element is hot where
+its column is the row's position; otherwise an element (a, d, i) is hot where d is
+position[a, i], and the tiles are (depth, inner) slabs' rows x columns, one grid dimension
+running over outer. Tiles are powers of two that divide the view's dimensions: Pallas's Triton
+lowering does not mask a tile that would reach past the array's end (interpret mode pads such
+arrays, the GPU would write past them), so a dimension with few factors of 2 gets a narrow
+tile, and `applies` refuses tiles whose rows are too short to write at full speed.
+
+The kernel selects between OffValue and OnValue, moving their bits as they are (NaN payloads
+and -0.0 included). `applies` decides from static shapes; `forms.one_hot` runs the kernel on
+CUDA GPUs only, with the lax path's gradient.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+from dml_jax._src.kernels import _triton, availability
+
+
+@dataclasses.dataclass(frozen=True)
+class TilesConfig:
+  """The kernel's tuning.
+
+  Attributes:
+    tile_elements: the most elements a program writes (a power of two).
+    max_columns: the most columns of a tile, contiguous in memory (a power of two): (32, 1024)
+      tiles of float32 reached 1.00 to 1.02 of the copy on an H200 along both axes.
+    min_row_bytes: the shortest tile row that takes the kernel: along the last axis, float32
+      tiles of 64 columns (256 bytes) reached 0.93 of the copy and tiles of 16 columns 0.39,
+      against 0.80 for XLA's compare-and-select.
+    min_output_bytes: smaller outputs take XLA's compare-and-select: it writes them in a few
+      microseconds, where the launch counts as much as the bandwidth, and XLA can fuse it
+      into the operations around it, which a kernel call prevents.
+    num_warps: a program's warps.
+  """
+
+  tile_elements: int = 32 * 1024
+  max_columns: int = 1024
+  min_row_bytes: int = 256
+  min_output_bytes: int = 32 * 1024 * 1024
+  num_warps: int = 4
+
+
+DEFAULT = TilesConfig()
+
+
+def view(shape: tuple[int, ...], axis: int) -> tuple[int, int, int]:
+  """The output of this shape as (outer, depth, inner) around `axis`.
+
+  Examples:
+    >>> view((2, 5, 3, 4), 1), view((6, 10), 1)
+    ((2, 5, 12), (6, 10, 1))
+  """
+  outer = int(np.prod(shape[:axis], dtype=np.int64))
+  inner = int(np.prod(shape[axis + 1 :], dtype=np.int64))
+  return outer, shape[axis], inner
+
+
+def tile(shape: tuple[int, ...], axis: int, config: TilesConfig | None = None) -> tuple[int, int]:
+  """A program's tile of the output of this shape, (rows, columns): the largest powers of two
+  dividing the 2-D view's dimensions, (outer, depth) with nothing after `axis`, else
+  (depth, inner), within `max_columns` columns and `tile_elements` elements.
+
+  Examples:
+    >>> tile((1 << 20, 1024), 1), tile((1024, 1 << 20), 0), tile((1000, 1000), 1)
+    ((32, 1024), (32, 1024), (8, 8))
+  """
+  config = DEFAULT if config is None else config
+  outer, depth, inner = view(shape, axis)
+  rows, columns = (outer, depth) if inner == 1 else (depth, inner)
+  width = _triton.largest_power_of_two_dividing(columns, config.max_columns)
+  height = _triton.largest_power_of_two_dividing(rows, max(1, config.tile_elements // width))
+  return height, width
+
+
+def applies(
+  output_shape: tuple[int, ...],
+  axis: int,
+  dtype: np.dtype,
+  config: TilesConfig | None = None,
+) -> bool:
+  """Whether ONE_HOT with this output can take the kernel: data of the kernels' types, an
+  output of at least `min_output_bytes` and fewer than 2**31 elements (32-bit offsets and
+  int32 positions), tiles whose rows hold at least `min_row_bytes`.
+
+  Examples:
+    >>> f32 = np.dtype(np.float32)
+    >>> applies((1 << 20, 1024), 1, f32) == availability.probe().pallas_triton
+    True
+    >>> applies((1 << 20, 1000), 1, f32)  # tiles of 8 columns: XLA's compare-and-select
+    False
+  """
+  config = DEFAULT if config is None else config
+  itemsize = np.dtype(dtype).itemsize
+  total = int(np.prod(output_shape, dtype=np.int64))
+  _, width = tile(output_shape, axis, config)
+  return (
+    availability.probe().pallas_triton
+    and np.dtype(dtype) in _triton.DTYPES
+    and total * itemsize >= config.min_output_bytes
+    and total < 2**31
+    and width * itemsize >= config.min_row_bytes
+  )
+
+
+def one_hot_tiles(
+  position: jax.Array,
+  values: jax.Array,
+  *,
+  axis: int,
+  depth: int,
+  config: TilesConfig | None = None,
+  interpret: bool = False,
+) -> jax.Array:
+  """The kernel: ONE_HOT of normalized positions.
+
+  `position` (int32) has the indices' shape, 1 on `axis`: each sequence's OnValue position in
+  [0, depth), or `depth` where the sequence has none. OffValue and OnValue are the first two
+  elements of `values` in row-major order. The output has `position`'s shape with `depth` on
+  `axis`, and `values`'s dtype. With `interpret`, Pallas interprets the kernel on any backend.
+
+  Examples:
+    >>> position = np.array([[2], [0], [4]], np.int32)
+    >>> one_hot_tiles(position, np.array([[0, 7]], np.int8), axis=1, depth=4, interpret=True)
+    Array([[0, 0, 7, 0],
+           [7, 0, 0, 0],
+           [0, 0, 0, 0]], dtype=int8)
+    >>> position = np.array([[1, 0, 1]], np.int32)
+    >>> one_hot_tiles(position, np.array([[0, 1]], np.float32), axis=0, depth=2, interpret=True)
+    Array([[0., 1., 0.],
+           [1., 0., 1.]], dtype=float32)
+  """
+  from jax.experimental import pallas as pl  # imported late: only GPU programs trace it
+  from jax.experimental.pallas import triton as pltriton
+
+  config = DEFAULT if config is None else config
+  shape = position.shape[:axis] + (depth,) + position.shape[axis + 1 :]
+  outer, _, inner = view(shape, axis)
+  height, width = tile(shape, axis, config)
+  flat = values.reshape(-1)
+  off_on = lax.slice(flat, (0,), (2,))  # OffValue, OnValue
+  params = None if interpret else pltriton.CompilerParams(num_warps=config.num_warps)
+
+  if inner == 1:  # (outer, depth): a row's element is hot at the row's position
+
+    def rows_kernel(position_ref, values_ref, out_ref):
+      tile_shape = (height, width)
+      column = pl.program_id(1) * width + lax.broadcasted_iota(np.int32, tile_shape, 1)
+      hot = column == position_ref[...][:, None]
+      out_ref[...] = jnp.where(hot, values_ref[1], values_ref[0])
+
+    out = pl.pallas_call(
+      rows_kernel,
+      out_shape=jax.ShapeDtypeStruct((outer, depth), off_on.dtype),
+      grid=(outer // height, depth // width),
+      in_specs=[
+        pl.BlockSpec((height,), lambda i, j: (i,)),
+        pl.BlockSpec((2,), lambda i, j: (0,)),
+      ],
+      out_specs=pl.BlockSpec((height, width), lambda i, j: (i, j)),
+      compiler_params=params,
+      interpret=interpret,
+    )(position.reshape(outer), off_on)
+    return out.reshape(shape)
+
+  # (outer, depth, inner): (a, d, i) is hot where d == position[a, i]; each program writes
+  # `height` rows of one (depth, inner) slab, `width` columns of them.
+  def slabs_kernel(position_ref, values_ref, out_ref):
+    tile_shape = (height, width)
+    row = pl.program_id(0) * height + lax.broadcasted_iota(np.int32, tile_shape, 0)
+    hot = row == position_ref[...][None, :]
+    out_ref[...] = jnp.where(hot, values_ref[1], values_ref[0])
+
+  out = pl.pallas_call(
+    slabs_kernel,
+    out_shape=jax.ShapeDtypeStruct((outer, depth, inner), off_on.dtype),
+    # The first grid dimension varies fastest (CUDA's x): the programs writing one column
+    # block of a slab run side by side, and read its positions from L2 after the first.
+    grid=(depth // height, inner // width, outer),
+    in_specs=[
+      pl.BlockSpec((None, width), lambda i, j, a: (a, j)),
+      pl.BlockSpec((2,), lambda i, j, a: (0,)),
+    ],
+    out_specs=pl.BlockSpec((None, height, width), lambda i, j, a: (a, i, j)),
+    compiler_params=params,
+    interpret=interpret,
+  )(position.reshape(outer, inner), off_on)
+  return out.reshape(shape)
