@@ -221,14 +221,15 @@ def test_the_sub_row_gather_itself(shape, axis):
 def test_the_cpu_program_checks_sub_rows_after_rows():
   """On the CPU the program holds two conditionals: whole rows where every lane of a row
   shares a length, else sub-rows where the lanes of each sub-row do, else every element."""
+  cpu = jax.devices("cpu")[0]  # committed arrays: the CPU program on any default device
   fn = jax.jit(lambda x, n: dml.reverse_subsequences(x, n, axis=0))
-  x, n = np.zeros((6, 3, 4), np.float32), np.zeros((1, 3, 4), np.uint32)
+  x, n = jax.device_put((np.zeros((6, 3, 4), np.float32), np.zeros((1, 3, 4), np.uint32)), cpu)
   hlo = fn.lower(x, n).compile().as_text()
   assert hlo.count("conditional(") == 2, hlo
   # Without a sub-row (one dimension after the axis), one conditional as before.
   fn1 = jax.jit(lambda x, n: dml.reverse_subsequences(x, n, axis=1))
-  hlo1 = fn1.lower(np.zeros((2, 3, 4), np.float32), np.zeros((2, 1, 4), np.uint32))
-  assert hlo1.compile().as_text().count("conditional(") == 1
+  operands = jax.device_put((np.zeros((2, 3, 4), np.float32), np.zeros((2, 1, 4), np.uint32)), cpu)
+  assert fn1.lower(*operands).compile().as_text().count("conditional(") == 1
 
 
 def test_sub_rows_under_vmap_and_grad():
