@@ -17,8 +17,11 @@ from __future__ import annotations
 
 import html.parser
 import importlib.resources
+import importlib.util
 import json
+import pathlib
 import re
+import sys
 from typing import Any
 
 import numpy as np
@@ -274,3 +277,18 @@ def kernel_indices(rng: np.random.Generator, dtype, shape, size: int) -> np.ndar
   out = rng.integers(low, size + 3, shape).astype(dtype)
   out.flat[:4] = [info.max, info.min, size, size - 1]
   return out
+
+
+def load_script(path: pathlib.Path, name: str) -> Any:
+  """A script (benchmarks/*.py: not part of a package) imported as module `name`, once."""
+  if name not in sys.modules:
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses look their module up while the file runs
+    try:
+      spec.loader.exec_module(module)
+    except BaseException:
+      del sys.modules[name]
+      raise
+  return sys.modules[name]

@@ -1,6 +1,5 @@
 """benchmarks/run.py: a tiny run as a user starts it, and its failure paths."""
 
-import importlib.util
 import json
 import os
 import pathlib
@@ -10,6 +9,8 @@ import types
 
 import numpy as np
 import pytest
+
+from tests.helpers import load_script
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "benchmarks" / "run.py"
@@ -34,17 +35,7 @@ CASES = (
 
 def _load_benchmark():
   """benchmarks/run.py as a module (it is a script, not part of a package)."""
-  name = "dml_jax_benchmark_run"
-  if name not in sys.modules:
-    spec = importlib.util.spec_from_file_location(name, SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # dataclasses look their module up while the file runs
-    try:
-      spec.loader.exec_module(module)
-    except BaseException:
-      del sys.modules[name]
-      raise
-  return sys.modules[name]
+  return load_script(SCRIPT, "dml_jax_benchmark_run")
 
 
 def test_tiny_run_times_and_checks_every_case(tmp_path):

@@ -1,6 +1,5 @@
 """benchmarks/cpu_protocol.py: a tiny run as a user starts it, its tables, and its arithmetic."""
 
-import importlib.util
 import json
 import os
 import pathlib
@@ -9,6 +8,8 @@ import subprocess
 import sys
 
 import pytest
+
+from tests.helpers import load_script
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "benchmarks" / "cpu_protocol.py"
@@ -19,17 +20,7 @@ pytest.importorskip("onnx")
 
 def _load_protocol():
   """benchmarks/cpu_protocol.py as a module (a script, not part of a package)."""
-  name = "dml_jax_benchmark_cpu_protocol"
-  if name not in sys.modules:
-    spec = importlib.util.spec_from_file_location(name, SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    try:
-      spec.loader.exec_module(module)
-    except BaseException:
-      del sys.modules[name]
-      raise
-  return sys.modules[name]
+  return load_script(SCRIPT, "dml_jax_benchmark_cpu_protocol")
 
 
 def test_tiny_run_prints_both_tables_and_exits_0(tmp_path):
