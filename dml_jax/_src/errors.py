@@ -17,6 +17,16 @@ from typing import Any
 from dml_jax._src import html as _html
 
 
+def counted(count: int, noun: str) -> str:
+  """`count` and `noun`, plural unless the count is 1.
+
+  Examples:
+    >>> counted(1, "problem"), counted(3, "problem")
+    ('1 problem', '3 problems')
+  """
+  return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
 @dataclasses.dataclass(frozen=True)
 class Violation:
   """One broken rule: the DML field, the rule, the value found, the level."""
@@ -58,7 +68,7 @@ class UnknownOperatorError(DmlError, KeyError):
     self.known = tuple(known)
     count = len(self.names)
     super().__init__(
-      f"{count} unknown DirectML operator{'s' if count != 1 else ''}:"
+      f"{counted(count, 'unknown DirectML operator')}:"
       f" {', '.join(map(repr, self.names))}; dml_jax has {', '.join(self.known)}"
     )
 
@@ -85,7 +95,7 @@ class DmlValidationError(DmlError, ValueError):
     count = len(self.violations)
     lines = [
       f"{self.subject} is invalid at DML_FEATURE_LEVEL_{feature_level}"
-      f" ({count} problem{'s' if count != 1 else ''}):"
+      f" ({counted(count, 'problem')}):"
     ]
     lines += [f"  - {v}" for v in self.violations]
     super().__init__("\n".join(lines))
@@ -141,7 +151,7 @@ class DmlModelError(DmlError, ValueError):
     self.source = source
     self.problems = tuple(problems)
     count = len(self.problems)
-    lines = [f"{source} cannot run ({count} problem{'s' if count != 1 else ''}):"]
+    lines = [f"{source} cannot run ({counted(count, 'problem')}):"]
     lines += [f"  - {p}" for p in self.problems]
     super().__init__("\n".join(lines))
 

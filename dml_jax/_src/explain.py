@@ -38,6 +38,7 @@ from collections.abc import Sequence
 
 from dml_jax._src import html as _html
 from dml_jax._src.descriptor import OperatorDesc
+from dml_jax._src.errors import counted
 from dml_jax._src.feature_level import FeatureLevel, FeatureLevelLike
 from dml_jax._src.tensor_desc import TensorDesc
 
@@ -150,7 +151,7 @@ def _sections(desc: OperatorDesc, level: FeatureLevel) -> tuple[str, list[_Secti
   output = desc.explain_output() + notes
   found = desc.violations(level)
   if found:
-    count = f"{len(found)} problem{'s' if len(found) != 1 else ''}"
+    count = counted(len(found), "problem")
     verdict = [f"invalid at FL {level} ({count}):"] + [f"- {v}" for v in found]
   else:
     verdict = [f"valid: DirectML's CreateOperator would accept this descriptor at FL {level}."]

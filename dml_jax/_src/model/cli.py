@@ -30,7 +30,7 @@ import numpy as np
 
 from dml_jax._src import device as device_lib
 from dml_jax._src.dtypes import x64_enabled
-from dml_jax._src.errors import DmlModelError
+from dml_jax._src.errors import DmlModelError, counted
 from dml_jax._src.model import npy
 from dml_jax._src.model.commands import Print, WriteFile
 from dml_jax._src.model.printing import PrintError, element_texts, print_text
@@ -210,7 +210,8 @@ def main(argv: Sequence[str], stdout: BinaryIO | None = None, stderr: TextIO | N
   times = args.dispatch_iterations * args.dispatch_repeat
   repeated = f", each dispatch {times} times" if times > 1 else ""
   print(
-    f"Ran {len(model.commands)} commands ({len(model.dispatchables)} dispatchables, FL"
+    f"Ran {counted(len(model.commands), 'command')}"
+    f" ({counted(len(model.dispatchables), 'dispatchable')}, FL"
     f" {model.feature_level}{repeated}) as one program in {seconds * 1e3:.1f} ms (compilation"
     " included)",
     file=err,

@@ -64,7 +64,7 @@ from jax import lax
 
 from dml_jax._src import device as device_lib
 from dml_jax._src.buffers import Binding
-from dml_jax._src.errors import DmlCommandError, DmlModelError
+from dml_jax._src.errors import DmlCommandError, DmlModelError, counted
 from dml_jax._src.execute import CompiledOperator
 from dml_jax._src.feature_level import FeatureLevel, FeatureLevelLike
 from dml_jax._src.model import jsonc, npy
@@ -516,8 +516,9 @@ class Model:
 
   def __repr__(self) -> str:
     return (
-      f"<Model {self.source}: {len(self.resources)} resources, {len(self.dispatchables)}"
-      f" dispatchables, {len(self.commands)} commands, FL {self.feature_level}>"
+      f"<Model {self.source}: {counted(len(self.resources), 'resource')},"
+      f" {counted(len(self.dispatchables), 'dispatchable')},"
+      f" {counted(len(self.commands), 'command')}, FL {self.feature_level}>"
     )
 
 
