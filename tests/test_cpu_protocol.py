@@ -14,9 +14,6 @@ from tests.helpers import load_script
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "benchmarks" / "cpu_protocol.py"
 
-pytest.importorskip("onnxruntime")
-pytest.importorskip("onnx")
-
 
 def _load_protocol():
   """benchmarks/cpu_protocol.py as a module (a script, not part of a package)."""
