@@ -249,10 +249,12 @@ def configure_allocator(*, if_late: Literal["raise", "apply"] = "raise") -> Allo
       return AllocatorSetup({}, {}, f"{libc_name}: nothing to set", too_late, libc_name)
     applied: dict[str, int] = {}
     skipped: dict[str, str] = {}
+    users = False  # whether a parameter was left alone for the user's own setting
     for setting in SETTINGS:
       user = _user_setting(setting)
       if user:
         skipped[setting.parameter] = user
+        users = True
         continue
       for value in setting.values:
         if libc.mallopt(setting.number, value) == 1:
@@ -260,12 +262,12 @@ def configure_allocator(*, if_late: Literal["raise", "apply"] = "raise") -> Allo
           break
       else:
         skipped[setting.parameter] = f"glibc refused {', '.join(map(str, setting.values))}"
-    note = _note(applied, skipped, too_late)
+    note = _note(applied, users, too_late)
     _done = AllocatorSetup(applied, skipped, note, too_late, libc_name)
     return _done
 
 
-def _note(applied: Mapping[str, int], skipped: Mapping[str, str], too_late: bool) -> str:
+def _note(applied: Mapping[str, int], users: bool, too_late: bool) -> str:
   threshold = applied.get("M_MMAP_THRESHOLD")
   if threshold is not None and threshold < INT_MAX:
     reach = f"blocks up to {threshold >> 20} MiB reuse memory; larger ones still take fresh pages"
@@ -278,7 +280,7 @@ def _note(applied: Mapping[str, int], skipped: Mapping[str, str], too_late: bool
       "; set after JAX created its CPU client: threads with an arena of their own keep it, and"
       " their blocks of 64 MiB or more still take fresh pages"
     )
-  if skipped:
+  if users:  # a value glibc refused is in `skipped` only, with its reason
     reach += "; the user's settings are kept"
   return reach + ". release_memory() gives freed memory back"
 
