@@ -1,8 +1,11 @@
-"""Probe: where SCATTER_ELEMENTS's time goes on a GPU, and the winner array's integer width.
+"""Probe: where SCATTER_ELEMENTS's time goes on a GPU, the winner array's integer width, and the
+row kernels' tuning.
 
-Not part of the library. Times dml.scatter_elements along axis 1 of (8192, 8192) float32 with
-a permutation per row, with the winner positions in uint16 (the narrowest that numbers 8192
-updates) and in uint32 (the GPU's native atomicMax), against .at[].set and its parts.
+Not part of the library. Times SCATTER_ELEMENTS along axis 1 of (8192, 8192) float32 with a
+permutation per row: the lax form with the winner positions in uint16 (the narrowest that
+numbers 8192 updates) and in uint32 (the GPU's native atomicMax), against .at[].set and its
+parts; then the Triton row kernel and the shared-memory row kernel (Mosaic GPU) at 2, 4 and 8
+warpgroups, and the shared-memory kernel on rows of 16384 (192 KiB of shared memory a block).
 
 Usage: PYTHONPATH=.:benchmarks python3 benchmarks/scatter_probe.py
 """
@@ -15,6 +18,8 @@ from jax import lax
 
 import dml_jax as dml
 from dml_jax._src import scattering
+from dml_jax._src.kernels import scatter_elements_rows_mosaic as smem_rows
+from dml_jax._src.kernels import scatter_elements_rows_triton as triton_rows
 
 
 def main():
@@ -46,6 +51,14 @@ def main():
     fn = jax.jit(lambda x, i, u: dml.scatter_elements(x, i, u, axis=1))
     report(f"dml {name}", fn, (xd, idd, ud), want, moved, ceiling)
   scattering.position_dtype = narrowest
+  report(
+    "Triton row kernel", jax.jit(triton_rows.scatter_rows), (xd, idd, ud), want, moved, ceiling
+  )
+  for warpgroups in (2, 4, 8):
+    config = smem_rows.RowScatterConfig(warpgroups=warpgroups)
+    fn = jax.jit(lambda x, i, u, c=config: smem_rows.scatter_rows(x, i, u, config=c))
+    report(f"smem kernel, {warpgroups} wg", fn, (xd, idd, ud), want, moved, ceiling)
+  wide_rows(rng, ceiling)
 
   def winners_only(i, dtype):
     best = jnp.zeros((n, n), dtype)
@@ -59,6 +72,22 @@ def main():
     report(
       f"scatter-max only, {jnp.dtype(dtype).name}", fn, (idd,), want_w.astype(dtype), moved, ceiling
     )
+
+
+def wide_rows(rng, ceiling):
+  """Rows of 16384: the shared-memory kernel with one block an SM, against .at[].set."""
+  shape = (4096, 16384)
+  x = rng.standard_normal(shape).astype(np.float32)
+  u = rng.standard_normal(shape).astype(np.float32)
+  i = np.argsort(rng.random(shape), axis=1).astype(np.int32)
+  want = x.copy()
+  np.put_along_axis(want, i, u, axis=1)
+  args = tuple(map(jnp.asarray, (x, i, u)))
+  rows = jnp.arange(shape[0])[:, None]
+  moved = 4 * x.nbytes
+  at_set = jax.jit(lambda x, i, u: x.at[rows, i].set(u))
+  report("16384: x.at[r, i].set", at_set, args, want, moved, ceiling)
+  report("16384: smem kernel", jax.jit(smem_rows.scatter_rows), args, want, moved, ceiling)
 
 
 if __name__ == "__main__":

@@ -10,8 +10,10 @@ frozen config argument (None: the module's DEFAULT):
   reverse_subsequences_strips_mosaic  REVERSE_SUBSEQUENCES with per-lane lengths, strips of
                                       lanes staged in shared memory by TMA
   tile_copies_triton                  TILE with one repeated dimension, the input read once
-  scatter_elements_rows_triton        SCATTER_ELEMENTS along the last axis, each row's winners
-                                      settled by atomics in a scratch row
+  scatter_elements_rows_mosaic        SCATTER_ELEMENTS along the last axis, each row's winners
+                                      settled by shared-memory atomics (GPUs with TMA)
+  scatter_elements_rows_triton        the same where a row does not fit shared memory or no
+                                      TMA: winners settled by atomics in a scratch row in L2
   one_hot_tiles_triton                ONE_HOT, the output written in wide tiles
 
 `forms` decides, per backend, between a kernel and the lax lowering an operator hands it (and

@@ -25,6 +25,7 @@ from dml_jax._src.kernels import (
   gather_nd_rows_triton,
   one_hot_tiles_triton,
   reverse_subsequences_strips_mosaic,
+  scatter_elements_rows_mosaic,
   scatter_elements_rows_triton,
   tile_copies_triton,
 )
@@ -162,8 +163,9 @@ def scatter_elements(
   *,
   fallback: Callable[[jax.Array, jax.Array, jax.Array], jax.Array],
 ) -> jax.Array:
-  """SCATTER_ELEMENTS along `axis`: the row kernel (the last axis, 32-bit data and indices) on
-  CUDA GPUs where it applies, else `fallback(input, indices, updates)`; `indices` are raw.
+  """SCATTER_ELEMENTS along `axis` on CUDA GPUs, where one applies (the last axis, 32-bit data
+  and indices): the shared-memory row kernel (GPUs with TMA, rows that fit shared memory), else
+  the Triton row kernel; elsewhere `fallback(input, indices, updates)`. `indices` are raw.
 
   The gradient is fallback's, with respect to the input and the updates.
 
@@ -174,9 +176,12 @@ def scatter_elements(
     Array([0., 6., 0., 5.], dtype=float32)
   """
   shapes = (input.shape, indices.shape, input.dtype, indices.dtype, axis)
-  if not scatter_elements_rows_triton.applies(*shapes):
+  if scatter_elements_rows_mosaic.applies(*shapes):
+    kernel = scatter_elements_rows_mosaic.scatter_rows
+  elif scatter_elements_rows_triton.applies(*shapes):
+    kernel = functools.partial(scatter_elements_rows_triton.scatter_rows, interpret=False)
+  else:
     return fallback(input, indices, updates)
-  kernel = functools.partial(scatter_elements_rows_triton.scatter_rows, interpret=False)
   return on_cuda(kernel, fallback, input, indices, updates)
 
 
