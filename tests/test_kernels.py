@@ -22,6 +22,7 @@ from dml_jax._src.kernels import (
   gather_nd_rows_triton,
   one_hot_tiles_triton,
   scatter_elements_rows_triton,
+  slice_rows_triton,
   tile_copies_triton,
 )
 from dml_jax._src.ops.one_hot import _on_positions
@@ -649,3 +650,109 @@ def test_one_hot_gradient_on_tile_kernel_shapes_is_the_lax_forms(monkeypatch):
   grad = jax.grad(lambda v: (dml.one_hot(indices, v, axis=1, depth=32) * w).sum())(values)
   hot = reference.one_hot(indices, np.array([[[0, 1]]], np.float32), axis=1, depth=32) == 1
   np.testing.assert_array_equal(grad, [[[w[~hot].sum(), w[hot].sum(), 0.0]]])
+
+
+# --------------------------------------------------------------------------- #
+# SLICE and SLICE1: the row kernel for strided and backward walks
+# --------------------------------------------------------------------------- #
+
+# Short runs and no size threshold, so that small walks take the kernel on CUDA GPUs.
+_SHORT_RUNS = slice_rows_triton.WindowConfig(run=64, min_output_bytes=0)
+
+# (input shape, starts, steps, sizes): rows of 33 to 300, runs that overlap at a row's end.
+_WALKS = [
+  ((9, 300), (8, 299), (-1, -1), (9, 300)),  # both axes backwards, the whole input
+  ((9, 300), (1, 2), (2, 3), (4, 100)),  # strided columns
+  ((3, 5, 130), (2, 4, 129), (-1, -2, -2), (3, 3, 65)),
+  ((2, 3, 4, 70), (1, 0, 3, 5), (-1, 2, -1, 1), (2, 2, 4, 40)),  # rows backwards, columns not
+  ((257,), (256,), (-4,), (65,)),  # one row
+  ((4, 40), (3, 39), (-1, -1), (4, 33)),  # a prefix of each walk
+]
+
+
+def _walk_index(starts, steps, sizes):
+  """The walk as NumPy slices (a backward one stops before its end, or runs to the start)."""
+  return tuple(
+    np.s_[
+      b : (b + (n - 1) * t + (1 if t > 0 else -1)) if b + (n - 1) * t > 0 or t > 0 else None : t
+    ]
+    for b, t, n in zip(starts, steps, sizes, strict=True)
+  )
+
+
+def _walk_reference(x, starts, steps, sizes):
+  out = x[_walk_index(starts, steps, sizes)]
+  assert out.shape == tuple(sizes)
+  return out
+
+
+@pytest.mark.parametrize(
+  "data_type", [np.float32, np.int32, np.uint32], ids=lambda t: np.dtype(t).name
+)
+@pytest.mark.parametrize("shape, starts, steps, sizes", _WALKS)
+def test_window_rows_body_matches_reference(data_type, shape, starts, steps, sizes):
+  x = kernel_data(np.random.default_rng(30), data_type, shape)
+  out = slice_rows_triton.window_rows(
+    jnp.asarray(x), starts=starts, steps=steps, sizes=sizes, config=_SHORT_RUNS, interpret=True
+  )
+  assert_bits_equal(out, _walk_reference(x, starts, steps, sizes))
+
+
+def test_window_rows_apply_to_walks_xla_copies_slowly():
+  applies = slice_rows_triton.applies
+  f32 = np.dtype(np.float32)
+  big = (8192, 8192)
+  if availability.probe().pallas_triton:
+    assert applies(big, (-1, 1), (8191, 8191), f32)  # rows backwards
+    assert applies(big, (1, 2), (8192, 4096), f32)  # every other column
+    assert applies(big, (1, -1), (8192, 8192), f32)  # columns backwards
+    assert applies((4, 40), (1, -1), (4, 33), f32, _SHORT_RUNS)
+  assert not applies(big, (2, 1), (4096, 8192), f32)  # forward, the last axis by 1: XLA's
+  assert not applies(big, (1, 2), (8192, 4096), np.dtype(np.float16))  # 16-bit data
+  assert not applies(big, (1, 2), (8192, 4096), np.dtype(np.float64))
+  assert not applies((512, 512), (1, 2), (512, 256), f32)  # 512 KiB: it fits L2
+  assert not applies((1 << 20, 64), (1, -1), (1 << 20, 16), f32)  # rows of 16
+
+
+def test_window_rows_never_apply_without_pallas_triton(monkeypatch):
+  _without_pallas_triton(monkeypatch)
+  assert not slice_rows_triton.applies((8192, 8192), (1, 2), (8192, 4096), np.dtype(np.float32))
+
+
+@pytest.mark.parametrize("shape, starts, steps, sizes", _WALKS)
+def test_slice1_on_window_kernel_shapes(shape, starts, steps, sizes, monkeypatch):
+  monkeypatch.setattr(slice_rows_triton, "DEFAULT", _SHORT_RUNS)
+  x = kernel_data(np.random.default_rng(31), np.float32, shape)
+  # The window of each walk: from its lower end, as long as the walk's span.
+  offsets = tuple(
+    b if t > 0 else b - (n - 1) * -t for b, t, n in zip(starts, steps, sizes, strict=True)
+  )
+  windows = tuple((n - 1) * abs(t) + 1 for t, n in zip(steps, sizes, strict=True))
+  f = lambda x: dml.slice1(
+    x,
+    input_window_offsets=offsets,
+    input_window_sizes=windows,
+    input_window_strides=steps,
+    output_sizes=sizes,
+  )
+  want = _walk_reference(x, starts, steps, sizes)
+  assert_bits_equal(f(x), want)
+  assert_bits_equal(jax.jit(f)(x), want)
+  batched = jax.vmap(f)(np.stack([x, -x]))
+  assert_bits_equal(batched[1], -want)
+  jaxpr = jax.make_jaxpr(f)(x).jaxpr
+  assert ("pallas_call" in _primitive_names(jaxpr)) == availability.probe().pallas_triton
+  w = np.random.default_rng(32).integers(-3, 4, want.shape).astype(np.float32)
+  grad = jax.grad(lambda x: (f(x) * w).sum())(x)
+  want_grad = np.zeros_like(x)
+  want_grad[_walk_index(starts, steps, sizes)] = w
+  np.testing.assert_array_equal(grad, want_grad)
+
+
+def test_slice_of_every_other_column_on_the_window_kernel(monkeypatch):
+  monkeypatch.setattr(slice_rows_triton, "DEFAULT", _SHORT_RUNS)
+  x = kernel_data(np.random.default_rng(33), np.int32, (7, 301))
+  f = lambda x: dml.slice(x, offsets=(1, 2), sizes=(3, 100), strides=(2, 3))
+  assert_bits_equal(jax.jit(f)(x), x[1:7:2, 2:300:3])
+  jaxpr = jax.make_jaxpr(f)(x).jaxpr
+  assert ("pallas_call" in _primitive_names(jaxpr)) == availability.probe().pallas_triton

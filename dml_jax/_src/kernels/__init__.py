@@ -15,6 +15,8 @@ frozen config argument (None: the module's DEFAULT):
   scatter_elements_rows_triton        the same where a row does not fit shared memory or no
                                       TMA: winners settled by atomics in a scratch row in L2
   one_hot_tiles_triton                ONE_HOT, the output written in wide tiles
+  slice_rows_triton                   SLICE and SLICE1 walks with a strided or backward last
+                                      axis or a backward axis, a run of an output row a program
 
 `forms` decides, per backend, between a kernel and the lax lowering an operator hands it (and
 between lax forms where XLA:CPU runs one faster: JOIN's); its functions are what the operator
@@ -29,6 +31,7 @@ from dml_jax._src.kernels.forms import (
   one_hot,
   reverse_subsequences_per_lane,
   scatter_elements,
+  strided_window,
   tile,
 )
 
@@ -39,5 +42,6 @@ __all__ = [
   "one_hot",
   "reverse_subsequences_per_lane",
   "scatter_elements",
+  "strided_window",
   "tile",
 ]

@@ -27,6 +27,7 @@ from dml_jax._src.kernels import (
   reverse_subsequences_strips_mosaic,
   scatter_elements_rows_mosaic,
   scatter_elements_rows_triton,
+  slice_rows_triton,
   tile_copies_triton,
 )
 
@@ -183,6 +184,31 @@ def scatter_elements(
   else:
     return fallback(input, indices, updates)
   return on_cuda(kernel, fallback, input, indices, updates)
+
+
+def strided_window(
+  input: jax.Array,
+  starts: Sequence[int],
+  steps: Sequence[int],
+  sizes: Sequence[int],
+  *,
+  fallback: Callable[[jax.Array], jax.Array],
+) -> jax.Array:
+  """The walk ``out[o] = input[starts + o * steps]`` of SLICE and SLICE1: the row kernel on CUDA
+  GPUs where it applies (32-bit data, a walk XLA copies slowly: a strided or backward last
+  axis, or any backward axis), else `fallback(input)`.
+
+  Examples:
+    >>> x = np.arange(6, dtype=np.float32)
+    >>> strided_window(x, (5,), (-2,), (3,), fallback=lambda x: x[5::-2]).tolist()
+    [5.0, 3.0, 1.0]
+  """
+  if not slice_rows_triton.applies(input.shape, steps, tuple(sizes), input.dtype):
+    return fallback(input)
+  kernel = functools.partial(
+    slice_rows_triton.window_rows, starts=starts, steps=steps, sizes=sizes, interpret=False
+  )
+  return on_cuda(kernel, fallback, input)
 
 
 def tile(

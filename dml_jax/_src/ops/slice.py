@@ -22,7 +22,7 @@ import jax
 from jax import lax
 from jax.typing import ArrayLike
 
-from dml_jax._src import arguments, dispatch, registry, rules
+from dml_jax._src import arguments, dispatch, kernels, registry, rules
 from dml_jax._src.descriptor import OperatorDesc
 from dml_jax._src.dtypes import ALL_DATA, FLOAT_AND_INT_16_32, UP_TO_32_BIT, DataType
 from dml_jax._src.errors import Checker
@@ -217,6 +217,12 @@ class SliceDesc(OperatorDesc):
     return f"must equal Sizes: {braced(expected)}"
 
   def lower(self, input: jax.Array) -> jax.Array:
+    return kernels.strided_window(
+      input, self.offsets, self.strides, self.sizes, fallback=self._slice
+    )
+
+  def _slice(self, input: jax.Array) -> jax.Array:
+    """The lax form: one strided slice."""
     return lax.slice(input, self.offsets, self._ends(), self.strides)
 
   def explain_output(self) -> list[str]:
@@ -381,8 +387,23 @@ class Slice1Desc(OperatorDesc):
     )
 
   def lower(self, input: jax.Array) -> jax.Array:
-    # Each walk is a forward strided slice of the window, reversed where the step is
-    # negative: a negative walk starts at the window's last element.
+    # A negative walk starts at the window's last element.
+    starts = tuple(
+      o if t > 0 else o + s - 1
+      for o, s, t in zip(
+        self.input_window_offsets,
+        self.input_window_sizes,
+        self.input_window_strides,
+        strict=True,
+      )
+    )
+    return kernels.strided_window(
+      input, starts, self.input_window_strides, self.output.sizes, fallback=self._walk
+    )
+
+  def _walk(self, input: jax.Array) -> jax.Array:
+    """The lax form: each walk a forward strided slice of the window, reversed where the step
+    is negative."""
     starts, ends, steps, reversed_axes = [], [], [], []
     output_sizes = self.output.sizes
     for d, (o, s, t, n) in enumerate(
