@@ -2,9 +2,9 @@
 row kernels' tuning.
 
 Not part of the library. Times SCATTER_ELEMENTS along axis 1 of (8192, 8192) float32 with a
-permutation per row: the lax form with the winner positions in uint16 (the narrowest that
-numbers 8192 updates) and in uint32 (the GPU's native atomicMax), against .at[].set and its
-parts; then the Triton row kernel and the shared-memory row kernel (Mosaic GPU) at 2, 4 and 8
+permutation per row: the lax form (the descriptor's, which platforms without a kernel run) with
+the winner positions in uint16 (the narrowest that numbers 8192 updates) and in uint32 (the
+GPU's native atomicMax), against .at[].set and its parts; then the Triton row kernel and the shared-memory row kernel (Mosaic GPU) at 2, 4 and 8
 warpgroups, and the shared-memory kernel on rows of 16384 (192 KiB of shared memory a block).
 
 Usage: PYTHONPATH=.:benchmarks python3 benchmarks/scatter_probe.py
@@ -43,13 +43,20 @@ def main():
     ceiling,
   )
   narrowest = scattering.position_dtype
+  desc = dml.ScatterElementsDesc(
+    dml.TensorDesc("FLOAT32", x.shape),
+    dml.TensorDesc("INT32", i.shape),
+    dml.TensorDesc("FLOAT32", u.shape),
+    axis=1,
+  )
+  lax_form = desc._scatter  # what runs where no kernel applies
   for name, choose in (
     ("uint16 winners", narrowest),
     ("uint32 winners", lambda c: np.dtype(np.uint32) if c <= 2**32 else narrowest(c)),
   ):
     scattering.position_dtype = choose
-    fn = jax.jit(lambda x, i, u: dml.scatter_elements(x, i, u, axis=1))
-    report(f"dml {name}", fn, (xd, idd, ud), want, moved, ceiling)
+    fn = jax.jit(lax_form)  # traced anew: the position dtype is read at trace time
+    report(f"lax form, {name}", fn, (xd, idd, ud), want, moved, ceiling)
   scattering.position_dtype = narrowest
   report(
     "Triton row kernel", jax.jit(triton_rows.scatter_rows), (xd, idd, ud), want, moved, ceiling
