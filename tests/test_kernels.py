@@ -23,6 +23,7 @@ from dml_jax._src.kernels import (
   one_hot_tiles_triton,
   scatter_elements_rows_triton,
   slice_rows_triton,
+  space_to_depth_rows_triton,
   tile_copies_triton,
 )
 from dml_jax._src.ops.one_hot import _on_positions
@@ -756,3 +757,78 @@ def test_slice_of_every_other_column_on_the_window_kernel(monkeypatch):
   assert_bits_equal(jax.jit(f)(x), x[1:7:2, 2:300:3])
   jaxpr = jax.make_jaxpr(f)(x).jaxpr
   assert ("pallas_call" in _primitive_names(jaxpr)) == availability.probe().pallas_triton
+
+
+# --------------------------------------------------------------------------- #
+# SPACE_TO_DEPTH(1): the row-splitting kernel
+# --------------------------------------------------------------------------- #
+
+# Short runs and no size threshold, so that small inputs take the kernel on CUDA GPUs.
+_SHORT_SPLITS = space_to_depth_rows_triton.RowSplitConfig(run=32, min_output_bytes=0)
+
+# (NCHW input shape, block size): output rows of 32 to 100, runs that overlap at a row's end.
+_SPACE_SHAPES = [((2, 3, 4, 64), 2), ((1, 2, 6, 300), 3), ((2, 1, 4, 200), 4), ((1, 5, 2, 66), 2)]
+
+
+def _space_to_depth_reference(x, b, column_row_depth):
+  n, c, height, width = x.shape
+  blocks = x.reshape(n, c, height // b, b, width // b, b)  # (n, c, h, i, w, j)
+  order = (0, 1, 3, 5, 2, 4) if column_row_depth else (0, 3, 5, 1, 2, 4)
+  return blocks.transpose(order).reshape(n, c * b * b, height // b, width // b)
+
+
+@pytest.mark.parametrize(
+  "data_type", [np.float32, np.int32, np.uint32], ids=lambda t: np.dtype(t).name
+)
+@pytest.mark.parametrize("column_row_depth", [False, True], ids=["DCR", "CRD"])
+@pytest.mark.parametrize("shape, block_size", _SPACE_SHAPES)
+def test_space_to_depth_rows_body_matches_reference(data_type, column_row_depth, shape, block_size):
+  x = kernel_data(np.random.default_rng(40), data_type, shape)
+  out = space_to_depth_rows_triton.space_to_depth_rows(
+    jnp.asarray(x),
+    block_size=block_size,
+    column_row_depth=column_row_depth,
+    config=_SHORT_SPLITS,
+    interpret=True,
+  )
+  assert_bits_equal(out, _space_to_depth_reference(x, block_size, column_row_depth))
+
+
+def test_space_to_depth_rows_apply_to_large_32_bit_inputs():
+  applies = space_to_depth_rows_triton.applies
+  f32 = np.dtype(np.float32)
+  assert applies((16, 64, 512, 512), 2, f32) == availability.probe().pallas_triton
+  assert applies((1, 1, 2, 64), 2, np.dtype(np.int32), _SHORT_SPLITS) == (
+    availability.probe().pallas_triton
+  )
+  assert not applies((16, 64, 512, 512), 2, np.dtype(np.int8))  # 8-bit data
+  assert not applies((16, 64, 512, 512), 2, np.dtype(np.int64))
+  assert not applies((1, 4, 64, 64), 2, f32)  # 64 KiB: it fits L2
+  assert not applies((1024, 64, 64, 32), 2, f32)  # output rows of 16
+
+
+def test_space_to_depth_rows_never_apply_without_pallas_triton(monkeypatch):
+  _without_pallas_triton(monkeypatch)
+  assert not space_to_depth_rows_triton.applies((16, 64, 512, 512), 2, np.dtype(np.float32))
+
+
+@pytest.mark.parametrize("order", ["DEPTH_COLUMN_ROW", "COLUMN_ROW_DEPTH", None])
+@pytest.mark.parametrize("shape, block_size", _SPACE_SHAPES)
+def test_space_to_depth_on_row_split_kernel_shapes(order, shape, block_size, monkeypatch):
+  monkeypatch.setattr(space_to_depth_rows_triton, "DEFAULT", _SHORT_SPLITS)
+  x = kernel_data(np.random.default_rng(41), np.float32, shape)
+  if order is None:  # SPACE_TO_DEPTH: DEPTH_COLUMN_ROW
+    f = lambda x: dml.space_to_depth(x, block_size=block_size)
+  else:
+    f = lambda x: dml.space_to_depth1(x, block_size=block_size, order=order)
+  want = _space_to_depth_reference(x, block_size, order == "COLUMN_ROW_DEPTH")
+  assert_bits_equal(f(x), want)
+  assert_bits_equal(jax.jit(f)(x), want)
+  assert_bits_equal(jax.vmap(f)(np.stack([x, -x]))[1], -want)
+  jaxpr = jax.make_jaxpr(f)(x).jaxpr
+  assert ("pallas_call" in _primitive_names(jaxpr)) == availability.probe().pallas_triton
+  # A permutation's gradient is the inverse permutation of the cotangent: DEPTH_TO_SPACE1.
+  w = np.random.default_rng(42).integers(-3, 4, want.shape).astype(np.float32)
+  grad = jax.grad(lambda x: (f(x) * w).sum())(x)
+  inverse = dml.depth_to_space1(w, block_size=block_size, order=order or "DEPTH_COLUMN_ROW")
+  np.testing.assert_array_equal(grad, inverse)

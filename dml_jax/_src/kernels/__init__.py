@@ -15,6 +15,8 @@ frozen config argument (None: the module's DEFAULT):
   scatter_elements_rows_triton        the same where a row does not fit shared memory or no
                                       TMA: winners settled by atomics in a scratch row in L2
   one_hot_tiles_triton                ONE_HOT, the output written in wide tiles
+  space_to_depth_rows_triton          SPACE_TO_DEPTH(1), each input row split once into its b
+                                      output rows
   slice_rows_triton                   SLICE and SLICE1 walks with a strided or backward last
                                       axis or a backward axis, a run of an output row a program
 
@@ -31,6 +33,7 @@ from dml_jax._src.kernels.forms import (
   one_hot,
   reverse_subsequences_per_lane,
   scatter_elements,
+  space_to_depth,
   strided_window,
   tile,
 )
@@ -42,6 +45,7 @@ __all__ = [
   "one_hot",
   "reverse_subsequences_per_lane",
   "scatter_elements",
+  "space_to_depth",
   "strided_window",
   "tile",
 ]

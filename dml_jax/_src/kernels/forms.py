@@ -28,6 +28,7 @@ from dml_jax._src.kernels import (
   scatter_elements_rows_mosaic,
   scatter_elements_rows_triton,
   slice_rows_triton,
+  space_to_depth_rows_triton,
   tile_copies_triton,
 )
 
@@ -184,6 +185,32 @@ def scatter_elements(
   else:
     return fallback(input, indices, updates)
   return on_cuda(kernel, fallback, input, indices, updates)
+
+
+def space_to_depth(
+  input: jax.Array,
+  block_size: int,
+  column_row_depth: bool,
+  *,
+  fallback: Callable[[jax.Array], jax.Array],
+) -> jax.Array:
+  """SPACE_TO_DEPTH(1) of an NCHW input: the row-splitting kernel on CUDA GPUs where it applies
+  (32-bit data, outputs of 16 MiB or more), else `fallback(input)`.
+
+  Examples:
+    >>> x = np.arange(4, dtype=np.float32).reshape(1, 1, 2, 2)
+    >>> space_to_depth(x, 2, False, fallback=lambda x: x.reshape(1, 4, 1, 1)).ravel().tolist()
+    [0.0, 1.0, 2.0, 3.0]
+  """
+  if not space_to_depth_rows_triton.applies(input.shape, block_size, input.dtype):
+    return fallback(input)
+  kernel = functools.partial(
+    space_to_depth_rows_triton.space_to_depth_rows,
+    block_size=block_size,
+    column_row_depth=column_row_depth,
+    interpret=False,
+  )
+  return on_cuda(kernel, fallback, input)
 
 
 def strided_window(

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, SupportsIndex
 import jax
 from jax.typing import ArrayLike
 
-from dml_jax._src import arguments, dispatch, registry
+from dml_jax._src import arguments, dispatch, kernels, registry
 from dml_jax._src.descriptor import OperatorDesc
 from dml_jax._src.dtypes import ALL_DATA, UP_TO_32_BIT, DataType
 from dml_jax._src.errors import Checker
@@ -184,6 +184,15 @@ class _DepthSpaceRules(OperatorDesc):
     return f"must be {formula} = {braced(expected)} (b = BlockSize = {self.block_size})"
 
   def lower(self, input: jax.Array) -> jax.Array:
+    if self._TO_SPACE:
+      return self._transposed(input)
+    column_row_depth = self.depth_space_order is DepthSpaceOrder.COLUMN_ROW_DEPTH
+    return kernels.space_to_depth(
+      input, self.block_size, column_row_depth, fallback=self._transposed
+    )
+
+  def _transposed(self, input: jax.Array) -> jax.Array:
+    """The lax form."""
     # Split the channel axis into (channel, block row, block column) in the order's packing
     # and the spatial axes into (size, block offset); one transpose moves the parts across.
     b, order = self.block_size, self.depth_space_order
