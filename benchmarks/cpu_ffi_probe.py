@@ -8,9 +8,12 @@ a check in seconds):
 
 - gather_nd: GATHER_ND of 65,536 int32 (H, W) tuples into f32 (256, 256, 256): 1 KiB rows;
 - gather_rows: GATHER of 65,536 rows of an f32 (65536, 256) table (an embedding lookup);
-- join_axis0, join_axis1: JOIN of 4 x f32 (2048, 2048) along axis 0 and along axis 1.
+- join_axis0, join_axis1: JOIN of 4 x f32 (2048, 2048) along axis 0 and along axis 1;
+- gather_nd_cached (the probe's own case): GATHER_ND of 4,096 int32 tuples into f32 (64, 64, 64),
+  256-byte rows and a 1 MiB output, which the caches hold: the cost of the copy loop itself,
+  where run.py's 64 MiB outputs are bound by memory and page faults.
 
-The cases, their data and their ONNX Runtime models are run.py's (loaded through
+The other cases, their data and their ONNX Runtime models are run.py's (loaded through
 benchmarks/cpu_protocol.py, whose timing helpers this probe reuses); ONNX Runtime runs as a user
 gets it (default SessionOptions).
 
@@ -36,7 +39,8 @@ Timing (cpu_protocol's helpers): every side is warmed and gets the calls per blo
 about 100 ms (run.py's preset), then rounds of one block per side, a rest (100 ms) before every
 block, the side that goes first rotating from round to round. Reported per side: the median ms
 per call over the rounds; ORT/side, ONNX Runtime's median over the side's (above 1: the side is
-faster), with the quartiles of the per-round ratios (min and max under 4 rounds); minor page
+faster), with the quartiles of the per-round ratios (min and max under 4 rounds); dml/side, the
+same for dml_jax's time over the side's (above 1: the side is faster than dml_jax); minor page
 faults per call (getrusage ru_minflt over a block / calls, median over rounds).
 
 Usage (from the repository root; each configuration in its own fresh process):
@@ -63,7 +67,9 @@ import sys
 import tempfile
 
 PROTOCOL = pathlib.Path(__file__).resolve().parent / "cpu_protocol.py"
-CASES = ("gather_nd", "gather_rows", "join_axis0", "join_axis1")
+CASES = ("gather_nd", "gather_rows", "join_axis0", "join_axis1", "gather_nd_cached")
+# The probe's own case, not run.py's: 256-byte rows and a 1 MiB output, which the caches hold.
+CACHED = {"small": ((64, 64, 64), 4096), "tiny": ((8, 6, 4), 16)}
 
 SOURCE = r"""
 #include <atomic>
@@ -328,11 +334,31 @@ def load_protocol():
   return sys.modules[name]
 
 
+def cached_gather_nd(run, size: str, ort_env, np, jax, dml):
+  """gather_nd_cached: (description, inputs, dml_jax's jitted function, ONNX Runtime's Impl)."""
+  shape, tuples = CACHED[size]
+  rng = np.random.default_rng(2000)
+  data = run.random_data(rng, shape, np.float32)
+  indices = np.stack(
+    [rng.integers(0, shape[0], (1, tuples)), rng.integers(0, shape[1], (1, tuples))], axis=-1
+  ).astype(np.int32)
+  out_shape = (1, tuples, shape[2])
+  feeds = {"data": data, "indices": indices.astype(np.int64)}
+  model = run.onnx_model(ort_env, "GatherND", list(feeds.items()), np.empty(out_shape, np.float32))
+  description = (
+    f"GATHER_ND of {tuples} int32 2-tuples into f32 {shape}: rows of {shape[2] * 4} bytes ->"
+    f" {out_shape} (the probe's own case)"
+  )
+  inputs = (jax.device_put(data), jax.device_put(indices))
+  fn = jax.jit(lambda x, i: dml.gather_nd(x, i))
+  return description, inputs, fn, run.ort_impl(ort_env, "GatherND", model, feeds, out_shape)
+
+
 def ffi_form(name: str):
   """The FFI kernel's jitted function of the case's inputs, on `threads` threads."""
   import jax
 
-  if name == "gather_nd":
+  if name in ("gather_nd", "gather_nd_cached"):
     return lambda t: jax.jit(lambda x, i: gather_rows(x, i, threads=t))
   if name == "gather_rows":
     # GATHER of rows, indices (1, count): a row gather of 1-tuples, output (count, width).
@@ -391,16 +417,22 @@ def main(argv=None) -> int:
   preset = run.PRESETS[args.size]
   env_cpu = run.Env("cpu", False)
   for name in names:
-    registered = run.CASES[name]
-    seed = 1000 + list(run.CASES).index(name)  # as cpu_protocol seeds it
-    case = registered.build(args.size, np.random.default_rng(seed))
     ort_env = run.Env("cpu", False, ort=protocol.UserSessions(ort, "default"), onnx=onnx)
-    ort_impl = next(i for i in case.peers(ort_env, case.host) if i.kind == "ort")
+    if name == "gather_nd_cached":
+      description, inputs, dml_fn, ort_impl = cached_gather_nd(
+        run, args.size, ort_env, np, jax, dml
+      )
+    else:
+      seed = 1000 + list(run.CASES).index(name)  # as cpu_protocol seeds it
+      case = run.CASES[name].build(args.size, np.random.default_rng(seed))
+      description, inputs, dml_fn = case.description, case.inputs, case.dml
+      ort_impl = next(i for i in case.peers(ort_env, case.host) if i.kind == "ort")
+      del case
     form = ffi_form(name)
     sides = [
-      protocol.Side("dml_jax", run.jax_impl(env_cpu, "dml_jax", "dml", case.dml, *case.inputs)),
-      protocol.Side("ffi 1 thread", run.jax_impl(env_cpu, "ffi1", "ffi", form(1), *case.inputs)),
-      protocol.Side("ffi 2 threads", run.jax_impl(env_cpu, "ffi2", "ffi", form(2), *case.inputs)),
+      protocol.Side("dml_jax", run.jax_impl(env_cpu, "dml_jax", "dml", dml_fn, *inputs)),
+      protocol.Side("ffi 1 thread", run.jax_impl(env_cpu, "ffi1", "ffi", form(1), *inputs)),
+      protocol.Side("ffi 2 threads", run.jax_impl(env_cpu, "ffi2", "ffi", form(2), *inputs)),
       protocol.Side("ORT", ort_impl),
     ]
     want = np.asarray(sides[0].impl.call())
@@ -414,17 +446,22 @@ def main(argv=None) -> int:
     protocol.run_rounds(run, sides, args.rounds, args.rest_ms / 1e3)
     ort_side = sides[-1]
     ort_ms = statistics.median(ort_side.seconds) * 1e3
-    print(f"\n{name}: {case.description}")
-    print(f"  {'side':14s} {'ms':>8s} {'ORT/side':>9s} {'[quartiles]':>14s} {'faults/call':>12s}")
+    print(f"\n{name}: {description}")
+    print(f"  {'side':14s} {'ms':>8s} {'ORT/side':>9s} {'[quartiles]':>14s}", end="")
+    print(f" {'dml/side':>9s} {'[quartiles]':>14s} {'faults/call':>12s}")
     for side in sides:
       ms = statistics.median(side.seconds) * 1e3
       per_round = [o / s for o, s in zip(ort_side.seconds, side.seconds, strict=True)]
       lo, hi = protocol._quartiles(per_round)
+      vs_dml = [d / s for d, s in zip(sides[0].seconds, side.seconds, strict=True)]
+      dlo, dhi = protocol._quartiles(vs_dml)
+      dml_ms = statistics.median(sides[0].seconds) * 1e3
       print(
         f"  {side.name:14s} {ms:8.3f} {ort_ms / ms:9.2f} {f'[{lo:.2f}..{hi:.2f}]':>14s}"
+        f" {dml_ms / ms:9.2f} {f'[{dlo:.2f}..{dhi:.2f}]':>14s}"
         f" {statistics.median(side.faults):12.1f}"
       )
-    del case, sides
+    del sides, inputs, dml_fn, ort_impl
   print(f"\nload at the end: {run._load()}")
   for failure in failures:
     print(f"FAILED: {failure}")
