@@ -33,7 +33,8 @@ timed per case: dml_jax's jitted operator as a user calls it, the FFI kernel jit
 thread and on two, and ONNX Runtime's session. Before timing, every side's output is checked bit
 for bit against dml_jax's, and the row gather is checked against dml.gather_nd on edge indices
 (negative, past either end, INT32_MIN, INT32_MAX), for several dtypes, int32 and uint32
-indices, and under jax.vmap (the FFI call's vmap_method "sequential").
+indices, int64 and uint64 indices (under jax.enable_x64, with values past 32 bits), and under
+jax.vmap (the FFI call's vmap_method "sequential").
 
 Timing (cpu_protocol's helpers): every side is warmed and gets the calls per block that last
 about 100 ms (run.py's preset), then rounds of one block per side, a rest (100 ms) before every
@@ -306,6 +307,17 @@ def check_index_rules(dml, jax, np) -> list[str]:
         )
         if want.shape != got.shape or want.tobytes() != got.tobytes():
           failures.append(f"row gather {np.dtype(dtype).name}, {index_dtype.__name__} indices")
+  # 64-bit indices (jax keeps them only with x64 on), values past 32 bits among them.
+  wide = [*edges, 2**32, 2**32 + 1, -(2**32), 2**63 - 1, -(2**63)]
+  pairs = np.array([(a, b) for a in wide for b in wide], np.int64)
+  data = rng.standard_normal(shape).astype(np.float32)
+  with jax.enable_x64(True):
+    for index_dtype in (np.int64, np.uint64):
+      indices = pairs.astype(index_dtype).reshape(1, -1, 2)
+      want = np.asarray(dml.gather_nd(data, indices))
+      got = np.asarray(jax.jit(gather_rows)(data, indices))
+      if want.shape != got.shape or want.tobytes() != got.tobytes():
+        failures.append(f"row gather, {index_dtype.__name__} indices")
   # vmap over a batch of inputs and indices.
   data = rng.standard_normal((3, *shape)).astype(np.float32)
   indices = rng.integers(-7, 7, (3, 1, 10, 2)).astype(np.int32)
@@ -413,7 +425,10 @@ def main(argv=None) -> int:
     f" size {args.size}, {args.rounds} rounds, rest {args.rest_ms:g} ms; load {run._load()}"
   )
   failures = check_index_rules(dml, jax, np)
-  print("index rules, dtypes, vmap: " + ("ok" if not failures else "FAIL: " + "; ".join(failures)))
+  print(
+    "index rules, dtypes, 64-bit indices, vmap: "
+    + ("ok" if not failures else "FAIL: " + "; ".join(failures))
+  )
   preset = run.PRESETS[args.size]
   env_cpu = run.Env("cpu", False)
   for name in names:
