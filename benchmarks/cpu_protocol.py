@@ -5,6 +5,7 @@ Run from the repository root:
   PYTHONPATH=. python3 benchmarks/cpu_protocol.py                  # small size, plain and setup
   PYTHONPATH=. python3 benchmarks/cpu_protocol.py --only JOIN,gather_nd --config all --json out.json
   PYTHONPATH=. python3 benchmarks/cpu_protocol.py --size tiny --only join_axis1 --rounds 3
+  PYTHONPATH=. python3 benchmarks/cpu_protocol.py --only gather_nd --processes 3
 
 Options:
   --size tiny|small     small (default): the CPU sizes of benchmarks/run.py; tiny: seconds.
@@ -17,6 +18,9 @@ Options:
                         off (a session with session.intra_op.allow_spinning=0) or both.
   --one-process         run all the cases of a configuration in one process (default: one
                         fresh process per case and configuration).
+  --processes N         run each case and configuration in N fresh processes (default 1; with
+                        --one-process, N processes of all the cases), and judge the spread
+                        between them as well as within each.
   --json PATH           also write every number as JSON.
 
 The process exits with status 1 if a check fails or a child process fails, 2 for bad arguments
@@ -59,6 +63,26 @@ upper < 1; else level, within the noise), and minor page faults per call for eac
 (getrusage(RUSAGE_SELF).ru_minflt over a block, all threads, / k; median over rounds). Then a
 summary, a row per case, with the ratio of every configuration run side by side. The JSON adds
 every round, the calibration, each child's peak resident memory and the load average.
+
+More than one process (--processes N, N > 1). The quartiles above are those of one process;
+the spread between processes of one case can be larger (what a process gets from the system
+varies: memory placement, other load), so each case and configuration can be run in N fresh
+processes, one after another: process 1 of every case, then process 2 of every case, and so
+on (all of one configuration before the next), so that with several cases a case's processes
+are spread over the run rather than back to back. Each process is
+measured and reported exactly as above (a row per process, marked #1, #2, ...). They are then
+combined (a row marked "(all N)"), and the combined row is what the summary shows and what the
+verdict judges:
+
+  ratio    the median of the processes' ratios (for even N the mean of the middle two);
+  noise    from the lowest lower quartile to the highest upper quartile over the processes
+           (a process with fewer than 4 rounds contributes its min and max);
+  verdict  ahead when that whole range is >= 1, behind when it is all < 1, else level;
+  ms, faults  the medians over the processes of each side's median.
+
+With N = 1 the combined row is the process's own row: nothing changes. The JSON keeps every
+process's record (each case record carries its process number) and, in the summary, each
+combined row lists its processes' rows and ratios.
 """
 
 from __future__ import annotations
@@ -377,6 +401,7 @@ def summarize(record: dict[str, Any]) -> list[dict[str, Any]]:
         "op": record["op"],
         "shape": record["shape"],
         "peer": name,
+        "process": record.get("process", 1),
         "dml_ms": dml["median_ms"],
         "ort_ms": side["median_ms"],
         "ratio": ratio,
@@ -389,6 +414,40 @@ def summarize(record: dict[str, Any]) -> list[dict[str, Any]]:
       }
     )
   return rows
+
+
+def combine(rows: list[dict[str, Any]]) -> dict[str, Any]:
+  """One case and peer over its processes' rows (summarize's): the median of their ratios, the
+  noise from the lowest lower quartile to the highest upper one, the verdict on that range."""
+  lo = min(row["noise"][0] for row in rows)
+  hi = max(row["noise"][1] for row in rows)
+  first = rows[0]
+  return {
+    **{k: first[k] for k in ("case", "op", "shape", "peer")},
+    "processes": len(rows),
+    "dml_ms": statistics.median(row["dml_ms"] for row in rows),
+    "ort_ms": statistics.median(row["ort_ms"] for row in rows),
+    "ratio": statistics.median(row["ratio"] for row in rows),
+    "noise": [lo, hi],
+    "per_process_ratio": [row["ratio"] for row in rows],
+    "min_max": [min(row["min_max"][0] for row in rows), max(row["min_max"][1] for row in rows)],
+    "verdict": "ahead" if lo >= 1 else "behind" if hi < 1 else "level",
+    "dml_faults_per_call": statistics.median(row["dml_faults_per_call"] for row in rows),
+    "ort_faults_per_call": statistics.median(row["ort_faults_per_call"] for row in rows),
+    "per_process": rows,
+    # One process: its rounds' ratios, as summarize gives them (several: in "per_process").
+    **({"per_round_ratio": first["per_round_ratio"]} if len(rows) == 1 else {}),
+  }
+
+
+def combined_rows(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+  """The rows of a configuration's records (any number of processes per case), combined per
+  case and peer, in the order the cases first appear."""
+  groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+  for record in records:
+    for row in summarize(record):
+      groups.setdefault((row["case"], row["peer"]), []).append(row)
+  return [combine(rows) for rows in groups.values()]
 
 
 def format_table(columns: tuple[str, ...], rows: list[tuple[str, ...]], right: set[int]) -> str:
@@ -423,18 +482,41 @@ def _faults(x: float) -> str:
   return f"{x:.0f}" if x >= 10 else f"{x:.1f}"
 
 
-def config_table(result: dict[str, Any]) -> str:
+def config_table(result: dict[str, Any], processes: int = 1) -> str:
+  """A row per case and peer; with several processes, a row per process (case#1, case#2, ...)
+  and then the combined row ("case (all N)"; its check: the processes' checks)."""
   rows = []
+
+  def label(record_or_row) -> str:
+    if processes == 1:
+      return record_or_row["case"]
+    if "process" not in record_or_row:  # a combined row
+      return f"{record_or_row['case']} (all {processes})"
+    return f"{record_or_row['case']}#{record_or_row['process']}"
+
+  order: list[str] = []
+  by_case: dict[str, list[dict[str, Any]]] = {}
   for record in result["cases"]:
-    if "error" in record:
-      rows.append(
-        (record["case"], "-", "-", "-", "-", "-", "-", "-", "-", f"ERROR: {record['error']}")
-      )
-      continue
-    for row in summarize(record):
+    if record["case"] not in by_case:
+      order.append(record["case"])
+    by_case.setdefault(record["case"], []).append(record)
+  for case in order:
+    records = by_case[case]
+    listed = []
+    for record in records:
+      if "error" in record:
+        rows.append(
+          (label(record), "-", "-", "-", "-", "-", "-", "-", "-", f"ERROR: {record['error']}")
+        )
+        continue
+      listed.extend((row, record.get("check", "-")) for row in summarize(record))
+    if processes > 1:
+      checks = sorted({r.get("check", "-") for r in records if "error" not in r})
+      listed.extend((row, "/".join(checks)) for row in combined_rows(records))
+    for row, check in listed:
       rows.append(
         (
-          row["case"],
+          label(row),
           row["peer"],
           f"{row['dml_ms']:.3f}",
           f"{row['ort_ms']:.3f}",
@@ -443,7 +525,7 @@ def config_table(result: dict[str, Any]) -> str:
           row["verdict"],
           _faults(row["dml_faults_per_call"]),
           _faults(row["ort_faults_per_call"]),
-          record["check"],
+          check,
         )
       )
   return format_table(CONFIG_COLUMNS, rows, right={2, 3, 4, 5, 7, 8})
@@ -455,13 +537,12 @@ def summary_table(results: dict[str, dict[str, Any]], configs: tuple[str, ...]) 
   order: list[tuple[str, str]] = []
   ops = {}
   for config in configs:
-    for record in results[config]["cases"]:
-      for row in summarize(record):
-        key = (row["case"], row["peer"])
-        if key not in by_key:
-          by_key[key], ops[key] = {}, row["op"]
-          order.append(key)
-        by_key[key][config] = row
+    for row in combined_rows(results[config]["cases"]):
+      key = (row["case"], row["peer"])
+      if key not in by_key:
+        by_key[key], ops[key] = {}, row["op"]
+        order.append(key)
+      by_key[key][config] = row
   columns = (
     "case",
     "op",
@@ -502,7 +583,8 @@ def header_lines(args, configs, names, dropped: list[str]) -> list[str]:
       "one process per configuration"
       if args.one_process
       else "one process per case and configuration"
-    ),
+    )
+    + (f", {args.processes} times over" if args.processes > 1 else ""),
     f"# cases: {', '.join(names)}",
     "# malloc settings dropped from the children's environment: "
     + (", ".join(dropped) if dropped else "none were set"),
@@ -524,6 +606,7 @@ def parse_args(argv):
   )
   parser.add_argument("--ort-spinning", choices=tuple(SPINNING), default="default")
   parser.add_argument("--one-process", action="store_true")
+  parser.add_argument("--processes", type=int, default=1, metavar="N")
   parser.add_argument("--json", metavar="PATH")
   # Internal: a child process.
   parser.add_argument("--child", choices=CONFIGS, help=argparse.SUPPRESS)
@@ -537,6 +620,8 @@ def parse_args(argv):
     parser.error("--rounds must be at least 2")
   if args.rest_ms < 0:
     parser.error("--rest-ms must not be negative")
+  if args.processes < 1:
+    parser.error("--processes must be at least 1")
   if args.child:
     return args, args.cases.split(",")
   run = load_run()
@@ -568,7 +653,14 @@ def main(argv=None) -> int:
   results: dict[str, dict[str, Any]] = {}
   for config in configs:
     groups = [names] if args.one_process else [[name] for name in names]
-    children = [run_child(config, group, args) for group in groups]
+    children = []
+    for process in range(1, args.processes + 1):
+      for group in groups:
+        child_result = run_child(config, group, args)
+        child_result["process"] = process
+        for record in child_result["cases"]:
+          record["process"] = process
+        children.append(child_result)
     results[config] = {
       "config": config,
       "setup": next((c.get("setup") for c in children if c.get("setup")), None),
@@ -578,7 +670,7 @@ def main(argv=None) -> int:
   for config in configs:
     result = results[config]
     print(f"\n## {config}" + ("" if config == "plain" else f": {_describe(config, result)}"))
-    print(config_table(result))
+    print(config_table(result, args.processes))
     skipped = [r["case"] for r in result["cases"] if r.get("skipped")]
     if skipped:
       print(f"no ONNX Runtime peer (not timed): {', '.join(skipped)}")
@@ -591,8 +683,17 @@ def main(argv=None) -> int:
     "\nnoise: the quartiles of the per-round ratios (min and max with fewer than 4 rounds);"
     " verdict: ahead when the lower one is >= 1, behind when the upper one is < 1, else level."
   )
+  if args.processes > 1:
+    print(
+      f"over {args.processes} processes: ratio = the median of the processes' ratios; noise ="
+      " the lowest lower quartile to the highest upper quartile of the processes."
+    )
   failed = [
-    (config, r["case"], r.get("error") or r.get("check"))
+    (
+      config,
+      r["case"] + (f"#{r['process']}" if args.processes > 1 else ""),
+      r.get("error") or r.get("check"),
+    )
     for config, result in results.items()
     for r in result["cases"]
     if r.get("error") or r.get("check", "ok") != "ok"
@@ -613,10 +714,9 @@ def main(argv=None) -> int:
           "rounds": args.rounds,
           "rest_ms": args.rest_ms,
           "ort_spinning": args.ort_spinning,
+          "processes": args.processes,
           "configs": results,
-          "summary": {
-            c: [row for r in results[c]["cases"] for row in summarize(r)] for c in configs
-          },
+          "summary": {c: combined_rows(results[c]["cases"]) for c in configs},
           "passed": not failed,
         },
         f,

@@ -79,6 +79,80 @@ def test_tiny_run_prints_both_tables_and_exits_0(tmp_path):
     assert row["ratio"] > 0 and row["noise"][0] <= row["noise"][1]
 
 
+def test_two_processes_give_two_rows_and_a_combined_one(tmp_path):
+  out = tmp_path / "protocol.json"
+  result = subprocess.run(
+    [
+      sys.executable,
+      str(SCRIPT),
+      "--size",
+      "tiny",
+      "--only",
+      "join_axis1",
+      "--config",
+      "plain",
+      "--rounds",
+      "2",
+      "--rest-ms",
+      "0",
+      "--processes",
+      "2",
+      "--json",
+      str(out),
+    ],
+    cwd=ROOT,
+    env=dict(os.environ, PYTHONPATH=str(ROOT)),
+    capture_output=True,
+    text=True,
+    timeout=120,
+  )
+  assert result.returncode == 0, result.stdout + result.stderr
+  lines = result.stdout.splitlines()
+  for label in ("join_axis1#1 ", "join_axis1#2 ", "join_axis1 (all 2) "):
+    assert any(line.startswith(label) for line in lines), (label, result.stdout)
+  report = json.loads(out.read_text())
+  assert report["passed"] and report["processes"] == 2
+  config = report["configs"]["plain"]
+  assert [r["process"] for r in config["cases"]] == [1, 2] and len(config["children"]) == 2
+  protocol = _load_protocol()
+  per_process = [protocol.summarize(record)[0] for record in config["cases"]]
+  (row,) = report["summary"]["plain"]
+  assert row["processes"] == 2 and len(row["per_process"]) == 2
+  assert row["per_process_ratio"] == [r["ratio"] for r in per_process]
+  assert row["ratio"] == pytest.approx(sum(row["per_process_ratio"]) / 2)
+  assert row["noise"] == [
+    min(r["noise"][0] for r in per_process),
+    max(r["noise"][1] for r in per_process),
+  ]
+
+
+def test_processes_combine_on_the_widest_noise():
+  protocol = _load_protocol()
+
+  def row(ratio, lo, hi):
+    return {
+      "case": "c",
+      "op": "JOIN",
+      "shape": "s",
+      "peer": "ort",
+      "dml_ms": 1.0,
+      "ort_ms": ratio,
+      "ratio": ratio,
+      "noise": [lo, hi],
+      "min_max": [lo, hi],
+      "dml_faults_per_call": 0.0,
+      "ort_faults_per_call": 0.0,
+    }
+
+  # Each process alone is ahead, but the second's lower quartile is below 1: level.
+  combined = protocol.combine([row(1.3, 1.2, 1.4), row(1.1, 0.98, 1.2), row(1.2, 1.1, 1.3)])
+  assert combined["ratio"] == 1.2 and combined["noise"] == [0.98, 1.4]
+  assert combined["verdict"] == "level" and combined["per_process_ratio"] == [1.3, 1.1, 1.2]
+  assert protocol.combine([row(1.3, 1.2, 1.4), row(1.1, 1.0, 1.2)])["verdict"] == "ahead"
+  assert protocol.combine([row(0.8, 0.7, 0.9), row(0.9, 0.8, 0.99)])["verdict"] == "behind"
+  assert protocol.combine([row(0.8, 0.7, 0.9), row(0.9, 0.8, 1.0)])["verdict"] == "level"
+
+
 def test_the_ratio_its_noise_and_the_verdict():
   protocol = _load_protocol()
   record = {
@@ -115,7 +189,14 @@ def test_the_children_get_no_malloc_settings_but_the_env_recipe(monkeypatch):
 
 
 @pytest.mark.parametrize(
-  "argv", [["--rounds", "1"], ["--only", "no_such_case"], ["--size", "large"], ["--config", "x"]]
+  "argv",
+  [
+    ["--rounds", "1"],
+    ["--only", "no_such_case"],
+    ["--size", "large"],
+    ["--config", "x"],
+    ["--processes", "0"],
+  ],
 )
 def test_bad_arguments_exit_2(argv):
   protocol = _load_protocol()

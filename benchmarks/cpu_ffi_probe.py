@@ -1,0 +1,489 @@
+"""Probe (CPU): a C++ kernel through the XLA FFI for row gathers and JOIN, against dml_jax's lax
+forms and ONNX Runtime.
+
+Not part of the library. XLA:CPU copies each row of a GATHER_ND row gather element by element;
+a hand-written kernel copies rows with memcpy. This probe measures what such a kernel would buy,
+on this machine's CPU, at the CPU sizes of benchmarks/run.py (`--size small`; `--size tiny` for
+a check in seconds):
+
+- gather_nd: GATHER_ND of 65,536 int32 (H, W) tuples into f32 (256, 256, 256): 1 KiB rows;
+- gather_rows: GATHER of 65,536 rows of an f32 (65536, 256) table (an embedding lookup);
+- join_axis0, join_axis1: JOIN of 4 x f32 (2048, 2048) along axis 0 and along axis 1;
+- gather_nd_cached (the probe's own case): GATHER_ND of 4,096 int32 tuples into f32 (64, 64, 64),
+  256-byte rows and a 1 MiB output, which the caches hold: the cost of the copy loop itself,
+  where run.py's 64 MiB outputs are bound by memory and page faults.
+
+The other cases, their data and their ONNX Runtime models are run.py's (loaded through
+benchmarks/cpu_protocol.py, whose timing helpers this probe reuses); ONNX Runtime runs as a user
+gets it (default SessionOptions).
+
+The kernel. The script writes a C++ source, builds it with `g++ -O3 -shared -fPIC -std=c++17
+-I<jax.ffi.include_dir()>` into a temporary directory, loads it with ctypes and registers two
+handlers for the CPU with `jax.ffi.register_ffi_target`:
+
+- row gather: data of any dtype (rows copied as bytes), indices (..., K) of int32, uint32, int64
+  or uint64; each K-tuple picks a row of data's trailing dimensions, one memcpy per row, with
+  DirectML's index rule (a negative signed index counts from the end, clamped to 0 below -size;
+  an index past the end is clamped to the last position), as dml_jax's clamp_indices does;
+- join: any number of inputs along an axis, one memcpy per contiguous run of each input.
+
+Both take a `threads` attribute: 1 runs on the calling thread; more splits the copies into that
+many parts, all but one scheduled on XLA's intra-op thread pool (`ffi::ThreadPool`). The sides
+timed per case: dml_jax's jitted operator as a user calls it, the FFI kernel jitted on one
+thread and on two, and ONNX Runtime's session. Before timing, every side's output is checked bit
+for bit against dml_jax's, and the row gather is checked against dml.gather_nd on edge indices
+(negative, past either end, INT32_MIN, INT32_MAX), for several dtypes, int32 and uint32
+indices, int64 and uint64 indices (under jax.enable_x64, with values past 32 bits), and under
+jax.vmap (the FFI call's vmap_method "sequential").
+
+Timing (cpu_protocol's helpers): every side is warmed and gets the calls per block that last
+about 100 ms (run.py's preset), then rounds of one block per side, a rest (100 ms) before every
+block, the side that goes first rotating from round to round. Reported per side: the median ms
+per call over the rounds; ORT/side, ONNX Runtime's median over the side's (above 1: the side is
+faster), with the quartiles of the per-round ratios (min and max under 4 rounds); dml/side, the
+same for dml_jax's time over the side's (above 1: the side is faster than dml_jax); minor page
+faults per call (getrusage ru_minflt over a block / calls, median over rounds).
+
+Usage (from the repository root; each configuration in its own fresh process):
+
+  PYTHONPATH=. python3 benchmarks/cpu_ffi_probe.py                # a plain process
+  PYTHONPATH=. python3 benchmarks/cpu_ffi_probe.py --setup        # configure_allocator() first
+  PYTHONPATH=. python3 benchmarks/cpu_ffi_probe.py --size tiny --rounds 2 --rest-ms 0
+
+Exit status: 0 when every check passes, 1 when one fails, 2 when g++, onnxruntime or onnx is
+missing or the kernel does not build (it says which).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import importlib.util
+import pathlib
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+
+PROTOCOL = pathlib.Path(__file__).resolve().parent / "cpu_protocol.py"
+CASES = ("gather_nd", "gather_rows", "join_axis0", "join_axis1", "gather_nd_cached")
+# The probe's own case, not run.py's: 256-byte rows and a 1 MiB output, which the caches hold.
+CACHED = {"small": ((64, 64, 64), 4096), "tiny": ((8, 6, 4), 16)}
+
+SOURCE = r"""
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+#include <thread>
+#include <type_traits>
+
+#include "xla/ffi/api/ffi.h"
+
+namespace ffi = xla::ffi;
+
+// Runs fn(begin, end) over [0, n) in `parts` pieces: all but the first on XLA's intra-op pool,
+// the first on this thread, then waits for the others.
+template <typename F>
+static void ParallelFor(ffi::ThreadPool& pool, int64_t n, int64_t parts, const F& fn) {
+  if (parts > n) parts = n;
+  if (parts <= 1) {
+    if (n > 0) fn(0, n);
+    return;
+  }
+  std::atomic<int64_t> left(parts - 1);
+  for (int64_t p = 1; p < parts; ++p) {
+    int64_t begin = n * p / parts, end = n * (p + 1) / parts;
+    pool.Schedule([&fn, &left, begin, end] {
+      fn(begin, end);
+      left.fetch_sub(1, std::memory_order_acq_rel);
+    });
+  }
+  fn(0, n / parts);
+  while (left.load(std::memory_order_acquire) > 0) std::this_thread::yield();
+}
+
+// DirectML's rule: a negative signed index counts from the end (below -size: 0); past the end:
+// the last position. Exact for every value of every index type.
+template <typename I>
+static inline uint64_t Clamp(I index, uint64_t size) {
+  if constexpr (std::is_signed_v<I>) {
+    if (index < 0) {
+      uint64_t magnitude = uint64_t(~index) + 1;  // |index|, exact for the most negative
+      return magnitude <= size ? size - magnitude : 0;
+    }
+  }
+  uint64_t u = uint64_t(index);
+  return u < size ? u : size - 1;
+}
+
+template <typename I>
+static ffi::Error GatherRowsTyped(ffi::ThreadPool& pool, ffi::AnyBuffer data,
+                                  ffi::AnyBuffer indices, ffi::AnyBuffer out, int64_t threads) {
+  auto dims = data.dimensions();
+  auto idims = indices.dimensions();
+  if (idims.size() == 0) return ffi::Error::InvalidArgument("indices need a last axis");
+  int64_t k = idims[idims.size() - 1];
+  if (k < 1 || k > int64_t(dims.size()))
+    return ffi::Error::InvalidArgument("the last axis of indices exceeds the input's rank");
+  size_t width = ffi::ByteWidth(data.element_type());
+  size_t row = width;
+  for (size_t d = k; d < dims.size(); ++d) row *= size_t(dims[d]);
+  uint64_t sizes[8];
+  size_t strides[8];
+  if (k > 8) return ffi::Error::InvalidArgument("at most 8 indexed dimensions");
+  size_t stride = row;
+  for (int64_t d = k - 1; d >= 0; --d) {
+    sizes[d] = uint64_t(dims[d]);
+    strides[d] = stride;
+    stride *= size_t(dims[d]);
+  }
+  int64_t tuples = int64_t(indices.element_count()) / k;
+  if (int64_t(out.size_bytes()) != tuples * int64_t(row))
+    return ffi::Error::InvalidArgument("the output's size is not tuples x row");
+  const char* src = static_cast<const char*>(data.untyped_data());
+  const I* idx = static_cast<const I*>(indices.untyped_data());
+  char* dst = static_cast<char*>(out.untyped_data());
+  if (row == 0 || tuples == 0) return ffi::Error::Success();
+  ParallelFor(pool, tuples, threads, [&](int64_t begin, int64_t end) {
+    for (int64_t t = begin; t < end; ++t) {
+      const I* tuple = idx + t * k;
+      size_t offset = 0;
+      for (int64_t d = 0; d < k; ++d) offset += Clamp<I>(tuple[d], sizes[d]) * strides[d];
+      std::memcpy(dst + size_t(t) * row, src + offset, row);
+    }
+  });
+  return ffi::Error::Success();
+}
+
+static ffi::Error GatherRowsImpl(ffi::ThreadPool pool, ffi::AnyBuffer data,
+                                 ffi::AnyBuffer indices, ffi::Result<ffi::AnyBuffer> out,
+                                 int64_t threads) {
+  switch (indices.element_type()) {
+    case ffi::DataType::S32: return GatherRowsTyped<int32_t>(pool, data, indices, *out, threads);
+    case ffi::DataType::U32: return GatherRowsTyped<uint32_t>(pool, data, indices, *out, threads);
+    case ffi::DataType::S64: return GatherRowsTyped<int64_t>(pool, data, indices, *out, threads);
+    case ffi::DataType::U64: return GatherRowsTyped<uint64_t>(pool, data, indices, *out, threads);
+    default: return ffi::Error::InvalidArgument("indices must be 32- or 64-bit integers");
+  }
+}
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(GatherRows, GatherRowsImpl,
+                              ffi::Ffi::Bind()
+                                  .Ctx<ffi::ThreadPool>()
+                                  .Arg<ffi::AnyBuffer>()
+                                  .Arg<ffi::AnyBuffer>()
+                                  .Ret<ffi::AnyBuffer>()
+                                  .Attr<int64_t>("threads"));
+
+static ffi::Error JoinImpl(ffi::ThreadPool pool, ffi::RemainingArgs inputs,
+                           ffi::Result<ffi::AnyBuffer> out, int64_t axis, int64_t threads) {
+  size_t count = inputs.size();
+  if (count == 0 || count > 64) return ffi::Error::InvalidArgument("1 to 64 inputs");
+  const char* srcs[64];
+  size_t runs[64];  // bytes of each input per outer position
+  auto odims = out->dimensions();
+  size_t width = ffi::ByteWidth(out->element_type());
+  size_t outer = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= size_t(odims[d]);
+  size_t total = 0;
+  for (size_t i = 0; i < count; ++i) {
+    auto input = inputs.get<ffi::AnyBuffer>(i);
+    if (!input.has_value()) return input.error();
+    srcs[i] = static_cast<const char*>(input->untyped_data());
+    runs[i] = input->size_bytes() / (outer ? outer : 1);
+    total += runs[i];
+  }
+  if (total * outer != out->size_bytes())
+    return ffi::Error::InvalidArgument("the inputs do not fill the output");
+  char* dst = static_cast<char*>(out->untyped_data());
+  (void)width;
+  if (outer == 1) {
+    // One run per input: split each run into the parts.
+    size_t offset = 0;
+    for (size_t i = 0; i < count; ++i) {
+      char* to = dst + offset;
+      const char* from = srcs[i];
+      size_t bytes = runs[i];
+      int64_t chunks = (bytes + 65535) / 65536;
+      ParallelFor(pool, chunks, threads, [&](int64_t begin, int64_t end) {
+        size_t lo = size_t(begin) * 65536, hi = std::min(bytes, size_t(end) * 65536);
+        std::memcpy(to + lo, from + lo, hi - lo);
+      });
+      offset += bytes;
+    }
+    return ffi::Error::Success();
+  }
+  ParallelFor(pool, int64_t(outer), threads, [&](int64_t begin, int64_t end) {
+    for (int64_t o = begin; o < end; ++o) {
+      char* to = dst + size_t(o) * total;
+      for (size_t i = 0; i < count; ++i) {
+        std::memcpy(to, srcs[i] + size_t(o) * runs[i], runs[i]);
+        to += runs[i];
+      }
+    }
+  });
+  return ffi::Error::Success();
+}
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(Join, JoinImpl,
+                              ffi::Ffi::Bind()
+                                  .Ctx<ffi::ThreadPool>()
+                                  .RemainingArgs()
+                                  .Ret<ffi::AnyBuffer>()
+                                  .Attr<int64_t>("axis")
+                                  .Attr<int64_t>("threads"));
+"""
+
+
+class UnavailableError(Exception):
+  """What the probe needs and this machine lacks (exit status 2)."""
+
+
+def build_kernel(directory: str) -> ctypes.CDLL:
+  """Compiles SOURCE into a shared library in `directory` and loads it."""
+  import jax
+
+  compiler = shutil.which("g++")
+  if compiler is None:
+    raise UnavailableError("g++ not found: the probe builds its C++ kernel with g++")
+  source = pathlib.Path(directory) / "dml_ffi_probe.cc"
+  library = pathlib.Path(directory) / "dml_ffi_probe.so"
+  source.write_text(SOURCE)
+  command = [compiler, "-O3", "-shared", "-fPIC", "-std=c++17", f"-I{jax.ffi.include_dir()}"]
+  built = subprocess.run(
+    [*command, str(source), "-o", str(library)], capture_output=True, text=True
+  )
+  if built.returncode != 0:
+    raise UnavailableError(f"the kernel did not build:\n{built.stderr[-3000:]}")
+  return ctypes.cdll.LoadLibrary(str(library))
+
+
+def register(lib: ctypes.CDLL) -> None:
+  import jax
+
+  for name, symbol in (("dml_probe_gather_rows", lib.GatherRows), ("dml_probe_join", lib.Join)):
+    jax.ffi.register_ffi_target(name, jax.ffi.pycapsule(symbol), platform="cpu")
+
+
+def gather_rows(data, indices, *, threads: int = 1):
+  """data's rows picked by the K-tuples of `indices` (..., K): shape indices[:-1] + data[K:]."""
+  import jax
+  import numpy as np
+
+  k = indices.shape[-1]
+  out = jax.ShapeDtypeStruct(indices.shape[:-1] + data.shape[k:], data.dtype)
+  call = jax.ffi.ffi_call("dml_probe_gather_rows", out, vmap_method="sequential")
+  return call(data, indices, threads=np.int64(threads))
+
+
+def join(inputs, *, axis: int, threads: int = 1):
+  import jax
+  import numpy as np
+
+  shape = list(inputs[0].shape)
+  shape[axis] = sum(x.shape[axis] for x in inputs)
+  out = jax.ShapeDtypeStruct(tuple(shape), inputs[0].dtype)
+  call = jax.ffi.ffi_call("dml_probe_join", out, vmap_method="sequential")
+  return call(*inputs, axis=np.int64(axis), threads=np.int64(threads))
+
+
+def check_index_rules(dml, jax, np) -> list[str]:
+  """The row gather against dml.gather_nd on edge indices, dtypes, index dtypes, and vmap."""
+  failures = []
+  rng = np.random.default_rng(7)
+  shape = (5, 3, 4)
+  edges = [0, 1, 2, 4, 5, 6, -1, -3, -5, -6, -7, 2**31 - 1, -(2**31)]
+  pairs = np.array([(a, b) for a in edges for b in edges], np.int64)
+  for dtype in (np.float32, np.float16, np.int8, np.uint8, np.int16, np.uint32):
+    data = (rng.standard_normal(shape) * 50).astype(dtype)
+    for index_dtype in (np.int32, np.uint32):
+      indices = pairs.astype(index_dtype).reshape(1, -1, 2)
+      for threads in (1, 2):
+        want = np.asarray(dml.gather_nd(data, indices))
+        got = np.asarray(
+          jax.jit(lambda x, i, t=threads: gather_rows(x, i, threads=t))(data, indices)
+        )
+        if want.shape != got.shape or want.tobytes() != got.tobytes():
+          failures.append(f"row gather {np.dtype(dtype).name}, {index_dtype.__name__} indices")
+  # 64-bit indices (jax keeps them only with x64 on), values past 32 bits among them.
+  wide = [*edges, 2**32, 2**32 + 1, -(2**32), 2**63 - 1, -(2**63)]
+  pairs = np.array([(a, b) for a in wide for b in wide], np.int64)
+  data = rng.standard_normal(shape).astype(np.float32)
+  with jax.enable_x64(True):
+    for index_dtype in (np.int64, np.uint64):
+      indices = pairs.astype(index_dtype).reshape(1, -1, 2)
+      want = np.asarray(dml.gather_nd(data, indices))
+      got = np.asarray(jax.jit(gather_rows)(data, indices))
+      if want.shape != got.shape or want.tobytes() != got.tobytes():
+        failures.append(f"row gather, {index_dtype.__name__} indices")
+  # vmap over a batch of inputs and indices.
+  data = rng.standard_normal((3, *shape)).astype(np.float32)
+  indices = rng.integers(-7, 7, (3, 1, 10, 2)).astype(np.int32)
+  want = np.asarray(jax.vmap(dml.gather_nd)(data, indices))
+  got = np.asarray(jax.jit(jax.vmap(gather_rows))(data, indices))
+  if want.tobytes() != got.tobytes():
+    failures.append("row gather under vmap")
+  for axis in (0, 1, 2):
+    pieces = [rng.standard_normal((3, 4, 5)).astype(np.float16) for _ in range(3)]
+    for threads in (1, 2):
+      want = np.asarray(dml.join(pieces, axis=axis))
+      got = np.asarray(jax.jit(lambda *p, a=axis, t=threads: join(p, axis=a, threads=t))(*pieces))
+      if want.tobytes() != got.tobytes():
+        failures.append(f"join f16 axis {axis}")
+  return failures
+
+
+def load_protocol():
+  name = "dml_jax_benchmark_cpu_protocol"
+  if name not in sys.modules:
+    spec = importlib.util.spec_from_file_location(name, PROTOCOL)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+  return sys.modules[name]
+
+
+def cached_gather_nd(run, size: str, ort_env, np, jax, dml):
+  """gather_nd_cached: (description, inputs, dml_jax's jitted function, ONNX Runtime's Impl)."""
+  shape, tuples = CACHED[size]
+  rng = np.random.default_rng(2000)
+  data = run.random_data(rng, shape, np.float32)
+  indices = np.stack(
+    [rng.integers(0, shape[0], (1, tuples)), rng.integers(0, shape[1], (1, tuples))], axis=-1
+  ).astype(np.int32)
+  out_shape = (1, tuples, shape[2])
+  feeds = {"data": data, "indices": indices.astype(np.int64)}
+  model = run.onnx_model(ort_env, "GatherND", list(feeds.items()), np.empty(out_shape, np.float32))
+  description = (
+    f"GATHER_ND of {tuples} int32 2-tuples into f32 {shape}: rows of {shape[2] * 4} bytes ->"
+    f" {out_shape} (the probe's own case)"
+  )
+  inputs = (jax.device_put(data), jax.device_put(indices))
+  fn = jax.jit(lambda x, i: dml.gather_nd(x, i))
+  return description, inputs, fn, run.ort_impl(ort_env, "GatherND", model, feeds, out_shape)
+
+
+def ffi_form(name: str):
+  """The FFI kernel's jitted function of the case's inputs, on `threads` threads."""
+  import jax
+
+  if name in ("gather_nd", "gather_nd_cached"):
+    return lambda t: jax.jit(lambda x, i: gather_rows(x, i, threads=t))
+  if name == "gather_rows":
+    # GATHER of rows, indices (1, count): a row gather of 1-tuples, output (count, width).
+    def rows(x, i, t):
+      return gather_rows(x, i[..., None], threads=t).reshape(i.shape[1], x.shape[1])
+
+    return lambda t: jax.jit(lambda x, i: rows(x, i, t))
+  axis = 0 if name == "join_axis0" else 1
+  return lambda t: jax.jit(lambda *xs: join(xs, axis=axis, threads=t))
+
+
+def main(argv=None) -> int:
+  parser = argparse.ArgumentParser(description="The FFI row gather and JOIN against dml_jax, ORT.")
+  parser.add_argument("--setup", action="store_true", help="dml_jax.cpu.configure_allocator()")
+  parser.add_argument("--size", choices=("small", "tiny"), default="small")
+  parser.add_argument("--rounds", type=int, default=9)
+  parser.add_argument("--rest-ms", type=float, default=100.0)
+  parser.add_argument("--only", help="comma-separated cases: " + ",".join(CASES))
+  args = parser.parse_args(argv)
+  import dml_jax as dml
+
+  setup = dml.cpu.configure_allocator().summary if args.setup else None
+  missing = [m for m in ("onnxruntime", "onnx") if importlib.util.find_spec(m) is None]
+  if missing:
+    print(f"cpu_ffi_probe: {' and '.join(missing)} not installed", file=sys.stderr)
+    return 2
+  import jax
+  import numpy as np
+  import onnx
+  import onnxruntime as ort
+
+  protocol = load_protocol()
+  run = protocol.load_run()
+  names = [n for n in (args.only.split(",") if args.only else CASES) if n]
+  unknown = [n for n in names if n not in CASES]
+  if unknown:
+    parser.error(f"unknown case {unknown}; cases: {', '.join(CASES)}")
+  with tempfile.TemporaryDirectory() as directory:
+    try:
+      lib = build_kernel(directory)
+    except UnavailableError as e:
+      print(f"cpu_ffi_probe: {e}", file=sys.stderr)
+      return 2
+    register(lib)
+  cpu = next(
+    (line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if "model name" in line),
+    platform.machine(),
+  )
+  print(
+    f"# {cpu}, jax {jax.__version__}, jaxlib {run._version('jaxlib')}, onnxruntime"
+    f" {ort.__version__}; {'configure_allocator(): ' + setup if setup else 'plain process'};"
+    f" size {args.size}, {args.rounds} rounds, rest {args.rest_ms:g} ms; load {run._load()}"
+  )
+  failures = check_index_rules(dml, jax, np)
+  print(
+    "index rules, dtypes, 64-bit indices, vmap: "
+    + ("ok" if not failures else "FAIL: " + "; ".join(failures))
+  )
+  preset = run.PRESETS[args.size]
+  env_cpu = run.Env("cpu", False)
+  for name in names:
+    ort_env = run.Env("cpu", False, ort=protocol.UserSessions(ort, "default"), onnx=onnx)
+    if name == "gather_nd_cached":
+      description, inputs, dml_fn, ort_impl = cached_gather_nd(
+        run, args.size, ort_env, np, jax, dml
+      )
+    else:
+      seed = 1000 + list(run.CASES).index(name)  # as cpu_protocol seeds it
+      case = run.CASES[name].build(args.size, np.random.default_rng(seed))
+      description, inputs, dml_fn = case.description, case.inputs, case.dml
+      ort_impl = next(i for i in case.peers(ort_env, case.host) if i.kind == "ort")
+      del case
+    form = ffi_form(name)
+    sides = [
+      protocol.Side("dml_jax", run.jax_impl(env_cpu, "dml_jax", "dml", dml_fn, *inputs)),
+      protocol.Side("ffi 1 thread", run.jax_impl(env_cpu, "ffi1", "ffi", form(1), *inputs)),
+      protocol.Side("ffi 2 threads", run.jax_impl(env_cpu, "ffi2", "ffi", form(2), *inputs)),
+      protocol.Side("ORT", ort_impl),
+    ]
+    want = np.asarray(sides[0].impl.call())
+    for side in sides[1:]:
+      got = np.asarray(side.impl.to_numpy(side.impl.call()))
+      if not run.bit_equal(want, got):
+        failures.append(f"{name}: {side.name} vs dml_jax: {run.mismatch(want, got)}")
+    del want
+    for side in sides:
+      protocol.calibrate(run, side, preset)
+    protocol.run_rounds(run, sides, args.rounds, args.rest_ms / 1e3)
+    ort_side = sides[-1]
+    ort_ms = statistics.median(ort_side.seconds) * 1e3
+    print(f"\n{name}: {description}")
+    print(f"  {'side':14s} {'ms':>8s} {'ORT/side':>9s} {'[quartiles]':>14s}", end="")
+    print(f" {'dml/side':>9s} {'[quartiles]':>14s} {'faults/call':>12s}")
+    for side in sides:
+      ms = statistics.median(side.seconds) * 1e3
+      per_round = [o / s for o, s in zip(ort_side.seconds, side.seconds, strict=True)]
+      lo, hi = protocol._quartiles(per_round)
+      vs_dml = [d / s for d, s in zip(sides[0].seconds, side.seconds, strict=True)]
+      dlo, dhi = protocol._quartiles(vs_dml)
+      dml_ms = statistics.median(sides[0].seconds) * 1e3
+      print(
+        f"  {side.name:14s} {ms:8.3f} {ort_ms / ms:9.2f} {f'[{lo:.2f}..{hi:.2f}]':>14s}"
+        f" {dml_ms / ms:9.2f} {f'[{dlo:.2f}..{dhi:.2f}]':>14s}"
+        f" {statistics.median(side.faults):12.1f}"
+      )
+    del sides, inputs, dml_fn, ort_impl
+  print(f"\nload at the end: {run._load()}")
+  for failure in failures:
+    print(f"FAILED: {failure}")
+  if not failures:
+    print("all checks passed (FFI kernels and ONNX Runtime vs dml_jax, bit for bit)")
+  return 1 if failures else 0
+
+
+if __name__ == "__main__":
+  sys.exit(main())
