@@ -46,8 +46,10 @@ ROWS_OR_LANES = {"platform_index", "cond", "eq", "reduce_and", "slice"} | ROWS
 # JOIN's choice of its CPU form (views joined where XLA:CPU would copy on one thread).
 BY_PLATFORM = {"platform_index", "cond"}
 # The scatters: the range rule (dropped updates), the winners (a max of positions, read back
-# with a gather and compared), and the one scatter of the winners.
-SCATTERS = {"scatter", "scatter-max", "gt", "ge", "eq", "and", "reduce_and"}
+# with a gather and compared), and the one scatter of the winners; the platform's choice of
+# the CPU's one scatter in order, whose gradient is the settled form's.
+SCATTERS = {"scatter", "scatter-max", "gt", "ge", "eq", "and", "reduce_and", "custom_vjp_call"}
+SCATTERS |= BY_PLATFORM
 
 
 def _eqns(jaxpr, *, opaque=frozenset()):

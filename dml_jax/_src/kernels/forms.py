@@ -261,12 +261,28 @@ def on_cuda(
   """`kernel(*operands)` on CUDA GPUs, `fallback(*operands)` elsewhere; the gradient is
   fallback's (integer operands, the indices or lengths, get none).
   """
+  return on_platform("cuda", kernel, fallback, *operands)
+
+
+def on_platform(
+  platform: str,
+  kernel: Callable[..., jax.Array],
+  fallback: Callable[..., jax.Array],
+  *operands: jax.Array,
+) -> jax.Array:
+  """`kernel(*operands)` on `platform` ("cuda", "cpu", ...), `fallback(*operands)` elsewhere;
+  the gradient is fallback's (integer operands get none).
+
+  Examples:
+    >>> on_platform("cpu", jnp.negative, jnp.negative, np.float32(2.0))
+    Array(-2., dtype=float32)
+  """
   kernel_or_lax = jax.custom_vjp(kernel)
   kernel_or_lax.defvjp(
     lambda *args: (kernel(*args), args),
     lambda args, cotangent: jax.vjp(fallback, *args)[1](cotangent),
   )
-  return lax.platform_dependent(*operands, cuda=kernel_or_lax, default=fallback)
+  return lax.platform_dependent(*operands, **{platform: kernel_or_lax}, default=fallback)
 
 
 def _reverse_lanes_or_rows(

@@ -174,6 +174,7 @@ class ScatterElementsDesc(OperatorDesc):
       position=position,
       winner_shape=input.shape,
       winner_dimension_numbers=numbers,
+      report=report,
     )
     if report and loses is not None:
 

@@ -231,6 +231,7 @@ class ScatterNdDesc(OperatorDesc):
       position=position,
       winner_shape=indexed,
       winner_dimension_numbers=tuples,
+      report=checked.CHECKED_INDICES.value,
     )
     if loses is not None:
       q = self.indices_dimension_count
