@@ -11,8 +11,8 @@ by SCATTER_ELEMENTS and SCATTER_ND) is:
   order of UpdatesTensor wins.
 
 XLA's scatter leaves the order of duplicate writes unspecified, and on GPUs it really
-varies from run to run, so `scatter` never hands XLA two writes to one element. It
-decides the winners first:
+varies from run to run, so off the CPU `scatter` never hands XLA two writes to one element.
+It decides the winners first:
 
 1. every kept update scatters its *position* (its rank in row-major order among the
    updates that can collide with it) into a small "winner" array with `max`; integer max
@@ -27,6 +27,11 @@ skipped when no two updates can share a target (a single candidate per target). 
 final scatter's gradient (JAX's own transpose of a unique scatter) is then the policy's:
 the input's cotangent with zeros where an update lands, and for the updates the
 cotangent at their target for winners and zero for losers and dropped updates.
+
+XLA:CPU applies a scatter's updates one at a time, in row-major order of the update
+positions: there the last update wins in one scatter of every kept update, which is what
+`scatter` runs on the CPU (with the settled form's gradient; checked mode, which reports the
+losers, settles them on every platform).
 """
 
 from __future__ import annotations
