@@ -1766,6 +1766,7 @@ def slice_case(shape: tuple[int, int], rng, *, strides: tuple[int, int], dtype=n
     expected=lambda host: host[0][index],
     subset=subset,
     peers=peers,
+    notes=_sector_note(strides[-1], itemsize),
   )
 
 
@@ -1832,7 +1833,24 @@ def slice1_case(shape: tuple[int, int], rng, *, strides: tuple[int, int], dtype=
     expected=lambda host: host[0][index],
     subset=subset,
     peers=peers,
+    notes=_sector_note(strides[-1], itemsize),
   )
+
+
+def _sector_note(step: int, itemsize: int) -> list[str]:
+  """For a walk that steps by more than 1 along the last axis: what DRAM must move."""
+  if abs(step) == 1:
+    return []
+  if abs(step) * itemsize > 32:
+    return [f"bytes: a step of {step} along the last axis reads a 32-byte sector per element"]
+  reads = abs(step)  # every sector of the rows visited: `step` times the bytes taken
+  bound = 2 / (1 + reads)
+  return [
+    f"bytes: a step of {step} along the last axis reads every 32-byte sector of the rows it"
+    f" visits, {reads}x the bytes it keeps, so DRAM moves {(1 + reads) / 2:g}x the bytes"
+    f" counted: {bound:.2f} of the copy is the bound; counted in sectors, divide the ceiling"
+    f" by {bound:.2f}"
+  ]
 
 
 def _rows_of_permutations(rng: np.random.Generator, rows: int, cols: int) -> np.ndarray:
