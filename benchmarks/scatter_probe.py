@@ -4,8 +4,10 @@ row kernels' tuning.
 Not part of the library. Times SCATTER_ELEMENTS along axis 1 of (8192, 8192) float32 with a
 permutation per row: the lax form (the descriptor's, which platforms without a kernel run) with
 the winner positions in uint16 (the narrowest that numbers 8192 updates) and in uint32 (the
-GPU's native atomicMax), against .at[].set and its parts; then the Triton row kernel and the shared-memory row kernel (Mosaic GPU) at 2, 4 and 8
-warpgroups, and the shared-memory kernel on rows of 16384 (192 KiB of shared memory a block).
+GPU's native atomicMax), against .at[].set and its parts; then the Triton row kernel and the
+shared-memory row kernel (Mosaic GPU) at 2, 4 and 8 warpgroups, the shared-memory kernel on
+rows of 16384 (192 KiB of shared memory a block), and on float16 and int8 rows (bytes: input,
+updates and output at their width, int32 indices).
 
 Usage: PYTHONPATH=.:benchmarks python3 benchmarks/scatter_probe.py
 """
@@ -66,6 +68,7 @@ def main():
     fn = jax.jit(lambda x, i, u, c=config: smem_rows.scatter_rows(x, i, u, config=c))
     report(f"smem kernel, {warpgroups} wg", fn, (xd, idd, ud), want, moved, ceiling)
   wide_rows(rng, ceiling)
+  narrow_types(rng, ceiling)
 
   def winners_only(i, dtype):
     best = jnp.zeros((n, n), dtype)
@@ -95,6 +98,25 @@ def wide_rows(rng, ceiling):
   at_set = jax.jit(lambda x, i, u: x.at[rows, i].set(u))
   report("16384: x.at[r, i].set", at_set, args, want, moved, ceiling)
   report("16384: smem kernel", jax.jit(smem_rows.scatter_rows), args, want, moved, ceiling)
+
+
+def narrow_types(rng, ceiling):
+  """float16 and int8 rows of 8192: the shared-memory kernel (through dml) against .at[].set."""
+  n = 8192
+  i = np.argsort(rng.random((n, n)), axis=1).astype(np.int32)
+  rows = jnp.arange(n)[:, None]
+  for dtype in (np.float16, np.int8):
+    x = rng.standard_normal((n, n)).astype(dtype)
+    u = rng.standard_normal((n, n)).astype(dtype)
+    want = x.copy()
+    np.put_along_axis(want, i, u, axis=1)
+    args = tuple(map(jnp.asarray, (x, i, u)))
+    moved = 3 * x.nbytes + i.nbytes
+    name = np.dtype(dtype).name
+    at_set = jax.jit(lambda x, i, u: x.at[rows, i].set(u))
+    report(f"{name}: x.at[r, i].set", at_set, args, want, moved, ceiling)
+    fn = jax.jit(lambda x, i, u: dml.scatter_elements(x, i, u, axis=1))
+    report(f"{name}: dml (smem kernel)", fn, args, want, moved, ceiling)
 
 
 if __name__ == "__main__":

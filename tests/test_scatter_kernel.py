@@ -39,6 +39,16 @@ KERNEL_CASES = [
   ((3, 512), (3, 1024), np.int32, np.uint32),  # more updates than outputs: many repeats
   ((2, 3, 1024), (2, 3, 256), np.uint32, np.int32),
   ((2, 8192), (2, 4096), np.float32, np.int32),  # 80 KiB of shared memory
+  ((3, 512), (3, 512), np.float16, np.int32),  # narrow elements move whole
+  ((2, 256), (2, 1024), np.int8, np.uint32),
+  ((2, 1024), (2, 256), np.uint16, np.int32),
+]
+# Under x64: 64-bit indices (judged in their width) and 64-bit data.
+KERNEL_CASES_64 = [
+  ((3, 512), (3, 512), np.float32, np.int64),
+  ((2, 256), (2, 1024), np.int8, np.uint64),
+  ((2, 1024), (2, 512), np.float64, np.int32),
+  ((2, 512), (2, 256), np.int64, np.int64),
 ]
 
 
@@ -67,11 +77,10 @@ def test_kernel_applies_to_rows_that_fit_shared_memory(
   "input_shape, indices_shape, dtype, index_type, axis, why",
   [
     ((256, 256), (256, 256), F32, I32, 0, "not the last axis"),
-    ((8, 4096), (8, 4096), np.dtype(np.float16), I32, 1, "16-bit data"),
-    ((8, 4096), (8, 4096), F32, np.dtype(np.int64), 1, "64-bit indices"),
     ((8, 1000), (8, 1024), F32, I32, 1, "not a power of two"),
     ((8, 4096), (8, 128), F32, U32, 1, "fewer than 256 updates a row"),
     ((8, 32768), (8, 16384), F32, I32, 1, "past the shared memory allowed"),
+    ((8, 8192), (8, 16384), np.dtype(np.float64), np.dtype(np.int64), 1, "the same in bytes"),
   ],
 )
 def test_kernel_does_not_apply(input_shape, indices_shape, dtype, index_type, axis, why, tma):
@@ -86,6 +95,16 @@ def test_kernel_never_applies_without_tma(monkeypatch):
 def test_shared_memory_counts_staged_indices_and_updates_and_the_winners():
   assert rows.shared_bytes(8192, 8192) == 4 * (8192 + 8192 + 8193)  # 96 KiB and the sink
   assert rows.shared_bytes(8192, 8192) <= rows.DEFAULT.max_shared_bytes
+  assert rows.shared_bytes(1024, 512, 8, 2) == 512 * 10 + 4 * 1025
+
+
+@pytest.mark.parametrize("input_shape, indices_shape, dtype, index_type", KERNEL_CASES_64)
+def test_64_bit_kernel_shapes_apply_and_lower_for_cuda_with_the_kernel(
+  input_shape, indices_shape, dtype, index_type, tma, x64
+):
+  axis = len(input_shape) - 1
+  assert rows.applies(input_shape, indices_shape, np.dtype(dtype), np.dtype(index_type), axis)
+  assert "mosaic_gpu" in _lowered_for_cuda(input_shape, indices_shape, dtype, index_type)
 
 
 @pytest.mark.parametrize("input_shape, indices_shape, dtype, index_type", KERNEL_CASES)
@@ -119,6 +138,17 @@ def _case(rng, input_shape, indices_shape, dtype, index_type):
 @pytest.mark.parametrize("input_shape, indices_shape, dtype, index_type", KERNEL_CASES)
 def test_public_function_on_kernel_shapes(input_shape, indices_shape, dtype, index_type):
   """The policy bit for bit, on every run: on a GPU the atomics run in any order."""
+  _check_public_function(input_shape, indices_shape, dtype, index_type)
+
+
+@pytest.mark.parametrize("input_shape, indices_shape, dtype, index_type", KERNEL_CASES_64)
+def test_public_function_on_64_bit_kernel_shapes(
+  input_shape, indices_shape, dtype, index_type, x64
+):
+  _check_public_function(input_shape, indices_shape, dtype, index_type)
+
+
+def _check_public_function(input_shape, indices_shape, dtype, index_type):
   rng = np.random.default_rng(21)
   axis = len(input_shape) - 1
   x, i, u = _case(rng, input_shape, indices_shape, dtype, index_type)

@@ -165,9 +165,10 @@ def scatter_elements(
   *,
   fallback: Callable[[jax.Array, jax.Array, jax.Array], jax.Array],
 ) -> jax.Array:
-  """SCATTER_ELEMENTS along `axis` on CUDA GPUs, where one applies (the last axis, 32-bit data
-  and indices): the shared-memory row kernel (GPUs with TMA, rows that fit shared memory), else
-  the Triton row kernel; elsewhere `fallback(input, indices, updates)`. `indices` are raw.
+  """SCATTER_ELEMENTS along `axis` on CUDA GPUs, where one applies (the last axis): the
+  shared-memory row kernel (GPUs with TMA, rows that fit shared memory, any data type), else
+  the Triton row kernel (32-bit data and indices); elsewhere `fallback(input, indices,
+  updates)`. `indices` are raw.
 
   The gradient is fallback's, with respect to the input and the updates.
 

@@ -19,8 +19,9 @@ shared memory:
 
 DRAM sees the indices, the updates and the input read once and the output written once,
 each in whole sectors. It needs TMA (compute capability 9.0 or newer); `applies` checks the
-static shapes: the last axis, 32-bit data and indices, rows of a power-of-two length that fit
-shared memory. `forms.scatter_elements` runs it on CUDA GPUs only, with the lax path's
+static shapes: the last axis, rows of a power-of-two length that fit shared memory, any data
+type (an element is moved whole: NaN payloads and -0.0 are kept), indices of 32 or 64 bits
+(judged in their own width, narrowed only once in range). `forms.scatter_elements` runs it on CUDA GPUs only, with the lax path's
 gradient.
 """
 
@@ -58,13 +59,19 @@ class RowScatterConfig:
 
 DEFAULT = RowScatterConfig()
 
-_INDEX_TYPES = frozenset(np.dtype(t) for t in ("int32", "uint32"))
-_DATA_TYPES = frozenset(np.dtype(t) for t in ("float32", "int32", "uint32"))
+_INDEX_TYPES = frozenset(np.dtype(t) for t in ("int32", "uint32", "int64", "uint64"))
+_DATA_TYPES = _triton.DTYPES | frozenset(np.dtype(t) for t in ("float64", "int64", "uint64"))
 
 
-def shared_bytes(width: int, count: int) -> int:
-  """A block's shared memory for rows of `width` outputs and `count` updates (32-bit each)."""
-  return 4 * (2 * count + width + 1)
+def shared_bytes(width: int, count: int, data_bytes: int = 4, index_bytes: int = 4) -> int:
+  """A block's shared memory for rows of `width` outputs and `count` updates: the staged
+  indices and updates, and a 32-bit winner per output and one for the sink.
+
+  Examples:
+    >>> shared_bytes(8192, 8192) // 1024, shared_bytes(8192, 8192, 2, 8) // 1024
+    (96, 112)
+  """
+  return count * (index_bytes + data_bytes) + 4 * (width + 1)
 
 
 def applies(
@@ -75,9 +82,9 @@ def applies(
   axis: int,
   config: RowScatterConfig | None = None,
 ) -> bool:
-  """Whether SCATTER_ELEMENTS of these static shapes can use the kernel: the last axis, 32-bit
-  data and indices, rows of a power-of-two length of at least 256 and at most what shared
-  memory holds, on GPUs with TMA.
+  """Whether SCATTER_ELEMENTS of these static shapes can use the kernel: the last axis, data
+  of any DirectML type JAX holds, integer indices of 32 or 64 bits, rows of a power-of-two
+  length of at least 256 and at most what shared memory holds, on GPUs with TMA.
 
   Examples:
     >>> f32, i32 = np.dtype(np.float32), np.dtype(np.int32)
@@ -98,7 +105,8 @@ def applies(
     and _triton.power_of_two(width)
     and _triton.power_of_two(count)
     and min(width, count) >= _BOX
-    and shared_bytes(width, count) <= config.max_shared_bytes
+    and shared_bytes(width, count, np.dtype(dtype).itemsize, np.dtype(index_dtype).itemsize)
+    <= config.max_shared_bytes
   )
 
 
@@ -119,10 +127,12 @@ def scatter_rows(
   config = DEFAULT if config is None else config
   width, count = input.shape[-1], indices.shape[-1]
   rows = int(np.prod(input.shape[:-1], dtype=np.int64))
-  x = input.reshape(rows, width)
+  # Elements move as unsigned words of their width: every bit kept, and TMA copies any of them.
+  word = np.dtype(f"uint{8 * input.dtype.itemsize}")
+  x = lax.bitcast_convert_type(input, word).reshape(rows, width)
   boxed = (rows, count // _BOX, _BOX)  # TMA copies a row as (count / 256, 256) boxes
   idx = indices.reshape(boxed)
-  upd = updates.reshape(boxed)
+  upd = lax.bitcast_convert_type(updates, word).reshape(boxed)
   signed = np.issubdtype(indices.dtype, np.signedinteger)
   # Every thread takes the same number of updates and of outputs (both powers of two).
   warpgroups = min(config.warpgroups, min(width, count) // _WARPGROUP_THREADS)
@@ -143,9 +153,9 @@ def scatter_rows(
     plgpu.barrier_wait(barriers.at[1])
     scatter(idx_smem, upd_smem, winners, x_ref.at[row], o_ref.at[row])
 
-  return plgpu.kernel(
+  out = plgpu.kernel(
     body,
-    out_type=jax.ShapeDtypeStruct((rows, width), input.dtype),
+    out_type=jax.ShapeDtypeStruct((rows, width), word),
     scratch_types=[
       plgpu.SMEM(boxed[1:], idx.dtype),
       plgpu.SMEM(boxed[1:], upd.dtype),
@@ -156,7 +166,8 @@ def scatter_rows(
     grid_names=("block",),
     num_threads=warpgroups,
     thread_name="warpgroup",
-  )(x, idx, upd).reshape(input.shape)
+  )(x, idx, upd)
+  return lax.bitcast_convert_type(out, input.dtype).reshape(input.shape)
 
 
 def _i32(value: int) -> Any:
@@ -219,19 +230,22 @@ def _scatter_row(plgpu: Any, width: int, count: int, threads: int, signed: bool)
     from jax.experimental.mosaic.gpu import utils
 
     i32 = ir.IntegerType.get_signless(32)
+    index_type = ir.MemRefType(idx.type).element_type  # 32 or 64 bits, judged in its width
     thread = _thread()
     base = utils.memref_ptr(winners)
-    size = _i32(width)
+    size = utils.c(width, index_type)
     # Each update's target: in range, or the sink at `width`.
     for k in range(count // threads):
       raw = memref.load(idx, _index(*_boxed(arith.addi(thread, _i32(k * threads)))))
       if signed:  # [-width, width): a negative index counts from the end
-        negative = arith.cmpi(arith.CmpIPredicate.slt, raw, _i32(0))
+        negative = arith.cmpi(arith.CmpIPredicate.slt, raw, utils.c(0, index_type))
         target = arith.select(negative, arith.addi(raw, size), raw)
       else:
         target = raw
       keep = arith.cmpi(arith.CmpIPredicate.ult, target, size)  # unsigned: negatives too
       slot = arith.select(keep, target, size)
+      if index_type != i32:  # in [0, width] now: narrowed only after the range rule
+        slot = arith.trunci(i32, slot)
       position = arith.addi(thread, _i32(k * threads + 1))
       llvm.inline_asm(
         ir.Type.parse("!llvm.void"),
