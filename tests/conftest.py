@@ -10,7 +10,11 @@ cores) and "long" (HYPOTHESIS_PROFILE=long, for the documented long runs).
 
 import os
 
-import jax
+if os.environ.get("PYTEST_XDIST_WORKER"):
+  # Several test processes share a GPU: none takes most of its memory up front.
+  os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+
+import jax  # noqa: E402 (after the setting above, which jax reads when it starts a GPU)
 import pytest
 from hypothesis import HealthCheck, settings
 

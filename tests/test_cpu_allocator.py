@@ -9,6 +9,7 @@ import subprocess
 import sys
 import textwrap
 
+import jax.numpy as jnp
 import pytest
 
 from dml_jax import cpu
@@ -187,6 +188,17 @@ def test_without_glibc_it_sets_nothing_and_says_so(monkeypatch):
   assert str(setup).startswith("nothing set: not Linux (darwin)")
   assert cpu_allocator._done is None  # nothing cached: nothing was set
   assert cpu.release_memory() is False
+
+
+def test_without_glibc_a_late_call_does_not_raise(monkeypatch):
+  """Off glibc there is nothing to set, so a call after JAX started is not "too late": it
+  returns the record, with too_late noted."""
+  monkeypatch.setattr(cpu_allocator, "_glibc", lambda: (None, "musl"))
+  monkeypatch.setattr(cpu_allocator, "_done", None)
+  _ = jnp.ones(2) + 1  # JAX's CPU client exists from here on
+  setup = cpu.configure_allocator()  # if_late="raise"
+  assert setup.applied == {} and setup.note == "musl: nothing to set"
+  assert setup.too_late
 
 
 def test_a_bad_if_late_says_what_it_takes():

@@ -21,7 +21,7 @@ def _readme_commands():
 def test_readme_starts_with_the_main_job_and_the_tests():
   main_job, tests = _readme_commands()
   assert main_job.endswith("python -m dml_jax")
-  assert "python -m pytest && JAX_ENABLE_X64=1 python -m pytest" in tests
+  assert "python -m pytest -n 2 && JAX_ENABLE_X64=1 python -m pytest -n 2" in tests
 
 
 def test_ci_runs_the_readme_test_command():

@@ -217,8 +217,9 @@ def configure_allocator(*, if_late: Literal["raise", "apply"] = "raise") -> Allo
     An `AllocatorSetup`: what was set, what was left alone and why, and a one-line note.
 
   Raises:
-    RuntimeError: JAX's CPU client exists already and `if_late` is "raise"; the message says
-      where to call it instead.
+    RuntimeError: JAX's CPU client exists already and `if_late` is "raise", on a platform
+      where there is something to set (off glibc it returns its record instead); the message
+      says where to call it instead.
 
   Examples:
     The intended use is the first lines of a program::
@@ -242,11 +243,11 @@ def configure_allocator(*, if_late: Literal["raise", "apply"] = "raise") -> Allo
     if _done is not None:
       return _done
     too_late = jax_cpu_client_exists()
+    libc, libc_name = _glibc()
+    if libc is None:  # nothing to set, so never too late either
+      return AllocatorSetup({}, {}, f"{libc_name}: nothing to set", too_late, libc_name)
     if too_late and if_late == "raise":
       raise RuntimeError(_TOO_LATE)
-    libc, libc_name = _glibc()
-    if libc is None:
-      return AllocatorSetup({}, {}, f"{libc_name}: nothing to set", too_late, libc_name)
     applied: dict[str, int] = {}
     skipped: dict[str, str] = {}
     users = False  # whether a parameter was left alone for the user's own setting
