@@ -20,34 +20,26 @@ def _load_protocol():
   return load_script(SCRIPT, "dml_jax_benchmark_cpu_protocol")
 
 
-def test_tiny_run_prints_both_tables_and_exits_0(tmp_path):
-  out = tmp_path / "protocol.json"
-  # A malloc setting of the caller's must not reach the children: the parent drops it.
-  env = dict(os.environ, PYTHONPATH=str(ROOT), MALLOC_ARENA_MAX="4")
+def _tiny_run(out, config, *extra, **env):
+  """The protocol at tiny size on JOIN along axis 1 (2 rounds, no rests), its JSON to `out`;
+  `env` adds to the children's environment."""
   result = subprocess.run(
-    [
-      sys.executable,
-      str(SCRIPT),
-      "--size",
-      "tiny",
-      "--only",
-      "join_axis1",
-      "--config",
-      "both",
-      "--rounds",
-      "2",
-      "--rest-ms",
-      "0",
-      "--json",
-      str(out),
-    ],
+    [sys.executable, str(SCRIPT), "--size", "tiny", "--only", "join_axis1", "--config", config]
+    + ["--rounds", "2", "--rest-ms", "0", "--json", str(out), *extra],
     cwd=ROOT,
-    env=env,
+    env=dict(os.environ, PYTHONPATH=str(ROOT), **env),
     capture_output=True,
     text=True,
     timeout=120,
   )
   assert result.returncode == 0, result.stdout + result.stderr
+  return result
+
+
+def test_tiny_run_prints_both_tables_and_exits_0(tmp_path):
+  out = tmp_path / "protocol.json"
+  # A malloc setting of the caller's must not reach the children: the parent drops it.
+  result = _tiny_run(out, "both", MALLOC_ARENA_MAX="4")
   text = result.stdout
   assert "malloc settings dropped from the children's environment: MALLOC_ARENA_MAX" in text
   header = next(line for line in text.splitlines() if line.startswith("case ") and "dml ms" in line)
@@ -81,32 +73,7 @@ def test_tiny_run_prints_both_tables_and_exits_0(tmp_path):
 
 def test_two_processes_give_two_rows_and_a_combined_one(tmp_path):
   out = tmp_path / "protocol.json"
-  result = subprocess.run(
-    [
-      sys.executable,
-      str(SCRIPT),
-      "--size",
-      "tiny",
-      "--only",
-      "join_axis1",
-      "--config",
-      "plain",
-      "--rounds",
-      "2",
-      "--rest-ms",
-      "0",
-      "--processes",
-      "2",
-      "--json",
-      str(out),
-    ],
-    cwd=ROOT,
-    env=dict(os.environ, PYTHONPATH=str(ROOT)),
-    capture_output=True,
-    text=True,
-    timeout=120,
-  )
-  assert result.returncode == 0, result.stdout + result.stderr
+  result = _tiny_run(out, "plain", "--processes", "2")
   lines = result.stdout.splitlines()
   for label in ("join_axis1#1 ", "join_axis1#2 ", "join_axis1 (all 2) "):
     assert any(line.startswith(label) for line in lines), (label, result.stdout)

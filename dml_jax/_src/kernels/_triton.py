@@ -1,4 +1,5 @@
-"""What the Pallas-Triton kernels share: the data types they take, power-of-two block sizes.
+"""What the Pallas-Triton kernels share: the data types they take, power-of-two block sizes,
+rows written in overlapping runs.
 
 JAX 0.11 deprecates Pallas's Triton backend (it warns when it lowers a kernel) and will remove
 it; where `jax.experimental.pallas.triton` cannot be imported (`availability`), the kernels
@@ -13,7 +14,11 @@ Examples:
 
 from __future__ import annotations
 
+import dataclasses
+
+import jax
 import numpy as np
+from jax import lax
 
 DTYPES = frozenset(
   np.dtype(t) for t in ("float32", "float16", "int32", "uint32", "int16", "uint16", "int8", "uint8")
@@ -30,3 +35,32 @@ def largest_power_of_two_dividing(n: int, at_most: int) -> int:
   while block * 2 <= at_most and n % (block * 2) == 0:
     block *= 2
   return block
+
+
+@dataclasses.dataclass(frozen=True)
+class Runs:
+  """A row of `width` elements written in `count` runs of `length` (a power of two), the last
+  one starting early so that runs overlap instead of spilling past the row (the overlap is
+  written twice with the same values): no masks, which Pallas Triton's blocks lack.
+
+  Examples:
+    >>> runs = Runs.of(width=300, most=128)
+    >>> runs.length, runs.count, [runs.start(k) for k in range(3)]
+    (128, 3, [0, 128, 172])
+  """
+
+  width: int
+  length: int
+  count: int
+
+  @classmethod
+  def of(cls, width: int, most: int) -> Runs:
+    """Runs of at most `most` elements (and of at most `width`)."""
+    length = min(most, 1 << (width.bit_length() - 1))
+    return cls(width, length, -(-width // length))
+
+  def start(self, k: jax.Array | int) -> jax.Array | int:
+    """Where run `k` starts."""
+    if isinstance(k, int):
+      return min(k * self.length, self.width - self.length)
+    return lax.min(k * self.length, np.int32(self.width - self.length))

@@ -26,7 +26,7 @@ import jax
 import numpy as np
 from jax import lax
 
-from dml_jax._src.kernels import availability
+from dml_jax._src.kernels import _triton, availability
 
 _DATA_TYPES = frozenset(np.dtype(t) for t in ("float32", "int32", "uint32"))
 
@@ -113,28 +113,27 @@ def window_rows(
   in_width = input.shape[-1]
   out_rows = int(np.prod(lead, dtype=np.int64))
   in_rows = int(np.prod(input.shape[:-1], dtype=np.int64))
-  run = min(config.run, 1 << (width.bit_length() - 1))
-  runs = -(-width // run)
+  runs = _triton.Runs.of(width, config.run)
   # Input rows between neighbours along each leading dimension.
   row_strides = [int(np.prod(input.shape[d + 1 : -1], dtype=np.int64)) for d in range(len(lead))]
 
   def kernel(x_ref, out_ref):
     program = pl.program_id(0)
-    row, k = program // runs, program % runs
+    row, k = program // runs.count, program % runs.count
     source: jax.Array | np.int32 = np.int32(0)
     rest = row
     for d in reversed(range(len(lead))):
       position = rest % lead[d]
       rest = rest // lead[d]
       source = source + (starts[d] + position * steps[d]) * row_strides[d]
-    first = lax.min(k * run, np.int32(width - run))  # the last run starts early: runs overlap
-    columns = starts[-1] + (first + lax.iota(np.int32, run)) * steps[-1]
-    out_ref[row, pl.ds(first, run)] = x_ref[source, columns]
+    first = runs.start(k)
+    columns = starts[-1] + (first + lax.iota(np.int32, runs.length)) * steps[-1]
+    out_ref[row, pl.ds(first, runs.length)] = x_ref[source, columns]
 
   out = pl.pallas_call(
     kernel,
     out_shape=jax.ShapeDtypeStruct((out_rows, width), input.dtype),
-    grid=(out_rows * runs,),
+    grid=(out_rows * runs.count,),
     in_specs=[pl.BlockSpec((in_rows, in_width), lambda p: (0, 0))],
     out_specs=pl.BlockSpec((out_rows, width), lambda p: (0, 0)),
     compiler_params=None if interpret else pltriton.CompilerParams(num_warps=config.num_warps),

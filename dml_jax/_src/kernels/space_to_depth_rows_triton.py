@@ -24,7 +24,7 @@ import jax
 import numpy as np
 from jax import lax
 
-from dml_jax._src.kernels import availability
+from dml_jax._src.kernels import _triton, availability
 
 _DATA_TYPES = frozenset(np.dtype(t) for t in ("float32", "int32", "uint32"))
 
@@ -103,29 +103,28 @@ def space_to_depth_rows(
   b = block_size
   n, c, height, width = input.shape
   h, w = height // b, width // b
-  run = min(config.run, 1 << (w.bit_length() - 1))
-  runs = -(-w // run)
+  runs = _triton.Runs.of(w, config.run)
 
   def kernel(x_ref, out_ref):
     program = pl.program_id(0)
-    row, k = program // runs, program % runs  # row: (n, c, h * b + i) of the input
+    row, k = program // runs.count, program % runs.count  # row: (n, c, h * b + i) of the input
     image, rest = row // (c * height), row % (c * height)
     channel, y = rest // height, rest % height
     i, out_h = y % b, y // b
-    first = lax.min(k * run, np.int32(w - run))  # the last run starts early: runs overlap
-    positions = (first + lax.iota(np.int32, run)) * b
+    first = runs.start(k)
+    positions = (first + lax.iota(np.int32, runs.length)) * b
     for j in range(b):
       if column_row_depth:
         depth = channel * (b * b) + i * b + j
       else:
         depth = (i * b + j) * c + channel
       out_row = (image * (c * b * b) + depth) * h + out_h
-      out_ref[out_row, pl.ds(first, run)] = x_ref[row, positions + j]
+      out_ref[out_row, pl.ds(first, runs.length)] = x_ref[row, positions + j]
 
   out = pl.pallas_call(
     kernel,
     out_shape=jax.ShapeDtypeStruct((n * c * b * b * h, w), input.dtype),
-    grid=(n * c * height * runs,),
+    grid=(n * c * height * runs.count,),
     in_specs=[pl.BlockSpec((n * c * height, width), lambda p: (0, 0))],
     out_specs=pl.BlockSpec((n * c * b * b * h, w), lambda p: (0, 0)),
     compiler_params=None if interpret else pltriton.CompilerParams(num_warps=config.num_warps),
