@@ -1125,6 +1125,11 @@ def reverse_case(
   sizes={"large": (4096, 4096), "small": (1024, 2048), "tiny": (6, 10)},
   variants={"tile_rows": dict(repeats=(4, 1)), "tile_columns": dict(repeats=(1, 4))},
 )
+@case(
+  "TILE",  # the layout issue's case: a 4 MiB input repeated along both dimensions
+  sizes={"large": (1024, 1024), "small": (512, 512), "tiny": (5, 7)},
+  variants={"tile_both": dict(repeats=(4, 4))},
+)
 def tile_case(shape: tuple[int, int], rng, *, repeats: tuple[int, int], dtype=np.float32) -> Case:
   """TILE of an input of `shape`, `repeats` copies along each dimension."""
   host = [random_data(rng, shape, dtype)]
