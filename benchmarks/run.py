@@ -1126,7 +1126,7 @@ def reverse_case(
   variants={"tile_rows": dict(repeats=(4, 1)), "tile_columns": dict(repeats=(1, 4))},
 )
 @case(
-  "TILE",  # the layout issue's case: a 4 MiB input repeated along both dimensions
+  "TILE",  # the layout target's case: a 4 MiB input repeated along both dimensions
   sizes={"large": (1024, 1024), "small": (512, 512), "tiny": (5, 7)},
   variants={"tile_both": dict(repeats=(4, 4))},
 )
