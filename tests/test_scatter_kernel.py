@@ -2,8 +2,8 @@
 
 The kernel runs only on CUDA GPUs with TMA. Here, on any backend: which static shapes select
 it, that those programs lower for CUDA with the kernel in them (Mosaic GPU builds and verifies
-its code at lowering, with no GPU needed) and that others take the Triton row kernel or XLA's
-scatter, and what the public function gives on kernel shapes, eagerly, under jit, vmap and grad,
+its code at lowering, with no GPU needed) and that others take the Triton row kernel (in the
+traced program) or XLA's scatter, and what the public function gives on kernel shapes, eagerly, under jit, vmap and grad,
 run after run (on an H100 this runs the kernel, elsewhere the lax path).
 """
 
@@ -15,7 +15,7 @@ import pytest
 
 import dml_jax as dml
 from dml_jax._src import reference, registry
-from dml_jax._src.kernels import availability
+from dml_jax._src.kernels import availability, scatter_elements_rows_triton
 from dml_jax._src.kernels import scatter_elements_rows_mosaic as rows
 from tests.helpers import assert_bits_equal, kernel_data, kernel_indices
 
@@ -24,12 +24,12 @@ F32, I32, U32 = np.dtype(np.float32), np.dtype(np.int32), np.dtype(np.uint32)
 
 @pytest.fixture
 def tma(monkeypatch):
-  """As on a GPU with TMA and Mosaic GPU, wherever these tests run."""
+  """As on a GPU with TMA and Mosaic GPU, wherever these tests run (Pallas Triton as here)."""
   _set_tma(monkeypatch, True)
 
 
 def _set_tma(monkeypatch, tma: bool):
-  probed = dataclasses.replace(availability.probe(), tma=tma, mosaic_gpu=True, pallas_triton=True)
+  probed = dataclasses.replace(availability.probe(), tma=tma, mosaic_gpu=True)
   monkeypatch.setattr(availability, "probe", lambda: probed)
 
 
@@ -116,9 +116,18 @@ def test_kernel_shapes_lower_for_cuda_with_the_kernel(
   assert "mosaic_gpu" in batched
 
 
-def test_other_shapes_lower_for_cuda_to_the_triton_kernel_or_xla(tma):
-  short = _lowered_for_cuda((8, 64), (8, 64), F32, I32)  # Triton's row kernel
-  assert "mosaic_gpu" not in short and "__gpu$xla.gpu.triton" in short
+def test_short_rows_take_the_triton_kernel(tma):
+  """Rows shorter than 256 take the Triton row kernel: in the traced program (lowering a Triton
+  kernel for CUDA needs a GPU from jax 0.12 on; the GPU runs build and run it)."""
+  triton = availability.probe().pallas_triton  # where Pallas Triton imports
+  assert not rows.applies((8, 64), (8, 64), F32, I32, 1)
+  assert scatter_elements_rows_triton.applies((8, 64), (8, 64), F32, I32, 1) == triton
+  fn = lambda x, i, u: dml.scatter_elements(x, i, u, axis=1)
+  args = (np.zeros((8, 64), F32), np.zeros((8, 64), I32), np.zeros((8, 64), F32))
+  assert ("pallas_call" in str(jax.make_jaxpr(fn)(*args))) == triton
+
+
+def test_other_shapes_lower_for_cuda_to_xla(tma):
   wide = _lowered_for_cuda((8, 1000), (8, 64), F32, I32)
   assert "mosaic_gpu" not in wide and "triton" not in wide and "stablehlo.scatter" in wide
 
