@@ -10,9 +10,10 @@ shared memory:
 
 1. TMA copies the row's indices and updates into shared memory, while the threads zero the
    row's winner array (one 32-bit word per output element, and a sink past the end);
-2. each thread takes updates in turn and applies a shared-memory atomic max of the update's
-   position + 1 at its target (an update out of range after the negative-index rule goes to
-   the sink). A max does not depend on the order the atomics run in;
+2. after a block barrier (every zero written), each thread takes updates in turn and applies
+   a shared-memory atomic max of the update's position + 1 at its target (an update out of
+   range after the negative-index rule goes to the sink). A max does not depend on the order
+   the atomics run in;
 3. after a block barrier, each thread writes output elements in turn: the winner's update,
    read from the staged updates, or where no update landed the input's element, read from
    global memory. A warp reads and writes whole sectors.
@@ -219,8 +220,8 @@ def _zero_winners(plgpu: Any, width: int, threads: int) -> Any:
 
 
 def _scatter_row(plgpu: Any, width: int, count: int, threads: int, signed: bool) -> Any:
-  """Mosaic GPU code: the atomics of a row's updates into the winner array, a block barrier,
-  then the row's output."""
+  """Mosaic GPU code: a block barrier, the atomics of a row's updates into the winner array,
+  another, then the row's output."""
 
   @plgpu.inline_mgpu(arg_types=(plgpu.RefType(),) * 5)
   def scatter(launch_ctx, idx, upd, winners, x, out):
@@ -234,6 +235,9 @@ def _scatter_row(plgpu: Any, width: int, count: int, threads: int, signed: bool)
     thread = _thread()
     base = utils.memref_ptr(winners)
     size = utils.c(width, index_type)
+    # Every thread's zeros are in before any thread's atomics: waiting for the TMA copies
+    # orders each thread with the copies only, not with the other threads.
+    gpu.barrier()
     # Each update's target: in range, or the sink at `width`.
     for k in range(count // threads):
       raw = memref.load(idx, _index(*_boxed(arith.addi(thread, _i32(k * threads)))))
