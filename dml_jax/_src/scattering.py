@@ -36,6 +36,7 @@ losers, settles them on every platform).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from typing import NamedTuple
@@ -145,36 +146,27 @@ def scatter(
     report: also give which updates lose (`Scattered.loses`, `winner`), for checked mode.
   """
   dropped = jnp.broadcast_to(np.asarray(sizes, index.dtype), index.shape)
-  mode = lax.GatherScatterMode.FILL_OR_DROP
-
-  def settled(operand, updates, index, keep, dropped, position):
-    return _settled(
-      operand,
-      updates,
-      index,
-      keep,
-      dropped,
-      dimension_numbers,
-      position=position,
-      winner_shape=winner_shape,
-      winner_dimension_numbers=winner_dimension_numbers,
-    )
-
+  settled = functools.partial(
+    _settled,
+    dimension_numbers=dimension_numbers,
+    winner_shape=winner_shape,
+    winner_dimension_numbers=winner_dimension_numbers,
+  )
   if report or position is None:
     return settled(operand, updates, index, keep, dropped, position)
+  # Every array the forms use is an operand: a custom gradient closes over no tracer.
+  operands = (operand, updates, index, keep, dropped, position)
 
   def in_order(operand, updates, index, keep, dropped, position):
     del position  # the scatter's own order is row-major order
     chosen = lax.select(_expand(keep, index), index, dropped)
-    return lax.scatter(operand, chosen, updates, dimension_numbers, mode=mode)
+    return lax.scatter(operand, chosen, updates, dimension_numbers, mode=_DROP)
 
-  def settled_output(*operands):
-    return settled(*operands).output
-
-  # Every array the two forms use is an operand: a custom gradient closes over no tracer.
-  operands = (operand, updates, index, keep, dropped, position)
-  output = forms.on_platform("cpu", in_order, settled_output, *operands)
+  output = forms.on_platform("cpu", in_order, lambda *xs: settled(*xs).output, *operands)
   return Scattered(output, None, None)
+
+
+_DROP = lax.GatherScatterMode.FILL_OR_DROP
 
 
 def _settled(
@@ -183,21 +175,20 @@ def _settled(
   index: jax.Array,
   keep: jax.Array,
   dropped: jax.Array,
-  dimension_numbers: lax.ScatterDimensionNumbers,
-  *,
   position: jax.Array | None,
+  *,
+  dimension_numbers: lax.ScatterDimensionNumbers,
   winner_shape: Sequence[int],
   winner_dimension_numbers: lax.ScatterDimensionNumbers,
 ) -> Scattered:
   """The winners settled first (`scatter`'s steps 1 to 3), then one unique scatter."""
-  mode = lax.GatherScatterMode.FILL_OR_DROP
   loses = winner = None
   if position is None:
     wins = keep
   else:
     kept = lax.select(_expand(keep, index), index, dropped)
     lowest = lax.full(winner_shape, 0, position.dtype)
-    best = lax.scatter_max(lowest, kept, position, winner_dimension_numbers, mode=mode)
+    best = lax.scatter_max(lowest, kept, position, winner_dimension_numbers, mode=_DROP)
     winner = lax.gather(
       best,
       index,
@@ -208,7 +199,7 @@ def _settled(
     wins = lax.bitwise_and(keep, winner == position)
     loses = lax.bitwise_and(keep, lax.bitwise_not(wins))
   chosen = lax.select(_expand(wins, index), index, dropped)
-  output = lax.scatter(operand, chosen, updates, dimension_numbers, unique_indices=True, mode=mode)
+  output = lax.scatter(operand, chosen, updates, dimension_numbers, unique_indices=True, mode=_DROP)
   return Scattered(output, loses, winner)
 
 
