@@ -14,6 +14,8 @@ frozen config argument (None: the module's DEFAULT):
                                       settled by shared-memory atomics (GPUs with TMA)
   scatter_elements_rows_triton        the same where a row does not fit shared memory or no
                                       TMA: winners settled by atomics in a scratch row in L2
+  scatter_nd_rows_triton              SCATTER_ND of whole rows, each output row pulled once from
+                                      its winning update or the input
   one_hot_tiles_triton                ONE_HOT, the output written in wide tiles
   space_to_depth_rows_triton          SPACE_TO_DEPTH(1), each input row split once into its b
                                       output rows
@@ -33,6 +35,7 @@ from dml_jax._src.kernels.forms import (
   one_hot,
   reverse_subsequences_per_lane,
   scatter_elements,
+  scatter_nd_rows,
   space_to_depth,
   strided_window,
   tile,
@@ -45,6 +48,7 @@ __all__ = [
   "one_hot",
   "reverse_subsequences_per_lane",
   "scatter_elements",
+  "scatter_nd_rows",
   "space_to_depth",
   "strided_window",
   "tile",

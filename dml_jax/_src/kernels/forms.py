@@ -27,6 +27,7 @@ from dml_jax._src.kernels import (
   reverse_subsequences_strips_mosaic,
   scatter_elements_rows_mosaic,
   scatter_elements_rows_triton,
+  scatter_nd_rows_triton,
   slice_rows_triton,
   space_to_depth_rows_triton,
   tile_copies_triton,
@@ -188,6 +189,37 @@ def scatter_elements(
   return on_cuda(kernel, fallback, input, indices, updates)
 
 
+def scatter_nd_rows(
+  indexed: Sequence[int], window: Sequence[int], count: int, dtype: np.dtype
+) -> Callable[..., jax.Array] | None:
+  """SCATTER_ND's pull kernel, where it applies, as a CUDA form of `scattering.scatter`: a
+  function of its operands (operand, updates, index, keep, dropped, position) that gives the
+  output; else None.
+
+  `indexed` are the sizes the index tuples address, `window` the sizes after them that each
+  update writes whole (a row of the kernel's table), `count` the number of updates.
+
+  Examples:
+    >>> scatter_nd_rows((8,), (4,), 3, np.dtype(np.float32)) is None  # 16-byte rows
+    True
+  """
+  rows, width = math.prod(indexed), math.prod(window)
+  if not scatter_nd_rows_triton.applies(rows, width, count, dtype):
+    return None
+  strides = [math.prod(indexed[j + 1 :]) for j in range(len(indexed))]
+
+  def pull(operand, updates, index, keep, dropped, position):
+    del dropped, position  # the kernel numbers the updates in row-major order itself
+    row = sum(index[..., j].astype(np.int32) * np.int32(s) for j, s in enumerate(strides))
+    target = lax.select(keep, row, lax.full_like(row, rows))  # rows: dropped
+    out = scatter_nd_rows_triton.pull_rows(
+      operand.reshape(rows, width), target.reshape(count), updates.reshape(count, width)
+    )
+    return out.reshape(operand.shape)
+
+  return pull
+
+
 def space_to_depth(
   input: jax.Array,
   block_size: int,
@@ -262,28 +294,38 @@ def on_cuda(
   """`kernel(*operands)` on CUDA GPUs, `fallback(*operands)` elsewhere; the gradient is
   fallback's (integer operands, the indices or lengths, get none).
   """
-  return on_platform("cuda", kernel, fallback, *operands)
+  return on_platforms({"cuda": kernel}, fallback, *operands)
 
 
-def on_platform(
-  platform: str,
-  kernel: Callable[..., jax.Array],
+def on_platforms(
+  kernels: dict[str, Callable[..., jax.Array]],
   fallback: Callable[..., jax.Array],
   *operands: jax.Array,
 ) -> jax.Array:
-  """`kernel(*operands)` on `platform` ("cuda", "cpu", ...), `fallback(*operands)` elsewhere;
-  the gradient is fallback's (integer operands get none).
+  """`kernels[platform](*operands)` on each platform named ("cuda", "cpu", ...),
+  `fallback(*operands)` elsewhere; the gradient is fallback's (integer operands get none).
 
   Examples:
-    >>> on_platform("cpu", jnp.negative, jnp.negative, np.float32(2.0))
+    >>> on_platforms({"cpu": jnp.negative}, jnp.negative, np.float32(2.0))
     Array(-2., dtype=float32)
   """
+  return lax.platform_dependent(
+    *operands,
+    **{platform: _with_gradient_of(kernel, fallback) for platform, kernel in kernels.items()},
+    default=fallback,
+  )
+
+
+def _with_gradient_of(
+  kernel: Callable[..., jax.Array], fallback: Callable[..., jax.Array]
+) -> Callable[..., jax.Array]:
+  """`kernel`, differentiated as `fallback` (which gives the same values)."""
   kernel_or_lax = jax.custom_vjp(kernel)
   kernel_or_lax.defvjp(
     lambda *args: (kernel(*args), args),
     lambda args, cotangent: jax.vjp(fallback, *args)[1](cotangent),
   )
-  return lax.platform_dependent(*operands, **{platform: kernel_or_lax}, default=fallback)
+  return kernel_or_lax
 
 
 def _reverse_lanes_or_rows(

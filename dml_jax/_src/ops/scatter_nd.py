@@ -35,7 +35,7 @@ import numpy as np
 from jax import lax
 from jax.typing import ArrayLike
 
-from dml_jax._src import arguments, checked, dispatch, registry, rules, scattering
+from dml_jax._src import arguments, checked, dispatch, kernels, registry, rules, scattering
 from dml_jax._src.descriptor import OperatorDesc
 from dml_jax._src.dtypes import ALL_DATA, INDEX_TYPES, UP_TO_32_BIT, DataType
 from dml_jax._src.errors import Checker
@@ -232,6 +232,7 @@ class ScatterNdDesc(OperatorDesc):
       winner_shape=indexed,
       winner_dimension_numbers=tuples,
       report=checked.CHECKED_INDICES.value,
+      cuda=kernels.scatter_nd_rows(indexed, kept, math.prod(positions), input.dtype),
     )
     if loses is not None:
       q = self.indices_dimension_count
