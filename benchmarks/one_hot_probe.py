@@ -36,7 +36,9 @@ def fill_then_scatter(indices, values, depth, axis):
   return out.reshape((depth, n) if axis == 0 else (n, depth))
 
 
-def pallas_one_hot(position, values, depth, axis, block=(32, 1024), warps=4, interpret=False):
+def pallas_one_hot(
+  position, values, depth, axis, block=(32, 1024), warps=4, interpret=False, eviction=None
+):
   """A Pallas (Triton) kernel: each program writes a (block) tile of the output, comparing an
   iota with the positions it loads once (`position`: normalized, `depth` where none is hot)."""
   from jax.experimental import pallas as pl
@@ -54,7 +56,11 @@ def pallas_one_hot(position, values, depth, axis, block=(32, 1024), warps=4, int
       hot = r == pos_ref[...][None, :]
     else:
       hot = c == pos_ref[...][:, None]
-    out_ref[...] = jnp.where(hot, values_ref[1], values_ref[0])
+    tile = jnp.where(hot, values_ref[1], values_ref[0])
+    if eviction is None:
+      out_ref[...] = tile
+    else:
+      pltriton.store(out_ref, tile, eviction_policy=eviction)
 
   pos_spec = (
     pl.BlockSpec((bc,), lambda i, j: (j,)) if axis == 0 else pl.BlockSpec((br,), lambda i, j: (i,))
@@ -110,11 +116,18 @@ def main():
       if axis == 0
       else [(512, 64), (256, 128), (128, 256), (64, 512), (32, 1024), (256, 256)]
     )
-    for block, warps in [(b, 4) for b in blocks] + [(blocks[1], 8)]:
+    variants = [(b, 4, None) for b in blocks] + [(blocks[1], 8, None)]
+    variants += [((32, 1024), 4, "evict_first"), ((32, 1024), 4, "evict_last")]
+    # XLA's own loop: 128 threads a block, 4 elements a thread (one 16-byte store each)
+    variants += [((1, 512), 4, None), ((1, 512), 4, "evict_first"), ((1, 1024), 4, "evict_first")]
+    variants += [((2, 1024), 4, "evict_first"), ((4, 1024), 4, "evict_first")]
+    for block, warps, eviction in variants:
       report(
-        f"pallas {block} w{warps}",
+        f"pallas {block} w{warps}" + (f" {eviction}" if eviction else ""),
         jax.jit(
-          lambda i, v, a=axis, b=block, w=warps: pallas_one_hot(normalized(i), v, depth, a, b, w)
+          lambda i, v, a=axis, b=block, w=warps, e=eviction: pallas_one_hot(
+            normalized(i), v, depth, a, b, w, eviction=e
+          )
         ),
         args,
         want,

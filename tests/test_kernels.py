@@ -447,7 +447,7 @@ def test_scatter_elements_gradient_on_kernel_shapes_follows_the_policy():
 # Tiles of at most 8 x 16 elements, for any output: small shapes cover many tiles, and shapes
 # with few factors of 2 narrow ones.
 _SMALL_TILES = one_hot_tiles_triton.TilesConfig(
-  tile_elements=128, max_columns=16, min_row_bytes=0, min_output_bytes=0
+  tile_elements=128, row_tile_elements=64, max_columns=16, min_row_bytes=0, min_output_bytes=0
 )
 
 # (indices shape, axis, depth, config): axis 0, the last axis (and one with only 1s after it),
@@ -539,11 +539,11 @@ def test_one_hot_tiles_body_under_vmap():
 
 def test_one_hot_tiles_divide_the_view():
   tile = one_hot_tiles_triton.tile
-  assert tile((1 << 20, 1024), 1) == (32, 1024)  # the last axis: (outer, depth)
+  assert tile((1 << 20, 1024), 1) == (1, 1024)  # the last axis: (outer, depth), a row a program
   assert tile((1024, 1 << 20), 0) == (32, 1024)  # axis 0: (depth, inner)
   assert tile((8, 1024, 1, 4096), 1) == (32, 1024)  # a middle axis: tiles of a (1024, 4096) slab
   assert tile((8, 4, 1, 4096), 1) == (4, 1024)  # a slab of 4 rows
-  assert tile((1 << 20, 64, 1), 1) == (512, 64)  # only 1s after the axis: (outer, depth)
+  assert tile((1 << 20, 64, 1), 1) == (16, 64)  # only 1s after the axis: (outer, depth)
   assert tile((999, 1000), 1) == (1, 8)  # odd rows, 1000 columns
   assert tile((6, 20), 1, _SMALL_TILES) == (2, 4)
 
