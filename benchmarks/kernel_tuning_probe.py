@@ -3,17 +3,19 @@
 Not part of the library. Times the public operator with each kernel's DEFAULT config replaced
 by each variant (traced anew for each), checked bit for bit against NumPy:
 
-- ONE_HOT's tile kernel (`one_hot_tiles_triton.TilesConfig`): tile elements and warps, on
+- ONE_HOT's tile kernel (`one_hot_tiles_triton.TilesConfig`): tile elements, warps and the
+  stores' eviction hint, on
   run.py's cases (1<<20 int32 indices, depth 1024, along axis 0 and along the last axis: 4 GiB
   of float32 written). The figure is bytes written over the copy's bytes moved per second.
 - TILE's copies kernel (`tile_copies_triton.CopiesConfig`): the bytes a program copies and
   warps, on run.py's case (TILE of (4096, 4096) float32 by (4, 1)); bytes read once and
   written.
 
-Usage: PYTHONPATH=.:benchmarks python3 benchmarks/kernel_tuning_probe.py
+Usage: PYTHONPATH=.:benchmarks python3 benchmarks/kernel_tuning_probe.py [one_hot] [tile]
 """
 
 import dataclasses
+import sys
 
 import jax
 import jax.numpy as jnp
@@ -40,23 +42,33 @@ def one_hot(rng, ceiling):
   n, depth = 1 << 20, 1024
   flat = rng.integers(0, depth, n).astype(np.int32)
   values = np.array([[0.0, 1.0]], np.float32)
-  variants = [
-    {},
-    dict(num_warps=8),
-    dict(tile_elements=16 * 1024),
-    dict(tile_elements=64 * 1024, num_warps=8),
-    dict(tile_elements=64 * 1024),
-    dict(max_columns=512),
-  ]
+  variants = {
+    0: [  # tiles of (depth, inner) slabs
+      {},
+      dict(eviction_policy=None),
+      dict(num_warps=8),
+      dict(tile_elements=16 * 1024),
+      dict(tile_elements=64 * 1024, num_warps=8),
+      dict(tile_elements=128 * 1024, num_warps=8),
+      dict(max_columns=512),
+    ],
+    1: [  # whole output rows
+      {},
+      dict(eviction_policy=None),
+      dict(row_tile_elements=2048),
+      dict(row_tile_elements=4096),
+      dict(row_tile_elements=32 * 1024),
+      dict(num_warps=2),
+    ],
+  }
   for axis in (0, 1):
     indices = flat.reshape((1, n) if axis == 0 else (n, 1))
     hot = (np.arange(depth)[:, None] == flat[None, :]).astype(np.float32)
     want = hot if axis == 0 else hot.T.copy()
     fn = lambda i, v, a=axis: dml.one_hot(i, v, axis=a, depth=depth)
     args = (jnp.asarray(indices), jnp.asarray(values))
-    sweep(
-      one_hot_tiles_triton, variants, f"ONE_HOT axis {axis}", fn, args, want, want.nbytes, ceiling
-    )
+    name = f"ONE_HOT axis {axis}"
+    sweep(one_hot_tiles_triton, variants[axis], name, fn, args, want, want.nbytes, ceiling)
 
 
 def tile(rng, ceiling):
@@ -76,10 +88,12 @@ def tile(rng, ceiling):
 
 
 def main():
+  probes = {"one_hot": one_hot, "tile": tile}
+  chosen = sys.argv[1:] or list(probes)
   rng = np.random.default_rng(0)
   ceiling = copy_ceiling(rng)
-  one_hot(rng, ceiling)
-  tile(rng, ceiling)
+  for name in chosen:
+    probes[name](rng, ceiling)
 
 
 if __name__ == "__main__":

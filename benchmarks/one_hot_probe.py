@@ -12,8 +12,10 @@ bit against NumPy; the figure is bytes written over the copy's bytes moved per s
 outputs with it, so its line times the kernel there, and XLA's compare-and-select on other
 platforms (and below the kernel's size threshold).
 
-Usage: PYTHONPATH=.:benchmarks python3 benchmarks/one_hot_probe.py
+Usage: PYTHONPATH=.:benchmarks python3 benchmarks/one_hot_probe.py [AXIS ...]
 """
+
+import sys
 
 import jax
 import jax.numpy as jnp
@@ -37,7 +39,15 @@ def fill_then_scatter(indices, values, depth, axis):
 
 
 def pallas_one_hot(
-  position, values, depth, axis, block=(32, 1024), warps=4, interpret=False, eviction=None
+  position,
+  values,
+  depth,
+  axis,
+  block=(32, 1024),
+  warps=4,
+  interpret=False,
+  eviction=None,
+  columns_fastest=False,
 ):
   """A Pallas (Triton) kernel: each program writes a (block) tile of the output, comparing an
   iota with the positions it loads once (`position`: normalized, `depth` where none is hot)."""
@@ -49,9 +59,19 @@ def pallas_one_hot(
   rows, cols = (depth, n) if axis == 0 else (n, depth)
   br, bc = block
 
+  grid = (rows // br, cols // bc)
+  order = (lambda f: lambda j, i: f(i, j)) if columns_fastest else (lambda f: f)
+  if columns_fastest:
+    grid = grid[::-1]
+
   def kernel(pos_ref, values_ref, out_ref):
-    r = pl.program_id(0) * br + jax.lax.broadcasted_iota(jnp.int32, (br, bc), 0)
-    c = pl.program_id(1) * bc + jax.lax.broadcasted_iota(jnp.int32, (br, bc), 1)
+    i, j = (
+      (pl.program_id(1), pl.program_id(0))
+      if columns_fastest
+      else (pl.program_id(0), pl.program_id(1))
+    )
+    r = i * br + jax.lax.broadcasted_iota(jnp.int32, (br, bc), 0)
+    c = j * bc + jax.lax.broadcasted_iota(jnp.int32, (br, bc), 1)
     if axis == 0:
       hot = r == pos_ref[...][None, :]
     else:
@@ -63,14 +83,16 @@ def pallas_one_hot(
       pltriton.store(out_ref, tile, eviction_policy=eviction)
 
   pos_spec = (
-    pl.BlockSpec((bc,), lambda i, j: (j,)) if axis == 0 else pl.BlockSpec((br,), lambda i, j: (i,))
+    pl.BlockSpec((bc,), order(lambda i, j: (j,)))
+    if axis == 0
+    else pl.BlockSpec((br,), order(lambda i, j: (i,)))
   )
   return pl.pallas_call(
     kernel,
     out_shape=jax.ShapeDtypeStruct((rows, cols), values.dtype),
-    grid=(rows // br, cols // bc),
+    grid=grid,
     in_specs=[pos_spec, pl.BlockSpec((2,), lambda i, j: (0,))],
-    out_specs=pl.BlockSpec((br, bc), lambda i, j: (i, j)),
+    out_specs=pl.BlockSpec((br, bc), order(lambda i, j: (i, j))),
     compiler_params=None if interpret else pltriton.CompilerParams(num_warps=warps),
     interpret=interpret,
   )(flat, values)
@@ -82,7 +104,7 @@ def main():
   n, depth = 1 << 20, 1024
   flat = rng.integers(-depth - 8, depth + 8, n).astype(np.int32)  # a few out of range
   values = np.array([[0.0, 1.0]], np.float32)  # (1, 2): the rank of the indices
-  for axis in (0, 1):
+  for axis in [int(a) for a in sys.argv[1:]] or (0, 1):
     shape = (1, n) if axis == 0 else (n, 1)
     indices = flat.reshape(shape)
     position = np.where(flat < 0, flat + depth, flat)
@@ -121,12 +143,19 @@ def main():
     # XLA's own loop: 128 threads a block, 4 elements a thread (one 16-byte store each)
     variants += [((1, 512), 4, None), ((1, 512), 4, "evict_first"), ((1, 1024), 4, "evict_first")]
     variants += [((2, 1024), 4, "evict_first"), ((4, 1024), 4, "evict_first")]
-    for block, warps, eviction in variants:
+    variants = [(*v, False) for v in variants]
+    # Column blocks fastest: side-by-side programs write one stretch of the same rows.
+    for block in ((32, 1024), (8, 4096), (4, 8192), (1, 1024)):
+      variants += [(block, 4, "evict_first", True)]
+    variants += [((8, 4096), 4, "evict_first", False)]
+    for block, warps, eviction, swap in variants:
       report(
-        f"pallas {block} w{warps}" + (f" {eviction}" if eviction else ""),
+        f"pallas {block} w{warps}"
+        + (f" {eviction}" if eviction else "")
+        + (" columns first" if swap else ""),
         jax.jit(
-          lambda i, v, a=axis, b=block, w=warps, e=eviction: pallas_one_hot(
-            normalized(i), v, depth, a, b, w, eviction=e
+          lambda i, v, a=axis, b=block, w=warps, e=eviction, c=swap: pallas_one_hot(
+            normalized(i), v, depth, a, b, w, eviction=e, columns_fastest=c
           )
         ),
         args,

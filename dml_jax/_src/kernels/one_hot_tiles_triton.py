@@ -2,10 +2,12 @@
 
 ONE_HOT writes an output `depth` times the size of its indices and reads almost nothing, so
 the write bandwidth bounds it. XLA's fused compare-and-select writes it at 0.80 of a copy's
-bandwidth on an H200 (BENCHMARKS.md), while torch's zeros + scatter_ reaches 1.02. Here each
-program writes one tile of about 32K elements, up to 1024 of them contiguous, comparing an iota
-with the positions it loads once (`benchmarks/one_hot_probe.py`: (32, 1024) tiles, 4 warps,
-1.00 to 1.02 of the copy along either axis on an H200).
+bandwidth on an H200 (1.07 on an H100), torch's zeros + scatter_ at 1.02 to 1.03 on both
+(BENCHMARKS.md). Here each program compares an iota with the positions it loads once and
+writes its tile with evict-first stores: along the last axis one output row of up to 1024
+elements, elsewhere a tile of 32K elements, up to 1024 of them contiguous
+(`benchmarks/one_hot_probe.py`, `benchmarks/kernel_tuning_probe.py`): 1.08 / 1.10 of the copy
+along the last axis (H100 / H200), 1.04 / 1.03 along axis 0.
 
 The output is viewed as (outer, depth, inner) around the one-hot axis. With inner == 1 (the
 last axis, or only 1s after it) it is 2-D, (outer, depth), and a row's element is hot where
