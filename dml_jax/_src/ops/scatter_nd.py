@@ -21,6 +21,12 @@ backend (see `dml_jax._src.scattering`):
   nothing is written for it, and it wins no duplicate.
 
 `dml.checked` reports both instead.
+
+On CUDA GPUs, tuples that leave whole rows of 256 bytes to 64 KiB (a power-of-two width,
+data of 32 bits or narrower) take a Pallas kernel (`kernels.scatter_nd_rows_triton`): a
+winner map names each row's last update, then every output row is read once, from that
+update or from the input. The CPU applies one scatter in order; other platforms, checked
+mode and the gradient take the settled lax form. All give the same bits.
 """
 
 from __future__ import annotations
