@@ -1,10 +1,10 @@
-"""SCATTER_ND's pull kernel (Pallas Triton) and the choice of it.
+"""SCATTER_ND's pulls (a Pallas-Triton kernel, a lax form for the CPU) and the choice of them.
 
 The kernel runs only on CUDA GPUs. Here, on any backend: which static shapes select it, that
 their programs carry it (in the traced program: lowering a Triton kernel for CUDA needs a GPU
 from jax 0.12 on), the kernel body interpreted against NumPy, and what the public function
 gives on kernel shapes, eagerly, under jit, vmap and grad, run after run (on a GPU this runs
-the kernel, elsewhere the CPU's scatter in order).
+the kernel; on the CPU the pull in lax for rows of 1 KiB, the scatter in order for others).
 """
 
 import jax
@@ -26,10 +26,13 @@ KERNEL_CASES = [
   ((16, 256), (50, 1), np.int8, np.int32),
   ((2, 4, 8, 256), (1, 1, 6, 3), np.uint16, np.int32),  # t = 3: rows of (2, 4, 8)
   ((32, 128), (96, 1), np.int32, np.uint32),  # more updates than rows
+  ((48, 256), (90, 1), np.float32, np.int32),  # 1 KiB rows: the CPU pulls them too
+  ((2, 16, 512), (2, 20, 2), np.int16, np.int32),  # pairs in a (2, 20) grid, 1 KiB rows
 ]
 KERNEL_CASES_64 = [
   ((64, 64), (40, 1), np.float32, np.int64),
   ((16, 256), (30, 2), np.uint8, np.uint64),  # t = 2 over (16, 256): rows of one byte
+  ((32, 1024), (50, 1), np.int8, np.int64),  # 1 KiB rows: the CPU pulls them too
 ]
 
 
@@ -115,20 +118,30 @@ def test_interpreted_kernel_matches_numpy(dtype):
   assert_bits_equal(pull.pull_rows(x, target, u, interpret=True), want)
 
 
-def test_cuda_form_matches_the_reference_interpreted(monkeypatch):
-  """`forms.scatter_nd_rows`'s function of the scatter's operands: the tuples' row numbers,
-  dropped updates sent past the table, the kernel's output shaped as the input."""
+@pytest.mark.parametrize("platform", ["cuda", "cpu"])
+def test_pull_forms_match_the_reference(monkeypatch, platform):
+  """`forms.scatter_nd_rows`'s functions of the scatter's operands: the tuples' row numbers,
+  dropped updates sent past the table, the pull's output shaped as the input (the kernel
+  interpreted)."""
   monkeypatch.setattr(
     pull, "pull_rows", lambda *args, pull_rows=pull.pull_rows: pull_rows(*args, interpret=True)
   )
   rng = np.random.default_rng(2)
   x, i, u = _case(rng, (2, 4, 8, 256), (1, 1, 6, 3), np.uint16, np.int32)
   index, keep = scattering.targets(jax.numpy.asarray(i), (2, 4, 8))
-  form = forms.scatter_nd_rows((2, 4, 8), (256,), 6, np.dtype(np.uint16))
-  assert form is not None or not availability.probe().pallas_triton
-  if form is not None:
-    got = form(x.reshape(2, 4, 8, 256), u, index, keep.all(axis=-1), None, None)
+  chosen = forms.scatter_nd_rows((2, 4, 8), (256,), 6, np.dtype(np.uint16))
+  assert ("cuda" in chosen) == availability.probe().pallas_triton
+  if platform in chosen:
+    got = chosen[platform](x, u, index, keep.all(axis=-1), None, None)
     assert_bits_equal(got, reference.scatter_nd(x, i, u))
+
+
+def test_cpu_pulls_rows_of_1_kib_and_scatters_narrower_ones():
+  """The CPU's form, in the program: a row gather for wide rows, the scatter in order else."""
+  wide = forms.scatter_nd_rows((64,), (256,), 40, F32)
+  narrow = forms.scatter_nd_rows((64,), (64,), 40, F32)
+  assert "cpu" in wide and "cpu" not in narrow
+  assert "cpu" in forms.scatter_nd_rows((64,), (1024,), 40, np.dtype(np.int8))
 
 
 @pytest.mark.parametrize("input_shape, indices_shape, dtype, index_type", KERNEL_CASES)
@@ -156,18 +169,20 @@ def _check_public_function(input_shape, indices_shape, dtype, index_type):
   assert_bits_equal(batched[1], reference.scatter_nd(x, other, u))
 
 
-def test_gradient_on_kernel_shapes_follows_the_policy():
+@pytest.mark.parametrize("input_shape, indices_shape", [((64, 64), (40, 1)), ((48, 256), (90, 1))])
+def test_gradient_on_kernel_shapes_follows_the_policy(input_shape, indices_shape):
   """The input's cotangent where no update lands, each winning update's at its target, zero
   for losers and dropped updates."""
   rng = np.random.default_rng(4)
-  x, i, u = _case(rng, (64, 64), (40, 1), np.float32, np.int32)
+  x, i, u = _case(rng, input_shape, indices_shape, np.float32, np.int32)
+  size = input_shape[0]
   w = rng.integers(-3, 4, x.shape).astype(np.float32)
   dx, du = jax.grad(lambda x, u: (dml.scatter_nd(x, i, u) * w).sum(), (0, 1))(x, u)
   want_dx, want_du = w.copy(), np.zeros_like(u)
   rows = i[:, 0].astype(np.int64)
-  rows = np.where(rows < 0, rows + 64, rows)
+  rows = np.where(rows < 0, rows + size, rows)
   for p, row in enumerate(rows):
-    if 0 <= row < 64:
+    if 0 <= row < size:
       want_dx[row] = 0
       want_du[p] = w[row]
       want_du[:p][rows[:p] == row] = 0  # earlier updates of this row lose

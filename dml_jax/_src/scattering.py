@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import NamedTuple
 
 import jax
@@ -118,7 +118,7 @@ def scatter(
   winner_shape: Sequence[int],
   winner_dimension_numbers: lax.ScatterDimensionNumbers,
   report: bool = False,
-  cuda: Callable[..., jax.Array] | None = None,
+  forms_by_platform: Mapping[str, Callable[..., jax.Array]] | None = None,
 ) -> Scattered:
   """Writes `updates` into `operand` where `index` says, the last update winning, out-of-range
   updates dropped.
@@ -145,9 +145,10 @@ def scatter(
     winner_dimension_numbers: the scatter of one position per update into `winner_shape`
       at `index`.
     report: also give which updates lose (`Scattered.loses`, `winner`), for checked mode.
-    cuda: a kernel for CUDA GPUs that gives the policy's output from the same operands
-      (operand, updates, index, keep, dropped, position), such as SCATTER_ND's pull
-      (`forms.scatter_nd_rows`); None: the settled form. Checked mode does not take it.
+    forms_by_platform: faster forms of the policy's output from the same operands
+      (operand, updates, index, keep, dropped, position), by platform ("cuda", "cpu"), such
+      as SCATTER_ND's pull (`forms.scatter_nd_rows`); one given for "cpu" replaces the
+      scatter in order. Checked mode takes none of them.
   """
   dropped = jnp.broadcast_to(np.asarray(sizes, index.dtype), index.shape)
   settled = functools.partial(
@@ -166,8 +167,8 @@ def scatter(
     chosen = lax.select(_expand(keep, index), index, dropped)
     return lax.scatter(operand, chosen, updates, dimension_numbers, mode=_DROP)
 
-  kernels = {"cpu": in_order} if cuda is None else {"cpu": in_order, "cuda": cuda}
-  output = forms.on_platforms(kernels, lambda *xs: settled(*xs).output, *operands)
+  chosen = {"cpu": in_order, **(forms_by_platform or {})}
+  output = forms.on_platforms(chosen, lambda *xs: settled(*xs).output, *operands)
   return Scattered(output, None, None)
 
 

@@ -191,33 +191,57 @@ def scatter_elements(
 
 def scatter_nd_rows(
   indexed: Sequence[int], window: Sequence[int], count: int, dtype: np.dtype
-) -> Callable[..., jax.Array] | None:
-  """SCATTER_ND's pull kernel, where it applies, as a CUDA form of `scattering.scatter`: a
-  function of its operands (operand, updates, index, keep, dropped, position) that gives the
-  output; else None.
+) -> dict[str, Callable[..., jax.Array]]:
+  """SCATTER_ND's pulls, by platform, where they apply: forms of `scattering.scatter`'s
+  operands (operand, updates, index, keep, dropped, position) that give its output.
+
+  A pull reads each output row once, from the last update aimed at it or from the input, after
+  a winner map (`scatter_nd_rows_triton.winner_map`) has named that update: on CUDA GPUs the
+  Triton kernel where it applies; on XLA:CPU a row gather and a select, for rows of
+  `cpu_pull_min_row_bytes` or more (narrower rows scatter faster in order there).
 
   `indexed` are the sizes the index tuples address, `window` the sizes after them that each
-  update writes whole (a row of the kernel's table), `count` the number of updates.
+  update writes whole (a row of the table), `count` the number of updates.
 
   Examples:
-    >>> scatter_nd_rows((8,), (4,), 3, np.dtype(np.float32)) is None  # 16-byte rows
+    >>> sorted(scatter_nd_rows((8,), (4,), 3, np.dtype(np.float32)))  # 16-byte rows
+    []
+    >>> "cpu" in scatter_nd_rows((8,), (256,), 3, np.dtype(np.float32))
     True
   """
   rows, width = math.prod(indexed), math.prod(window)
-  if not scatter_nd_rows_triton.applies(rows, width, count, dtype):
-    return None
   strides = [math.prod(indexed[j + 1 :]) for j in range(len(indexed))]
 
-  def pull(operand, updates, index, keep, dropped, position):
-    del dropped, position  # the kernel numbers the updates in row-major order itself
-    row = sum(index[..., j].astype(np.int32) * np.int32(s) for j, s in enumerate(strides))
-    target = lax.select(keep, row, lax.full_like(row, rows))  # rows: dropped
-    out = scatter_nd_rows_triton.pull_rows(
-      operand.reshape(rows, width), target.reshape(count), updates.reshape(count, width)
-    )
-    return out.reshape(operand.shape)
+  def pull(rows_of: Callable[..., jax.Array]) -> Callable[..., jax.Array]:
+    def form(operand, updates, index, keep, dropped, position):
+      del dropped, position  # the winner map numbers the updates in row-major order itself
+      row = sum(index[..., j].astype(np.int32) * np.int32(s) for j, s in enumerate(strides))
+      target = lax.select(keep, row, lax.full_like(row, rows))  # rows: dropped
+      out = rows_of(
+        operand.reshape(rows, width), target.reshape(count), updates.reshape(count, width)
+      )
+      return out.reshape(operand.shape)
 
-  return pull
+    return form
+
+  chosen = {}
+  if width * np.dtype(dtype).itemsize >= cpu_pull_min_row_bytes and rows < 2**31:
+    chosen["cpu"] = pull(_pull_rows_lax)
+  if scatter_nd_rows_triton.applies(rows, width, count, dtype):
+    chosen["cuda"] = pull(scatter_nd_rows_triton.pull_rows)
+  return chosen
+
+
+cpu_pull_min_row_bytes = 1024
+"""The narrowest row XLA:CPU pulls: rows of 1 KiB took 6.4 to 7.3 ms against 8.4 to 8.9 for
+the scatter in order, rows of 256 bytes 10.2 against 9.1 (BENCHMARKS.md)."""
+
+
+def _pull_rows_lax(input: jax.Array, target: jax.Array, updates: jax.Array) -> jax.Array:
+  """The pull in lax: each row of `input` (rows, width), or the update its winner map names."""
+  source = scatter_nd_rows_triton.winner_map(target, input.shape[0]).astype(np.int32) - 1
+  pulled = jnp.take(updates, lax.max(source, np.int32(0)), axis=0, mode="clip")
+  return lax.select(jnp.broadcast_to((source >= 0)[:, None], input.shape), pulled, input)
 
 
 def space_to_depth(

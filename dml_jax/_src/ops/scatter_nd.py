@@ -25,8 +25,9 @@ backend (see `dml_jax._src.scattering`):
 On CUDA GPUs, tuples that leave whole rows of 256 bytes to 64 KiB (a power-of-two width,
 data of 32 bits or narrower) take a Pallas kernel (`kernels.scatter_nd_rows_triton`): a
 winner map names each row's last update, then every output row is read once, from that
-update or from the input. The CPU applies one scatter in order; other platforms, checked
-mode and the gradient take the settled lax form. All give the same bits.
+update or from the input. On the CPU, rows of 1 KiB or more are pulled the same way in lax
+(a row gather and a select), narrower ones written by one scatter in order; other
+platforms, checked mode and the gradient take the settled lax form. All give the same bits.
 """
 
 from __future__ import annotations
@@ -238,7 +239,7 @@ class ScatterNdDesc(OperatorDesc):
       winner_shape=indexed,
       winner_dimension_numbers=tuples,
       report=checked.CHECKED_INDICES.value,
-      cuda=kernels.scatter_nd_rows(indexed, kept, math.prod(positions), input.dtype),
+      forms_by_platform=kernels.scatter_nd_rows(indexed, kept, math.prod(positions), input.dtype),
     )
     if loses is not None:
       q = self.indices_dimension_count
