@@ -47,8 +47,10 @@ ROWS_OR_LANES = {"platform_index", "cond", "eq", "reduce_and", "slice"} | ROWS
 BY_PLATFORM = {"platform_index", "cond"}
 # The scatters: the range rule (dropped updates), the winners (a max of positions, read back
 # with a gather and compared), and the one scatter of the winners; the platform's choice of
-# the CPU's one scatter in order, whose gradient is the settled form's.
+# the CPU's one scatter in order (of single elements: at flat offsets, coordinates times
+# strides), whose gradient is the settled form's.
 SCATTERS = {"scatter", "scatter-max", "gt", "ge", "eq", "and", "reduce_and", "custom_vjp_call"}
+SCATTERS |= {"mul"}
 SCATTERS |= BY_PLATFORM
 
 

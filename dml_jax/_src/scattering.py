@@ -164,6 +164,8 @@ def scatter(
 
   def in_order(operand, updates, index, keep, dropped, position):
     del position  # the scatter's own order is row-major order
+    if _flattens(operand.shape, dimension_numbers):
+      return _in_order_flat(operand, updates, index, keep, dimension_numbers)
     chosen = lax.select(_expand(keep, index), index, dropped)
     return lax.scatter(operand, chosen, updates, dimension_numbers, mode=_DROP)
 
@@ -173,6 +175,42 @@ def scatter(
 
 
 _DROP = lax.GatherScatterMode.FILL_OR_DROP
+
+
+def _flattens(shape: Sequence[int], numbers: lax.ScatterDimensionNumbers) -> bool:
+  """Whether a scatter of single elements into `shape` can run on flat int32 offsets."""
+  return not numbers.update_window_dims and math.prod(shape) < 2**31 - 1
+
+
+def _in_order_flat(
+  operand: jax.Array,
+  updates: jax.Array,
+  index: jax.Array,
+  keep: jax.Array,
+  numbers: lax.ScatterDimensionNumbers,
+) -> jax.Array:
+  """The scatter in order of single elements, on the operand viewed flat: each update's
+  offset (its coordinates, and its batch position for batching dimensions, times the
+  operand's strides) in one int32, dropped updates past the end. XLA:CPU runs this 1.2x
+  faster than the scatter of coordinate vectors with batching dimensions (SCATTER_ELEMENTS
+  of (2048, 2048): 10.1 against 12.5 ms, BENCHMARKS.md), in the same order."""
+  shape = operand.shape
+  strides = [math.prod(shape[d + 1 :]) for d in range(len(shape))]
+  offset = lax.full(keep.shape, 0, np.int32)
+  for j, d in enumerate(numbers.scatter_dims_to_operand_dims):
+    offset += index[..., j].astype(np.int32) * np.int32(strides[d])
+  batching = zip(numbers.operand_batching_dims, numbers.scatter_indices_batching_dims, strict=True)
+  for d, b in batching:
+    offset += lax.broadcasted_iota(np.int32, keep.shape, b) * np.int32(strides[d])
+  total = math.prod(shape)
+  offset = lax.select(keep, offset, lax.full_like(offset, total))
+  flat = lax.ScatterDimensionNumbers(
+    update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,)
+  )
+  written = lax.scatter(
+    operand.reshape(total), offset.reshape(-1, 1), updates.reshape(-1), flat, mode=_DROP
+  )
+  return written.reshape(shape)
 
 
 def _settled(
