@@ -25,6 +25,7 @@ from dml_jax._src.kernels import (
   slice_rows_triton,
   space_to_depth_rows_triton,
   tile_copies_triton,
+  tile_rows_triton,
 )
 from dml_jax._src.ops.one_hot import _on_positions
 from tests.helpers import assert_bits_equal, kernel_data, kernel_indices
@@ -356,6 +357,85 @@ def test_tile_gradient_on_copies_kernel_shapes_sums_the_copies(monkeypatch):
   w = rng.integers(-3, 4, (12, 512)).astype(np.float32)
   grad = jax.grad(lambda x: (dml.tile(x, repeats=(3, 1)) * w).sum())(x)
   np.testing.assert_array_equal(grad, w.reshape(3, 4, 512).sum(0))
+
+
+# --------------------------------------------------------------------------- #
+# TILE: the row-copies kernel (repeats on the last two dimensions)
+# --------------------------------------------------------------------------- #
+
+_SMALL_ROW_BLOCKS = tile_rows_triton.RowCopiesConfig(
+  min_output_bytes=0, min_block_bytes=256, max_block_bytes=1024
+)
+
+
+@pytest.mark.parametrize("data_type", DATA_TYPES[::3], ids=lambda t: np.dtype(t).name)
+@pytest.mark.parametrize(
+  "shape, repeats",
+  [
+    ((4, 256), (3, 2)),
+    ((2, 3, 5, 512), (1, 1, 2, 3)),  # leading dimensions, several blocks a row
+    ((6, 256), (2, 1)),  # only the rows repeated
+    ((7, 1024), (1, 3)),  # only the columns (the body takes it; `applies` does not)
+  ],
+)
+def test_tile_rows_body_matches_np_tile(data_type, shape, repeats):
+  x = kernel_data(np.random.default_rng(17), data_type, shape)
+  out = tile_rows_triton.tile_rows(
+    jnp.asarray(x), repeats, config=_SMALL_ROW_BLOCKS, interpret=True
+  )
+  assert_bits_equal(out, np.tile(x, repeats))
+
+
+def test_tile_rows_apply_to_repeated_rows_of_large_outputs():
+  applies = tile_rows_triton.applies
+  f32 = np.dtype(np.float32)
+  assert applies((1024, 1024), (4, 4), f32)  # the layout target's case: 64 MiB out
+  assert applies((8, 256, 1024), (1, 4, 2), f32)  # leading dimensions not repeated
+  assert applies((1024, 1024), (4, 1), f32)  # an input in L2: the copies kernel does not apply
+  assert not applies((1024, 4096), (1, 4), f32)  # only the last dimension: XLA's loop
+  assert not applies((4, 1024, 1024), (2, 2, 2), f32)  # a leading dimension repeated
+  assert applies((256, 1024), (4, 4), f32)  # a 16 MiB output
+  assert not applies((128, 1024), (4, 4), f32)  # 8 MiB: XLA's loop, which can fuse
+  assert not applies((1024, 1000), (4, 4), f32)  # blocks of 8 elements
+  assert not applies((1024, 1024), (4, 4), np.dtype(np.float64))  # 64-bit data: lax path
+  assert not applies((512, 1024), (16, 8), f32)  # 128 copies a program
+  assert not applies((1 << 15, 1 << 14), (4, 1), np.dtype(np.int8))  # 2**31 output elements
+
+
+def test_tile_rows_never_apply_without_pallas_triton(monkeypatch):
+  _without_pallas_triton(monkeypatch)
+  assert not tile_rows_triton.applies((1024, 1024), (4, 4), np.dtype(np.float32))
+
+
+def test_tile_on_rows_kernel_shapes_carries_the_kernel():
+  """The program of a kernel shape holds the kernel (lowering it for CUDA needs a GPU from jax
+  0.12 on), and the public function gives np.tile's bits."""
+  x = np.zeros((1024, 1024), np.float32)
+  jaxpr = str(jax.make_jaxpr(lambda x: dml.tile(x, repeats=(4, 4)))(x))
+  assert ("pallas_call" in jaxpr) == availability.probe().pallas_triton
+
+
+@pytest.mark.parametrize("data_type", [np.float32, np.int8], ids=["float32", "int8"])
+def test_tile_on_rows_kernel_shapes(data_type, monkeypatch):
+  # Small thresholds, so that these shapes take the kernel on CUDA GPUs (the lax path elsewhere).
+  monkeypatch.setattr(tile_rows_triton, "DEFAULT", _SMALL_ROW_BLOCKS)
+  rng = np.random.default_rng(18)
+  x = kernel_data(rng, data_type, (2, 6, 1024))
+  for repeats in ((1, 3, 2), (1, 2, 1)):
+    want = np.tile(x, repeats)
+    np.testing.assert_array_equal(dml.tile(x, repeats=repeats), want)
+    np.testing.assert_array_equal(jax.jit(lambda x, r=repeats: dml.tile(x, repeats=r))(x), want)
+  batched = jax.vmap(lambda x: dml.tile(x, repeats=(1, 3, 2)))(np.stack([x, x[::-1]]))
+  np.testing.assert_array_equal(batched[1], np.tile(x[::-1], (1, 3, 2)))
+
+
+def test_tile_gradient_on_rows_kernel_shapes_sums_the_copies(monkeypatch):
+  monkeypatch.setattr(tile_rows_triton, "DEFAULT", _SMALL_ROW_BLOCKS)
+  rng = np.random.default_rng(19)
+  x = rng.standard_normal((4, 512)).astype(np.float32)
+  w = rng.integers(-3, 4, (12, 1024)).astype(np.float32)
+  grad = jax.grad(lambda x: (dml.tile(x, repeats=(3, 2)) * w).sum())(x)
+  np.testing.assert_array_equal(grad, w.reshape(3, 4, 2, 512).sum((0, 2)))
 
 
 # --------------------------------------------------------------------------- #

@@ -10,6 +10,8 @@ frozen config argument (None: the module's DEFAULT):
   reverse_subsequences_strips_mosaic  REVERSE_SUBSEQUENCES with per-lane lengths, strips of
                                       lanes staged in shared memory by TMA
   tile_copies_triton                  TILE with one repeated dimension, the input read once
+  tile_rows_triton                    TILE repeating the last two dimensions, each block of an
+                                      input row loaded once and stored at all its copies
   scatter_elements_rows_mosaic        SCATTER_ELEMENTS along the last axis, each row's winners
                                       settled by shared-memory atomics (GPUs with TMA)
   scatter_elements_rows_triton        the same where a row does not fit shared memory or no

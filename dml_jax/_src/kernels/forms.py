@@ -31,6 +31,7 @@ from dml_jax._src.kernels import (
   slice_rows_triton,
   space_to_depth_rows_triton,
   tile_copies_triton,
+  tile_rows_triton,
 )
 
 Lowering = Callable[[jax.Array, jax.Array], jax.Array]
@@ -298,17 +299,22 @@ def strided_window(
 def tile(
   input: jax.Array, repeats: tuple[int, ...], *, fallback: Callable[[jax.Array], jax.Array]
 ) -> jax.Array:
-  """TILE by `repeats`: the read-once copies kernel on CUDA GPUs where it applies (one repeated
-  dimension, an input larger than L2), else `fallback(input)`.
+  """TILE by `repeats` on CUDA GPUs: the read-once copies kernel where it applies (one repeated
+  dimension, an input larger than L2), else the row-copies kernel where it applies (repeats
+  on the last two dimensions, the rows repeated, an output of 16 MiB or more); elsewhere
+  `fallback(input)`.
 
   Examples:
     >>> x = np.arange(4, dtype=np.float32).reshape(2, 2)
     >>> tile(x, (2, 1), fallback=lambda x: jnp.tile(x, (2, 1))).tolist()
     [[0.0, 1.0], [2.0, 3.0], [0.0, 1.0], [2.0, 3.0]]
   """
-  if not tile_copies_triton.applies(input.shape, repeats, input.dtype):
+  if tile_copies_triton.applies(input.shape, repeats, input.dtype):
+    kernel = functools.partial(tile_copies_triton.tile_copies, repeats=repeats, interpret=False)
+  elif tile_rows_triton.applies(input.shape, repeats, input.dtype):
+    kernel = functools.partial(tile_rows_triton.tile_rows, repeats=repeats, interpret=False)
+  else:
     return fallback(input)
-  kernel = functools.partial(tile_copies_triton.tile_copies, repeats=repeats, interpret=False)
   return on_cuda(kernel, fallback, input)
 
 

@@ -3,6 +3,13 @@
 `OutputTensor.Sizes[i] = InputTensor.Sizes[i] * Repeats[i]`, with one repeat
 count per dimension (RepeatsCount = DimensionCount; no broadcasting of a shorter
 Repeats as ONNX does) and every count at least 1 (DirectML has no empty tensors).
+
+The lowering is one broadcast and reshape, which XLA fuses into a single copy loop. On CUDA
+GPUs two Pallas kernels take the shapes that loop copies slowly: one repeated dimension of
+an input larger than L2 (`kernels.tile_copies_triton`, the input read once), and repeats on
+the last two dimensions with the rows repeated, for outputs of 16 MiB or more
+(`kernels.tile_rows_triton`, each block of an input row loaded once and stored at all its
+copies). They give the same bits; the gradient is the lax form's.
 """
 
 from __future__ import annotations

@@ -1,0 +1,132 @@
+"""Probe: TILE of (1024, 1024) float32 by (4, 4), the layout target's case, by kernel time.
+
+Not part of the library. The input (4 MiB) stays in L2, so the case is a 64 MiB write, about
+15 us on a Hopper GPU: the pipelined timing measures the host's dispatch, and the profiler's
+kernel time is the figure. Forms: dml.tile as it is (XLA's loop), jnp.tile; and a Pallas
+(Triton) kernel that loads a block of input rows once and stores its copies, with the column
+copies always in the program and the row copies either in the program or across the grid,
+plain stores or evict-first. References of the same size: a 64 MiB copy, and a 64 MiB write of
+a broadcast row. Then the library's kernel
+(`tile_rows_triton`), and on run.py's 256 MiB cases ((4096, 4096) by (4, 1) and (1, 4)) against
+the read-once copies kernel (`tile_copies_triton`) and XLA's loop. Each form is checked against np.tile; the fraction is of the 1 GiB copy's
+bandwidth by kernel time, counting the input read once and the output written.
+
+Usage: PYTHONPATH=.:benchmarks python3 benchmarks/tile_probe.py
+"""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from kernel_time_probe import kernel_seconds  # benchmarks/ is on sys.path
+
+import dml_jax as dml
+from dml_jax._src.kernels.tile_copies_triton import tile_copies as copies_kernel
+from dml_jax._src.kernels.tile_rows_triton import tile_rows as rows_kernel
+
+
+def tile_kernel(x, repeats, *, rows=1, rows_in_program=False, eviction=None, warps=4):
+  """TILE of a 2-D `x` by `repeats`: each program loads `rows` input rows and stores copies."""
+  from jax.experimental import pallas as pl
+  from jax.experimental.pallas import triton as pltriton
+
+  (h, w), (a_rep, c_rep) = x.shape, repeats
+
+  def store(ref, value):
+    if eviction is None:
+      ref[...] = value
+    else:
+      pltriton.store(ref, value, eviction_policy=eviction)
+
+  def kernel(x_ref, out_ref):
+    block = x_ref[...]
+    for a in range(a_rep if rows_in_program else 1):
+      for c in range(c_rep):
+        store(out_ref.at[a, :, c, :], block)
+
+  if rows_in_program:
+    grid, in_map, out_map = (h // rows,), lambda i: (i, 0), lambda i: (0, i, 0, 0)
+    out_block = (a_rep, rows, c_rep, w)
+  else:  # the row copies across the grid, the copies of one block from consecutive programs
+    grid, in_map, out_map = (a_rep, h // rows), lambda a, i: (i, 0), lambda a, i: (a, i, 0, 0)
+    out_block = (1, rows, c_rep, w)
+  out = pl.pallas_call(
+    kernel,
+    out_shape=jax.ShapeDtypeStruct((a_rep, h, c_rep, w), x.dtype),
+    grid=grid,
+    in_specs=[pl.BlockSpec((rows, w), in_map)],
+    out_specs=pl.BlockSpec(out_block, out_map),
+    compiler_params=pltriton.CompilerParams(num_warps=warps),
+  )(x)
+  return out.reshape(a_rep * h, c_rep * w)
+
+
+def main():
+  rng = np.random.default_rng(0)
+  big = jnp.asarray(rng.standard_normal(2**28).astype(np.float32))
+  copy_busy, _, _ = kernel_seconds(jax.jit(jnp.copy), big)
+  ceiling = 2 * big.nbytes / copy_busy
+  print(f"# {jax.devices()[0].device_kind}: 1 GiB copy {ceiling / 1e9:.0f} GB/s by kernel time")
+  x = rng.standard_normal((1024, 1024)).astype(np.float32)
+  repeats = (4, 4)
+  want = np.tile(x, repeats)
+  moved = x.nbytes + want.nbytes
+  xd = jnp.asarray(x)
+  same = jnp.asarray(rng.standard_normal(want.shape).astype(np.float32))
+  row = jnp.asarray(want[:1])
+
+  def line(name, fn, args, ok, moved=moved):
+    busy, span, _ = kernel_seconds(fn, *args)
+    print(
+      f"  {name:<44} {busy * 1e6:7.1f} us busy {span * 1e6:7.1f} us span"
+      f"  {moved / busy / ceiling:5.2f} of copy  {'ok' if ok else 'WRONG'}"
+    )
+
+  line("64 MiB copy", jax.jit(jnp.copy), (same,), True, 2 * same.nbytes)
+  write = jax.jit(lambda r: jnp.broadcast_to(r, want.shape) + 0)
+  line("64 MiB write of a broadcast row", write, (row,), True, same.nbytes)
+  for name, fn in (
+    ("dml.tile", jax.jit(lambda x: dml.tile(x, repeats=repeats))),
+    ("jnp.tile", jax.jit(lambda x: jnp.tile(x, repeats))),
+  ):
+    line(name, fn, (xd,), np.array_equal(np.asarray(fn(xd)), want))
+  for rows in (1, 2, 4, 8):
+    for in_program in (False, True):
+      for eviction in (None, "evict_first"):
+        fn = jax.jit(
+          lambda x, r=rows, p=in_program, e=eviction: tile_kernel(
+            x, repeats, rows=r, rows_in_program=p, eviction=e
+          )
+        )
+        name = f"kernel, {rows} rows, row copies {'in program' if in_program else 'on grid'}"
+        name += ", evict_first" if eviction else ""
+        try:
+          ok = np.array_equal(np.asarray(fn(xd)), want)
+          line(name, fn, (xd,), ok)
+        except Exception as e:  # a probe: report and go on
+          print(f"  {name:<44} failed: {type(e).__name__}: {str(e).splitlines()[0][:120]}")
+  line(
+    "tile_rows_triton (the library's kernel)",
+    jax.jit(lambda x: rows_kernel(x, repeats)),
+    (xd,),
+    True,
+  )
+  # The 256 MiB cases of run.py: one repeated dimension of a (4096, 4096) input.
+  x = rng.standard_normal((4096, 4096)).astype(np.float32)
+  xd = jnp.asarray(x)
+  for repeats in ((4, 1), (1, 4)):
+    want = np.tile(x, repeats)
+    moved = x.nbytes + want.nbytes
+    print(f"# (4096, 4096) by {repeats}")
+    forms = [
+      ("dml.tile", jax.jit(lambda x, r=repeats: dml.tile(x, repeats=r))),
+      ("jnp.tile", jax.jit(lambda x, r=repeats: jnp.tile(x, r))),
+      ("tile_rows_triton", jax.jit(lambda x, r=repeats: rows_kernel(x, r))),
+    ]
+    if repeats == (4, 1):
+      forms.append(("tile_copies_triton", jax.jit(lambda x: copies_kernel(x, (4, 1)))))
+    for name, fn in forms:
+      line(name, fn, (xd,), np.array_equal(np.asarray(fn(xd)), want), moved)
+
+
+if __name__ == "__main__":
+  main()
