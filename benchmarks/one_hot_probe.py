@@ -38,6 +38,37 @@ def fill_then_scatter(indices, values, depth, axis):
   return out.reshape((depth, n) if axis == 0 else (n, depth))
 
 
+def pallas_fill_then_scatter(indices, values, depth, axis, block=1024, warps=4):
+  """OffValue written by a Pallas fill kernel (contiguous blocks of `block` elements,
+  evict-first stores, nothing loaded), then OnValue scattered at each in-range position, as
+  torch's zeros + scatter_ does (the negative-index rule applied first, as dml does)."""
+  from jax.experimental import pallas as pl
+  from jax.experimental.pallas import triton as pltriton
+
+  n = indices.size
+  flat, values = indices.reshape(-1), values.reshape(-1)
+  flat = jnp.where(flat < 0, flat + depth, flat)
+  hot = (flat >= 0) & (flat < depth)
+  j = jnp.arange(n, dtype=jnp.int32)
+  position = flat * n + j if axis == 0 else j * depth + flat
+  position = jnp.where(hot, position, depth * n)  # out of range: dropped
+
+  def fill(values_ref, out_ref):
+    off = jnp.broadcast_to(values_ref[0], (block,))
+    pltriton.store(out_ref, off, eviction_policy="evict_first")
+
+  out = pl.pallas_call(
+    fill,
+    out_shape=jax.ShapeDtypeStruct((depth * n,), values.dtype),
+    grid=(depth * n // block,),
+    in_specs=[pl.BlockSpec((2,), lambda i: (0,))],
+    out_specs=pl.BlockSpec((block,), lambda i: (i,)),
+    compiler_params=pltriton.CompilerParams(num_warps=warps),
+  )(values[:2])
+  out = out.at[position].set(values[1], mode="drop", unique_indices=True)
+  return out.reshape((depth, n) if axis == 0 else (n, depth))
+
+
 def pallas_one_hot(
   position,
   values,
@@ -128,6 +159,11 @@ def main():
       return fill_then_scatter(i, v, depth, a)
 
     report("fill + scatter (drop)", jax.jit(scattered), args, want, moved, ceiling)
+    for block, warps in ((1024, 4), (4096, 4), (16384, 8)):
+      fn = jax.jit(
+        lambda i, v, a=axis, b=block, w=warps: pallas_fill_then_scatter(i, v, depth, a, b, w)
+      )
+      report(f"pallas fill {block} w{warps} + scatter", fn, args, want, moved, ceiling)
 
     def normalized(i):
       i = jnp.where(i < 0, i + depth, i)

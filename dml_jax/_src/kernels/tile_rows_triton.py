@@ -148,7 +148,7 @@ def tile_rows(
       pltriton.store(ref, value, eviction_policy=config.eviction_policy)
 
   def kernel(input_ref, out_ref):
-    program = pl.program_id(0)  # one grid dimension: CUDA limits the others to 65535
+    program = pl.program_id(0)  # one grid dimension over rows and their blocks
     j, row = program % blocks, program // blocks  # row: of the (outer * rows) input rows
     o, r = row // rows, row % rows
     column = j * block + lax.broadcasted_iota(np.int32, (1, block), 1)
