@@ -69,6 +69,38 @@ def pallas_fill_then_scatter(indices, values, depth, axis, block=1024, warps=4):
   return out.reshape((depth, n) if axis == 0 else (n, depth))
 
 
+def pallas_one_hot_columns(position, values, depth, width=1024, rows=4, warps=4):
+  """ONE_HOT along axis 0 by column blocks: each program loads the positions of `width`
+  sequences once and walks down all `depth` rows in a loop, `rows` at a time, with
+  evict-first stores (`position`: normalized, `depth` where none is hot)."""
+  from jax.experimental import pallas as pl
+  from jax.experimental.pallas import triton as pltriton
+
+  n = position.size
+  flat, values = position.reshape(-1), values.reshape(-1)
+
+  def kernel(pos_ref, values_ref, out_ref):
+    pos = pos_ref[...]
+    off, on = values_ref[0], values_ref[1]
+
+    def body(k, carry):
+      row = k * rows + jax.lax.broadcasted_iota(jnp.int32, (rows, width), 0)
+      tile = jnp.where(row == pos[None, :], on, off)
+      pltriton.store(out_ref.at[pl.ds(k * rows, rows), :], tile, eviction_policy="evict_first")
+      return carry
+
+    jax.lax.fori_loop(0, depth // rows, body, 0)
+
+  return pl.pallas_call(
+    kernel,
+    out_shape=jax.ShapeDtypeStruct((depth, n), values.dtype),
+    grid=(n // width,),
+    in_specs=[pl.BlockSpec((width,), lambda j: (j,)), pl.BlockSpec((2,), lambda j: (0,))],
+    out_specs=pl.BlockSpec((depth, width), lambda j: (0, j)),
+    compiler_params=pltriton.CompilerParams(num_warps=warps),
+  )(flat, values[:2])
+
+
 def pallas_one_hot(
   position,
   values,
@@ -168,6 +200,23 @@ def main():
     def normalized(i):
       i = jnp.where(i < 0, i + depth, i)
       return jnp.where((i >= 0) & (i < depth), i, depth)
+
+    if axis == 0:
+      for width, rows, warps in (
+        (1024, 4, 4),
+        (1024, 1, 4),
+        (1024, 8, 4),
+        (512, 4, 4),
+        (2048, 4, 8),
+      ):
+        fn = jax.jit(
+          lambda i, v, c=width, r=rows, w=warps: pallas_one_hot_columns(
+            normalized(i), v, depth, c, r, w
+          )
+        )
+        report(
+          f"pallas columns {width}, {rows} rows a step, w{warps}", fn, args, want, moved, ceiling
+        )
 
     blocks = (
       [(32, 1024), (64, 512), (16, 1024)]
