@@ -10,6 +10,7 @@ tensor's data type; writing an output changes exactly the bytes of its elements.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import re
 
 import jax
@@ -20,6 +21,7 @@ from hypothesis import strategies as st
 
 import dml_jax as dml
 from dml_jax import TensorDesc
+from dml_jax._src import buffers
 from dml_jax._src.fields import FieldKind, dml_fields
 from dml_jax._src.fixtures import load_fixtures
 from tests import strategies
@@ -528,3 +530,43 @@ def test_the_readme_example_runs():
     namespace["out"].reshape(3, 4),
     np.array([[0, 3, 6, 9], [1, 4, 7, 10], [2, 5, 8, 11]], np.float32),
   )
+
+
+# --------------------------------------------------------------------------- #
+# Transposes of bound tensors: adjacent axes merged first
+# --------------------------------------------------------------------------- #
+
+
+@pytest.mark.parametrize("rank", [1, 2, 3, 4, 5])
+def test_transpose_merged_is_the_transpose_for_every_permutation(rank):
+  rng = np.random.default_rng(rank)
+  x = rng.standard_normal(tuple(int(s) for s in rng.integers(1, 4, rank))).astype(np.float32)
+  for perm in itertools.permutations(range(rank)):
+    assert_bits_equal(buffers.transpose_merged(x, perm), x.transpose(perm))
+
+
+def test_nhwc_read_as_nchw_is_one_transpose_of_three_dimensions():
+  """The binding's strides (H*W*C, 1, W*C, C) keep H and W adjacent: they move as one axis."""
+  n, h, w, c = 2, 3, 4, 5
+  nchw = TensorDesc("FLOAT32", (n, c, h, w), strides=(h * w * c, 1, w * c, c))
+  desc = dml.ElementWiseIdentityDesc(nchw, TensorDesc("FLOAT32", (n, c, h, w)))
+  x = np.arange(n * h * w * c, dtype=np.float32)
+
+  def run(b):
+    (out,) = dml.execute(desc, inputs=[dml.Binding(b)], outputs=[dml.Binding(np.zeros_like(x))])
+    return out
+
+  jaxpr = jax.make_jaxpr(run)(x).jaxpr
+  transposes = [e for e in _all_eqns(jaxpr) if e.primitive.name == "transpose"]
+  assert [t.params["permutation"] for t in transposes] == [(0, 2, 1)]
+  assert_bits_equal(run(x), x.reshape(n, h, w, c).transpose(0, 3, 1, 2).reshape(-1))
+
+
+def _all_eqns(jaxpr):
+  """Every equation of `jaxpr` and of the jaxprs nested in its equations."""
+  for eqn in jaxpr.eqns:
+    for param in eqn.params.values():
+      if hasattr(param, "jaxpr"):
+        inner = param.jaxpr
+        yield from _all_eqns(inner.jaxpr if hasattr(inner, "jaxpr") else inner)
+    yield eqn
