@@ -25,39 +25,36 @@ from _timing import (
 from jax import lax
 
 import dml_jax as dml
-
-
-def winners(table: int, index: jax.Array) -> jax.Array:
-  """Per table row, 1 + the position of the last update aimed at it (0: none)."""
-  position = lax.iota(np.uint32, index.shape[0]) + np.uint32(1)
-  return jnp.zeros((table,), np.uint32).at[index].max(position, mode="drop")
+from dml_jax._src.kernels import forms
+from dml_jax._src.kernels import scatter_nd_rows_triton as pull
 
 
 def pull_lax(x, i, u):
-  best = winners(x.shape[0], i[:, 0])
-  source = best.astype(np.int32) - 1
-  rows = jnp.take(u, jnp.maximum(source, 0), axis=0, mode="clip")
-  return jnp.where((source >= 0)[:, None], rows, x)
+  """The pull in lax (the CPU's form for rows of 1 KiB or more)."""
+  return forms._pull_rows_lax(x, i[:, 0], u)
 
 
-def pull_triton(x, i, u, *, block=16, warps=4, masked=True):
+def pull_kernel(x, i, u, *, rows=32, warps=8):
+  """The library's kernel with `rows` rows a program and `warps` warps."""
+  row_bytes = x.shape[1] * x.dtype.itemsize
+  config = pull.PullConfig(block_bytes=rows * row_bytes, num_warps=warps)
+  return pull.pull_rows(x, i[:, 0], u, config=config)
+
+
+def pull_unmasked(x, i, u, *, block=16, warps=4):
+  """The kernel without masks: every program loads its input rows and the updates its map
+  names (row 0 where none), then selects."""
   from jax.experimental import pallas as pl
   from jax.experimental.pallas import triton as pltriton
 
   table, width = x.shape
-  best = winners(table, i[:, 0])
+  best = pull.winner_map(i[:, 0], table)
 
   def kernel(best_ref, x_ref, u_ref, out_ref):
     source = best_ref[...].astype(np.int32) - 1
-    taken = source >= 0
     rows = pl.program_id(0) * block + lax.broadcasted_iota(np.int32, (block,), 0)
-    if masked:
-      own = pltriton.load(x_ref.at[rows, :], mask=~taken[:, None], other=0)
-      new = pltriton.load(u_ref.at[jnp.maximum(source, 0), :], mask=taken[:, None], other=0)
-    else:
-      own = x_ref[rows, :]
-      new = u_ref[jnp.maximum(source, 0), :]
-    out_ref[...] = jnp.where(taken[:, None], new, own)
+    own, new = x_ref[rows, :], u_ref[jnp.maximum(source, 0), :]
+    out_ref[...] = jnp.where((source >= 0)[:, None], new, own)
 
   return pl.pallas_call(
     kernel,
@@ -121,11 +118,11 @@ def main():
     report("dml_jax", jax.jit(lambda x, i, u: dml.scatter_nd(x, i, u)), args, want, moved, ceiling)
     report("pull, lax", jax.jit(pull_lax), args, want, moved, ceiling)
     for block, warps in ((16, 4), (32, 4), (32, 8), (64, 8)):
-      fn = jax.jit(lambda x, i, u, b=block, w=warps: pull_triton(x, i, u, block=b, warps=w))
+      fn = jax.jit(lambda x, i, u, b=block, w=warps: pull_kernel(x, i, u, rows=b, warps=w))
       report(f"pull, triton {block} rows {warps}w", fn, args, want, moved, ceiling)
-    fn = jax.jit(lambda x, i, u: pull_triton(x, i, u, masked=False))
+    fn = jax.jit(pull_unmasked)
     report("pull, triton unmasked", fn, args, want, moved, ceiling)
-    seconds = timed(jax.jit(lambda i: winners(table, i[:, 0])), idd)
+    seconds = timed(jax.jit(lambda i: pull.winner_map(i[:, 0], table)), idd)
     print(f"  {'winner map alone':<28} {seconds * 1e3:7.3f} ms")
     if name == "distinct targets":
       report(

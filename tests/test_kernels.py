@@ -339,14 +339,20 @@ def test_tile_on_copies_kernel_shapes(data_type, monkeypatch):
   # Small thresholds, so that these shapes take the kernel on CUDA GPUs (the lax path elsewhere).
   small = tile_copies_triton.CopiesConfig(min_inner_bytes=1024, min_input_bytes=0)
   monkeypatch.setattr(tile_copies_triton, "DEFAULT", small)
-  rng = np.random.default_rng(8)
-  x = kernel_data(rng, data_type, (6, 4, 512))
-  for repeats in ((3, 1, 1), (1, 2, 1)):
+  x = kernel_data(np.random.default_rng(8), data_type, (6, 4, 512))
+  _check_tile(x, [(3, 1, 1), (1, 2, 1)])
+
+
+def _check_tile(x, repeats_list):
+  """dml.tile gives np.tile's values for each repeats, eagerly and jitted, and batched by vmap
+  for the first."""
+  for repeats in repeats_list:
     want = np.tile(x, repeats)
     np.testing.assert_array_equal(dml.tile(x, repeats=repeats), want)
     np.testing.assert_array_equal(jax.jit(lambda x, r=repeats: dml.tile(x, repeats=r))(x), want)
-  batched = jax.vmap(lambda x: dml.tile(x, repeats=(3, 1, 1)))(np.stack([x, x[::-1]]))
-  np.testing.assert_array_equal(batched[1], np.tile(x[::-1], (3, 1, 1)))
+  first = repeats_list[0]
+  batched = jax.vmap(lambda x: dml.tile(x, repeats=first))(np.stack([x, x[::-1]]))
+  np.testing.assert_array_equal(batched[1], np.tile(x[::-1], first))
 
 
 def test_tile_gradient_on_copies_kernel_shapes_sums_the_copies(monkeypatch):
@@ -408,8 +414,8 @@ def test_tile_rows_never_apply_without_pallas_triton(monkeypatch):
 
 
 def test_tile_on_rows_kernel_shapes_carries_the_kernel():
-  """The program of a kernel shape holds the kernel (lowering it for CUDA needs a GPU from jax
-  0.12 on), and the public function gives np.tile's bits."""
+  """The program of a kernel shape holds the kernel where Pallas Triton imports (in the traced
+  program: lowering it for CUDA needs a GPU from jax 0.12 on)."""
   x = np.zeros((1024, 1024), np.float32)
   jaxpr = str(jax.make_jaxpr(lambda x: dml.tile(x, repeats=(4, 4)))(x))
   assert ("pallas_call" in jaxpr) == availability.probe().pallas_triton
@@ -419,14 +425,8 @@ def test_tile_on_rows_kernel_shapes_carries_the_kernel():
 def test_tile_on_rows_kernel_shapes(data_type, monkeypatch):
   # Small thresholds, so that these shapes take the kernel on CUDA GPUs (the lax path elsewhere).
   monkeypatch.setattr(tile_rows_triton, "DEFAULT", _SMALL_ROW_BLOCKS)
-  rng = np.random.default_rng(18)
-  x = kernel_data(rng, data_type, (2, 6, 1024))
-  for repeats in ((1, 3, 2), (1, 2, 1)):
-    want = np.tile(x, repeats)
-    np.testing.assert_array_equal(dml.tile(x, repeats=repeats), want)
-    np.testing.assert_array_equal(jax.jit(lambda x, r=repeats: dml.tile(x, repeats=r))(x), want)
-  batched = jax.vmap(lambda x: dml.tile(x, repeats=(1, 3, 2)))(np.stack([x, x[::-1]]))
-  np.testing.assert_array_equal(batched[1], np.tile(x[::-1], (1, 3, 2)))
+  x = kernel_data(np.random.default_rng(18), data_type, (2, 6, 1024))
+  _check_tile(x, [(1, 3, 2), (1, 2, 1)])
 
 
 def test_tile_gradient_on_rows_kernel_shapes_sums_the_copies(monkeypatch):

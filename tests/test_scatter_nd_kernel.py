@@ -137,7 +137,8 @@ def test_pull_forms_match_the_reference(monkeypatch, platform):
 
 
 def test_cpu_pulls_rows_of_1_kib_and_scatters_narrower_ones():
-  """The CPU's form, in the program: a row gather for wide rows, the scatter in order else."""
+  """The CPU takes the pull for rows of 1 KiB or more, in any data type; narrower rows keep
+  the scatter in order."""
   wide = forms.scatter_nd_rows((64,), (256,), 40, F32)
   narrow = forms.scatter_nd_rows((64,), (64,), 40, F32)
   assert "cpu" in wide and "cpu" not in narrow

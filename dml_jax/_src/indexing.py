@@ -11,6 +11,7 @@ clamping, so 2**32 + 1 clamps to size - 1 and never reads element 1.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -54,6 +55,34 @@ def clamp_indices(indices: jax.Array, sizes: int | Sequence[int]) -> jax.Array:
     clamped = lax.min(indices, last)
   biggest = max(sizes) if isinstance(sizes, Sequence) else sizes
   return lax.convert_element_type(clamped, np.int32) if biggest <= 2**31 else clamped
+
+
+def flat_offsets(
+  shape: Sequence[int],
+  index: jax.Array,
+  keep: jax.Array,
+  index_dims: Sequence[int],
+  batching: Sequence[tuple[int, int]] = (),
+) -> jax.Array:
+  """Each entry's row-major offset into an array of `shape`, as int32, and `prod(shape)` (one
+  past the end) where `keep` is False; `prod(shape)` must be below 2**31.
+
+  `index` (keep.shape + (k,)) holds in-range coordinates along `index_dims`; each pair
+  (dim, axis) of `batching` adds the entry's own position along `axis` of `keep` as its
+  coordinate along `dim` (a scatter's batching dimensions).
+
+  Examples:
+    >>> index = np.array([[1, 2], [0, 3], [2, 0]], np.int32)
+    >>> flat_offsets((3, 4), index, np.array([True, True, False]), (0, 1)).tolist()
+    [6, 3, 12]
+  """
+  strides = [math.prod(shape[d + 1 :]) for d in range(len(shape))]
+  offset = lax.full(keep.shape, 0, np.int32)
+  for j, d in enumerate(index_dims):
+    offset += index[..., j].astype(np.int32) * np.int32(strides[d])
+  for d, axis in batching:
+    offset += lax.broadcasted_iota(np.int32, keep.shape, axis) * np.int32(strides[d])
+  return lax.select(keep, offset, lax.full_like(offset, math.prod(shape)))
 
 
 def out_of_range(indices: jax.Array, sizes: int | Sequence[int]) -> jax.Array:

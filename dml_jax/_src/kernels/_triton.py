@@ -1,5 +1,5 @@
 """What the Pallas-Triton kernels share: the data types they take, power-of-two block sizes,
-rows written in overlapping runs.
+rows written in overlapping runs, stores with a cache hint.
 
 JAX 0.11 deprecates Pallas's Triton backend (it warns when it lowers a kernel) and will remove
 it; where `jax.experimental.pallas.triton` cannot be imported (`availability`), the kernels
@@ -15,6 +15,7 @@ Examples:
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 import jax
 import numpy as np
@@ -64,3 +65,15 @@ class Runs:
     if isinstance(k, int):
       return min(k * self.length, self.width - self.length)
     return lax.min(k * self.length, np.int32(self.width - self.length))
+
+
+def store(ref: Any, value: jax.Array, *, eviction_policy: str | None, interpret: bool) -> None:
+  """`ref[...] = value`, with Triton's cache hint `eviction_policy` ("evict_first": the kernel
+  does not read the output again) where the kernel is compiled; interpreted kernels, and a
+  None policy, store plainly (the same values)."""
+  if interpret or eviction_policy is None:
+    ref[...] = value
+  else:
+    from jax.experimental.pallas import triton as pltriton  # only GPU programs trace it
+
+    pltriton.store(ref, value, eviction_policy=eviction_policy)

@@ -19,6 +19,7 @@ import jax.numpy as jnp
 import numpy as np  # noqa: F401 (the examples use it)
 from jax import lax
 
+from dml_jax._src import indexing
 from dml_jax._src.kernels import (
   gather_elements_rows_triton,
   gather_elements_strips_triton,
@@ -211,13 +212,11 @@ def scatter_nd_rows(
     True
   """
   rows, width = math.prod(indexed), math.prod(window)
-  strides = [math.prod(indexed[j + 1 :]) for j in range(len(indexed))]
 
   def pull(rows_of: Callable[..., jax.Array]) -> Callable[..., jax.Array]:
     def form(operand, updates, index, keep, dropped, position):
       del dropped, position  # the winner map numbers the updates in row-major order itself
-      row = sum(index[..., j].astype(np.int32) * np.int32(s) for j, s in enumerate(strides))
-      target = lax.select(keep, row, lax.full_like(row, rows))  # rows: dropped
+      target = indexing.flat_offsets(indexed, index, keep, range(len(indexed)))  # rows: dropped
       out = rows_of(
         operand.reshape(rows, width), target.reshape(count), updates.reshape(count, width)
       )

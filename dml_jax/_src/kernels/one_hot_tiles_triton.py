@@ -26,6 +26,7 @@ CUDA GPUs only, with the lax path's gradient.
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 import jax
 import jax.numpy as jnp
@@ -170,12 +171,9 @@ def one_hot_tiles(
   flat = values.reshape(-1)
   off_on = lax.slice(flat, (0,), (2,))  # OffValue, OnValue
   params = None if interpret else pltriton.CompilerParams(num_warps=config.num_warps)
-
-  def store(out_ref, tile):
-    if interpret or config.eviction_policy is None:
-      out_ref[...] = tile
-    else:
-      pltriton.store(out_ref, tile, eviction_policy=config.eviction_policy)
+  store = functools.partial(
+    _triton.store, eviction_policy=config.eviction_policy, interpret=interpret
+  )
 
   if inner == 1:  # (outer, depth): a row's element is hot at the row's position
 

@@ -16,6 +16,7 @@ lax path's gradient.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 
 import jax
@@ -141,11 +142,9 @@ def tile_rows(
   block = config.block(width, np.dtype(input.dtype).itemsize)
   blocks = width // block
 
-  def store(ref, value):
-    if interpret or config.eviction_policy is None:
-      ref[...] = value
-    else:
-      pltriton.store(ref, value, eviction_policy=config.eviction_policy)
+  store = functools.partial(
+    _triton.store, eviction_policy=config.eviction_policy, interpret=interpret
+  )
 
   def kernel(input_ref, out_ref):
     program = pl.program_id(0)  # one grid dimension over rows and their blocks
