@@ -12,7 +12,11 @@ bit against NumPy; the figure is bytes written over the copy's bytes moved per s
 outputs with it, so its line times the kernel there, and XLA's compare-and-select on other
 platforms (and below the kernel's size threshold).
 
-Usage: PYTHONPATH=.:benchmarks python3 benchmarks/one_hot_probe.py [AXIS ...]
+With --parts (along axis 0, by kernel time as well): the fill and the scatter apart, torch's
+and Pallas's, and a fill followed by a Pallas scatter kernel of the hot elements (one masked
+store per index into the filled buffer, aliased in place), against dml.one_hot.
+
+Usage: PYTHONPATH=.:benchmarks python3 benchmarks/one_hot_probe.py [AXIS ... | --parts]
 """
 
 import sys
@@ -20,7 +24,11 @@ import sys
 import jax
 import jax.numpy as jnp
 import numpy as np
-from _timing import copy_ceiling, report  # benchmarks/ is on sys.path when a script in it runs
+from _timing import (  # benchmarks/ is on sys.path when a script in it runs
+  copy_ceiling,
+  report,
+  timed,
+)
 
 import dml_jax as dml
 
@@ -67,6 +75,223 @@ def pallas_fill_then_scatter(indices, values, depth, axis, block=1024, warps=4):
   )(values[:2])
   out = out.at[position].set(values[1], mode="drop", unique_indices=True)
   return out.reshape((depth, n) if axis == 0 else (n, depth))
+
+
+def pallas_fill(values, size, block=1024, warps=4):
+  """A (size,) array of OffValue (values[0]): contiguous blocks, evict-first stores, no loads."""
+  from jax.experimental import pallas as pl
+  from jax.experimental.pallas import triton as pltriton
+
+  def fill(values_ref, out_ref):
+    pltriton.store(
+      out_ref, jnp.broadcast_to(values_ref[0], (block,)), eviction_policy="evict_first"
+    )
+
+  return pl.pallas_call(
+    fill,
+    out_shape=jax.ShapeDtypeStruct((size,), values.dtype),
+    grid=(size // block,),
+    in_specs=[pl.BlockSpec((2,), lambda i: (0,))],
+    out_specs=pl.BlockSpec((block,), lambda i: (i,)),
+    compiler_params=pltriton.CompilerParams(num_warps=warps),
+  )(values[:2])
+
+
+def pallas_scatter_hot(out, position, values, block=1024, warps=4):
+  """`out` (depth * n,) with OnValue stored at position[j] * n + j wherever position[j] is in
+  [0, depth) (`position`: normalized, `depth` where none is hot): one masked store per index,
+  the output aliased to `out`, so nothing else is read or written."""
+  from jax.experimental import pallas as pl
+  from jax.experimental.pallas import triton as pltriton
+
+  n = position.size
+  depth = out.size // n
+
+  def kernel(pos_ref, values_ref, out_in_ref, out_ref):
+    del out_in_ref
+    j = pl.program_id(0) * block + jax.lax.broadcasted_iota(jnp.int32, (block,), 0)
+    pos = pos_ref[...]
+    hot = pos < depth
+    flat = jnp.where(hot, pos, 0) * n + j
+    pltriton.store(out_ref.at[flat], jnp.broadcast_to(values_ref[1], (block,)), mask=hot)
+
+  return pl.pallas_call(
+    kernel,
+    out_shape=jax.ShapeDtypeStruct(out.shape, out.dtype),
+    grid=(n // block,),
+    in_specs=[
+      pl.BlockSpec((block,), lambda i: (i,)),
+      pl.BlockSpec((2,), lambda i: (0,)),
+      pl.BlockSpec(out.shape, lambda i: (0,)),
+    ],
+    out_specs=pl.BlockSpec(out.shape, lambda i: (0,)),
+    input_output_aliases={2: 0},
+    compiler_params=pltriton.CompilerParams(num_warps=warps),
+  )(position.reshape(-1), values.reshape(-1)[:2], out)
+
+
+def pallas_fill_scatter_tiles(
+  position, values, depth, block=(32, 1024), warps=4, eviction="evict_first", columns_fastest=True
+):
+  """ONE_HOT along axis 0 as one kernel of fill-then-scatter tiles: each program fills its
+  (rows, width) tile with OffValue, waits at a block barrier, then stores OnValue at the hot
+  elements of its columns whose rows fall in the tile (a masked scatter into lines it has just
+  written, still in L2): no compare over the tile, no second pass over the output."""
+  from jax.experimental import pallas as pl
+  from jax.experimental.pallas import triton as pltriton
+
+  n = position.size
+  rows, width = block
+  grid = (depth // rows, n // width)
+  order = (lambda f: lambda j, i: f(i, j)) if columns_fastest else (lambda f: f)
+  if columns_fastest:
+    grid = grid[::-1]
+
+  def kernel(pos_ref, values_ref, out_ref):
+    i = pl.program_id(1) if columns_fastest else pl.program_id(0)
+    off = jnp.broadcast_to(values_ref[0], (rows, width))
+    if eviction is None:
+      out_ref[...] = off
+    else:
+      pltriton.store(out_ref, off, eviction_policy=eviction)
+    local = pos_ref[...] - i * rows
+    hot = (local >= 0) & (local < rows)
+    pltriton.debug_barrier()
+    columns = jax.lax.broadcasted_iota(jnp.int32, (width,), 0)
+    on = jnp.broadcast_to(values_ref[1], (width,))
+    pltriton.store(out_ref.at[jnp.where(hot, local, 0), columns], on, mask=hot)
+
+  return pl.pallas_call(
+    kernel,
+    out_shape=jax.ShapeDtypeStruct((depth, n), values.dtype),
+    grid=grid,
+    in_specs=[
+      pl.BlockSpec((width,), order(lambda i, j: (j,))),
+      pl.BlockSpec((2,), lambda *_: (0,)),
+    ],
+    out_specs=pl.BlockSpec((rows, width), order(lambda i, j: (i, j))),
+    compiler_params=pltriton.CompilerParams(num_warps=warps),
+  )(position.reshape(-1), values.reshape(-1)[:2])
+
+
+def pallas_one_hot_flat(position, values, depth, block=1024, warps=4, narrow=False, rows=1):
+  """ONE_HOT along axis 0 on the fill's grid: program k writes the k-th contiguous block of
+  the flattened (depth, n) output, loading the positions of its columns (as int16 where
+  `narrow`) and comparing them with its row, evict-first stores; with `rows` > 1, the same
+  columns of `rows` rows in turn, from one load of the positions."""
+  from jax.experimental import pallas as pl
+  from jax.experimental.pallas import triton as pltriton
+
+  n = position.size
+  per_row = n // block
+  flat = position.reshape(-1).astype(jnp.int16 if narrow else jnp.int32)
+
+  def kernel(pos_ref, values_ref, out_ref):
+    pos = pos_ref[...].astype(jnp.int32)
+    for r in range(rows):
+      row = pl.program_id(0) // per_row * rows + r
+      tile = jnp.where(pos == row, values_ref[1], values_ref[0])
+      pltriton.store(out_ref.at[r], tile, eviction_policy="evict_first")
+
+  out = pl.pallas_call(
+    kernel,
+    out_shape=jax.ShapeDtypeStruct((depth, n), values.dtype),
+    grid=(depth // rows * per_row,),
+    in_specs=[pl.BlockSpec((block,), lambda k: (k % per_row,)), pl.BlockSpec((2,), lambda k: (0,))],
+    out_specs=pl.BlockSpec((rows, block), lambda k: (k // per_row, k % per_row)),
+    compiler_params=pltriton.CompilerParams(num_warps=warps),
+  )(flat, values.reshape(-1)[:2])
+  return out
+
+
+def parts():
+  """Axis 0: the fill and the scatter apart (torch's and Pallas's), and the fill followed by a
+  Pallas scatter, against dml.one_hot; pipelined and by kernel time."""
+  import torch
+  from kernel_time_probe import kernel_seconds
+
+  rng = np.random.default_rng(0)
+  ceiling = copy_ceiling(rng)
+  n, depth = 1 << 20, 1024
+  flat = rng.integers(-depth - 8, depth + 8, n).astype(np.int32)
+  values = np.array([[0.0, 1.0]], np.float32)
+  position = np.where(flat < 0, flat + depth, flat)
+  valid = (position >= 0) & (position < depth)
+  want = (np.arange(depth)[:, None] == np.where(valid, position, -1)[None, :]).astype(np.float32)
+  moved = want.nbytes
+  args = (jnp.asarray(flat.reshape(1, n)), jnp.asarray(values))
+
+  def normalized(i):
+    i = jnp.where(i < 0, i + depth, i)
+    return jnp.where((i >= 0) & (i < depth), i, depth)
+
+  def by_kernel(name, fn, *fargs):
+    busy, span, names = kernel_seconds(fn, *fargs)
+    print(f"    {name}: kernels {busy * 1e3:.3f} ms busy, {span * 1e3:.3f} ms span {names}")
+
+  print(f"ONE_HOT of {n} int32 indices, depth {depth}, axis 0: {moved / 1e9:.2f} GB written")
+  forms = {
+    "dml.one_hot": lambda i, v: dml.one_hot(i, v, axis=0, depth=depth),
+    "pallas fill only": lambda i, v: pallas_fill(v.reshape(-1), depth * n).reshape(depth, n),
+  }
+  for block, warps in ((1024, 4), (4096, 4), (2048, 8)):
+    forms[f"pallas fill {block} w{warps} + pallas scatter"] = lambda i, v, b=block, w=warps: (
+      pallas_scatter_hot(pallas_fill(v.reshape(-1), depth * n, b, w), normalized(i), v).reshape(
+        depth, n
+      )
+    )
+  for block, warps, narrow, rows in (
+    (1024, 4, False, 1),
+    (1024, 4, True, 1),
+    (4096, 8, True, 1),
+    (1024, 4, True, 2),
+    (1024, 4, True, 4),
+    (1024, 4, False, 4),
+    (2048, 4, True, 4),
+    (1024, 4, True, 8),
+    (1024, 4, True, 32),
+  ):
+    forms[f"flat compare {block} w{warps}{' int16' if narrow else ''} {rows} rows"] = (
+      lambda i, v, b=block, w=warps, d=narrow, r=rows: pallas_one_hot_flat(
+        normalized(i), v, depth, b, w, d, r
+      )
+    )
+  if "--flat" in sys.argv:
+    forms = {k: v for k, v in forms.items() if "flat" in k or k == "dml.one_hot"}
+  for name, form in forms.items():
+    fn = jax.jit(form)
+    report(name, fn, args, want if "only" not in name else np.zeros_like(want), moved, ceiling)
+    by_kernel(name, fn, *args)
+
+  ti = torch.as_tensor(np.where(valid, position, 0).astype(np.int64)).cuda().reshape(1, n)
+  tv = torch.as_tensor(np.where(valid, 1.0, 0.0).astype(np.float32)).cuda().reshape(1, n)
+  out = torch.empty((depth, n), dtype=torch.float32, device="cuda")
+
+  class Synced:  # what the timers wait on
+    def block_until_ready(self):
+      torch.cuda.synchronize()
+      return self
+
+  def fill():
+    out.fill_(0.0)
+    return Synced()
+
+  def scatter():
+    out.scatter_(0, ti, tv)
+    return Synced()
+
+  def both():
+    torch.zeros((depth, n), dtype=torch.float32, device="cuda").scatter_(0, ti, tv)
+    return Synced()
+
+  for name, fn in (
+    ("torch fill_", fill),
+    ("torch scatter_", scatter),
+    ("torch zeros + scatter_", both),
+  ):
+    seconds = timed(fn)
+    print(f"  {name:<28} {seconds * 1e3:7.3f} ms  {moved / seconds / ceiling:5.2f} of copy")
+    by_kernel(name, fn)
 
 
 def pallas_one_hot_columns(position, values, depth, width=1024, rows=4, warps=4):
@@ -263,4 +488,4 @@ def main():
 
 
 if __name__ == "__main__":
-  main()
+  parts() if "--parts" in sys.argv else main()

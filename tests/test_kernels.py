@@ -524,25 +524,27 @@ def test_scatter_elements_gradient_on_kernel_shapes_follows_the_policy():
 # ONE_HOT: the output written in wide tiles
 # --------------------------------------------------------------------------- #
 
-# Tiles of at most 8 x 16 elements, for any output: small shapes cover many tiles, and shapes
-# with few factors of 2 narrow ones.
+# Tiles of at most 4 x 16 elements (8 x 8 along the last axis), for any output: small shapes
+# cover many tiles, and shapes with few factors of 2 narrow ones.
 _SMALL_TILES = one_hot_tiles_triton.TilesConfig(
-  tile_elements=128, row_tile_elements=64, max_columns=16, min_row_bytes=0, min_output_bytes=0
+  slab_rows=4, row_tile_elements=64, max_columns=16, min_row_bytes=0, min_output_bytes=0
 )
 
 # (indices shape, axis, depth, config): axis 0, the last axis (and one with only 1s after it),
 # a middle axis with sizes before and after it; views that are and are not multiples of the
 # largest tile.
 ONE_HOT_CASES = [
-  ((1, 64), 0, 32, _SMALL_TILES),  # (depth, inner) tiles of 8 x 16
-  ((48, 1), 1, 64, _SMALL_TILES),  # (outer, depth) tiles of 8 x 16
+  ((1, 64), 0, 32, _SMALL_TILES),  # (depth, inner) tiles of 4 x 16, int8 positions
+  ((48, 1), 1, 64, _SMALL_TILES),  # (outer, depth) tiles of 4 x 16
   ((3, 1, 2, 16), 1, 12, _SMALL_TILES),  # outer 3, inner 32: tiles of 4 x 16
   ((10, 1, 1), 1, 40, _SMALL_TILES),  # inner 1: tiles of 2 x 8
   ((6, 1), 1, 24, _SMALL_TILES),  # 24 columns: tiles of 2 x 8
   ((5, 1, 7), 1, 9, _SMALL_TILES),  # odd sizes: tiles of 1 x 1
   ((2, 3, 1), 2, 20, _SMALL_TILES),  # outer 6, depth 20: tiles of 2 x 4
-  ((64, 1), 1, 1024, None),  # the default tiles, (32, 1024)
-  ((1, 2048), 0, 64, None),
+  ((2, 1, 32), 1, 200, _SMALL_TILES),  # int16 positions (200 > int8's 127)
+  ((1, 1, 16), 1, 40000, _SMALL_TILES),  # int32 positions (40000 > int16's 32767)
+  ((64, 1), 1, 1024, None),  # the default tiles along the last axis, (1, 1024)
+  ((1, 2048), 0, 64, None),  # the default slab tiles, (2, 1024)
 ]
 
 # Values with bit patterns a select must keep: quiet and signaling NaNs with payloads, -0.0,
@@ -620,9 +622,9 @@ def test_one_hot_tiles_body_under_vmap():
 def test_one_hot_tiles_divide_the_view():
   tile = one_hot_tiles_triton.tile
   assert tile((1 << 20, 1024), 1) == (1, 1024)  # the last axis: (outer, depth), a row a program
-  assert tile((1024, 1 << 20), 0) == (32, 1024)  # axis 0: (depth, inner)
-  assert tile((8, 1024, 1, 4096), 1) == (32, 1024)  # a middle axis: tiles of a (1024, 4096) slab
-  assert tile((8, 4, 1, 4096), 1) == (4, 1024)  # a slab of 4 rows
+  assert tile((1024, 1 << 20), 0) == (2, 1024)  # axis 0: (depth, inner)
+  assert tile((8, 1024, 1, 4096), 1) == (2, 1024)  # a middle axis: tiles of a (1024, 4096) slab
+  assert tile((8, 3, 1, 4096), 1) == (1, 1024)  # a slab of 3 rows
   assert tile((1 << 20, 64, 1), 1) == (16, 64)  # only 1s after the axis: (outer, depth)
   assert tile((999, 1000), 1) == (1, 8)  # odd rows, 1000 columns
   assert tile((6, 20), 1, _SMALL_TILES) == (2, 4)

@@ -3,17 +3,24 @@
 ONE_HOT writes an output `depth` times the size of its indices and reads almost nothing, so
 the write bandwidth bounds it. XLA's fused compare-and-select writes it at 0.80 of a copy's
 bandwidth on an H200 (1.07 on an H100), torch's zeros + scatter_ at 1.02 to 1.03 on both
-(BENCHMARKS.md). Here each program compares an iota with the positions it loads once and
-writes its tile with evict-first stores: along the last axis one output row of up to 1024
-elements, elsewhere a tile of 32K elements, up to 1024 of them contiguous
-(`benchmarks/one_hot_probe.py`, `benchmarks/kernel_tuning_probe.py`): 1.08 / 1.10 of the copy
-along the last axis (H100 / H200), 1.04 / 1.03 along axis 0.
+(BENCHMARKS.md). Here each program compares an iota with the positions it loads and writes
+its tile with evict-first stores:
+
+- along the last axis, one output row of up to 1024 elements a program (1.08 / 1.10 of the
+  copy on an H100 / H200);
+- along an earlier axis, the output is (depth, inner) slabs, and a program writes 2 rows of
+  up to 1024 contiguous columns, one row after the other, from one load of those columns'
+  positions; programs side by side take side-by-side columns, so the stores sweep the output
+  in order as a fill does. The positions are loaded in the narrowest integer type that holds
+  `depth` (int16 for depth 1024): they are read again for every pair of rows, and their
+  bytes compete with the stores for L2. (32, 1024) tiles of int32 positions took 1.000 ms on
+  an H200 for run.py's 4 GiB case, int16 pairs of rows 0.932, a plain fill of the same bytes
+  0.912 (`benchmarks/one_hot_probe.py --parts`).
 
 The output is viewed as (outer, depth, inner) around the one-hot axis. With inner == 1 (the
 last axis, or only 1s after it) it is 2-D, (outer, depth), and a row's element is hot where
 its column is the row's position; otherwise an element (a, d, i) is hot where d is
-position[a, i], and the tiles are (depth, inner) slabs' rows x columns, one grid dimension
-running over outer. Tiles are powers of two that divide the view's dimensions: Pallas's Triton
+position[a, i]. Tiles are powers of two that divide the view's dimensions: Pallas's Triton
 lowering does not mask a tile that would reach past the array's end (interpret mode pads such
 arrays, the GPU would write past them), so a dimension with few factors of 2 gets a narrow
 tile, and `applies` refuses tiles whose rows are too short to write at full speed.
@@ -41,13 +48,15 @@ class TilesConfig:
   """The kernel's tuning.
 
   Attributes:
-    tile_elements: the most elements a program writes across the slabs of an earlier axis
-      (a power of two).
-    row_tile_elements: the same along the last axis, where a tile's rows are whole output
-      rows: one row of 1024 float32 a program wrote at 1.10 of the copy on an H100, (32, 1024)
+    slab_rows: the most rows of a (depth, inner) slab that a program writes, one after the
+      other, from one load of its columns' positions (a power of two): 2 rows took 0.932 ms
+      on an H200 for run.py's case, 1 row 0.967, 4 rows 0.942, 8 rows 0.968; on an H100
+      1.313, 1.304, 1.337 and 1.361.
+    row_tile_elements: the most elements a program writes along the last axis, where a
+      tile's rows are whole output rows: one row of 1024 float32 a program wrote at 1.10 of the copy on an H100, (32, 1024)
       tiles 1.07, XLA's compare-and-select (2 KiB a block) 1.08 (`benchmarks/one_hot_probe.py`).
-    max_columns: the most columns of a tile, contiguous in memory (a power of two): (32, 1024)
-      tiles of float32 reached 1.00 to 1.02 of the copy on an H200 along both axes.
+    max_columns: the most columns of a tile, contiguous in memory (a power of two): 1024
+      float32 columns wrote as fast as 2048 or 4096 on an H100 and an H200.
     min_row_bytes: the shortest tile row that takes the kernel: along the last axis, float32
       tiles of 64 columns (256 bytes) reached 0.93 of the copy and tiles of 16 columns 0.39,
       against 0.80 for XLA's compare-and-select.
@@ -59,7 +68,7 @@ class TilesConfig:
       by the kernel) wrote 1 to 2% faster than none on an H100, "evict_last" 3% slower.
   """
 
-  tile_elements: int = 32 * 1024
+  slab_rows: int = 2
   row_tile_elements: int = 1024
   max_columns: int = 1024
   min_row_bytes: int = 256
@@ -86,22 +95,35 @@ def view(shape: tuple[int, ...], axis: int) -> tuple[int, int, int]:
 def tile(shape: tuple[int, ...], axis: int, config: TilesConfig | None = None) -> tuple[int, int]:
   """A program's tile of the output of this shape, (rows, columns): the largest powers of two
   dividing the 2-D view's dimensions, (outer, depth) with nothing after `axis`, else
-  (depth, inner), within `max_columns` columns and `row_tile_elements` or `tile_elements`
-  elements.
+  (depth, inner), within `max_columns` columns, and `row_tile_elements` elements or
+  `slab_rows` rows.
 
   Examples:
     >>> tile((1 << 20, 1024), 1), tile((1024, 1 << 20), 0), tile((1 << 20, 64), 1)
-    ((1, 1024), (32, 1024), (16, 64))
+    ((1, 1024), (2, 1024), (16, 64))
     >>> tile((1000, 1000), 1)
     (8, 8)
   """
   config = DEFAULT if config is None else config
   outer, depth, inner = view(shape, axis)
   rows, columns = (outer, depth) if inner == 1 else (depth, inner)
-  most = config.row_tile_elements if inner == 1 else config.tile_elements
   width = _triton.largest_power_of_two_dividing(columns, config.max_columns)
-  height = _triton.largest_power_of_two_dividing(rows, max(1, most // width))
-  return height, width
+  most = max(1, config.row_tile_elements // width) if inner == 1 else config.slab_rows
+  return _triton.largest_power_of_two_dividing(rows, most), width
+
+
+def position_dtype(depth: int) -> np.dtype:
+  """The narrowest integer type holding the positions of a slab kernel, [0, depth]
+  (`depth`: no hot element).
+
+  Examples:
+    >>> position_dtype(100), position_dtype(1024), position_dtype(1 << 15)
+    (dtype('int8'), dtype('int16'), dtype('int32'))
+  """
+  for dtype in (np.int8, np.int16):
+    if depth <= np.iinfo(dtype).max:
+      return np.dtype(dtype)
+  return np.dtype(np.int32)
 
 
 def applies(
@@ -197,26 +219,31 @@ def one_hot_tiles(
     )(position.reshape(outer), off_on)
     return out.reshape(shape)
 
-  # (outer, depth, inner): (a, d, i) is hot where d == position[a, i]; each program writes
-  # `height` rows of one (depth, inner) slab, `width` columns of them.
+  # (outer, depth, inner): (a, d, i) is hot where d == position[a, i]. Program k writes rows
+  # [i * height, (i + 1) * height) of slab a, columns [j * width, (j + 1) * width), with j
+  # varying fastest: side-by-side programs write side-by-side columns of the same rows.
+  column_blocks, row_blocks = inner // width, depth // height
+
+  def blocks(k):
+    return k // (column_blocks * row_blocks), k // column_blocks % row_blocks, k % column_blocks
+
   def slabs_kernel(position_ref, values_ref, out_ref):
-    tile_shape = (height, width)
-    row = pl.program_id(0) * height + lax.broadcasted_iota(np.int32, tile_shape, 0)
-    hot = row == position_ref[...][None, :]
-    store(out_ref, jnp.where(hot, values_ref[1], values_ref[0]))
+    _, i, _ = blocks(pl.program_id(0))
+    position = position_ref[...].astype(np.int32)
+    for r in range(height):
+      hot = position == i * height + r
+      store(out_ref.at[r], jnp.where(hot, values_ref[1], values_ref[0]))
 
   out = pl.pallas_call(
     slabs_kernel,
     out_shape=jax.ShapeDtypeStruct((outer, depth, inner), off_on.dtype),
-    # The first grid dimension varies fastest (CUDA's x): the programs writing one column
-    # block of a slab run side by side, and read its positions from L2 after the first.
-    grid=(depth // height, inner // width, outer),
+    grid=(outer * row_blocks * column_blocks,),
     in_specs=[
-      pl.BlockSpec((None, width), lambda i, j, a: (a, j)),
-      pl.BlockSpec((2,), lambda i, j, a: (0,)),
+      pl.BlockSpec((None, width), lambda k: (blocks(k)[0], blocks(k)[2])),
+      pl.BlockSpec((2,), lambda k: (0,)),
     ],
-    out_specs=pl.BlockSpec((None, height, width), lambda i, j, a: (a, i, j)),
+    out_specs=pl.BlockSpec((None, height, width), blocks),
     compiler_params=params,
     interpret=interpret,
-  )(position.reshape(outer, inner), off_on)
+  )(position.reshape(outer, inner).astype(position_dtype(depth)), off_on)
   return out.reshape(shape)
