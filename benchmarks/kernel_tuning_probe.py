@@ -3,8 +3,8 @@
 Not part of the library. Times the public operator with each kernel's DEFAULT config replaced
 by each variant (traced anew for each), checked bit for bit against NumPy:
 
-- ONE_HOT's tile kernel (`one_hot_tiles_triton.TilesConfig`): tile elements, warps and the
-  stores' eviction hint, on
+- ONE_HOT's tile kernel (`one_hot_tiles_triton.TilesConfig`): rows and columns a program
+  writes, warps and the stores' eviction hint, on
   run.py's cases (1<<20 int32 indices, depth 1024, along axis 0 and along the last axis: 4 GiB
   of float32 written). The figure is bytes written over the copy's bytes moved per second.
 - TILE's copies kernel (`tile_copies_triton.CopiesConfig`): the bytes a program copies and
@@ -47,9 +47,9 @@ def one_hot(rng, ceiling):
       {},
       dict(eviction_policy=None),
       dict(num_warps=8),
-      dict(tile_elements=16 * 1024),
-      dict(tile_elements=64 * 1024, num_warps=8),
-      dict(tile_elements=128 * 1024, num_warps=8),
+      dict(slab_rows=1),
+      dict(slab_rows=4),
+      dict(max_columns=2048, num_warps=8),
       dict(max_columns=512),
     ],
     1: [  # whole output rows

@@ -692,8 +692,8 @@ def test_one_hot_on_tile_kernel_shapes(data_type, axis, monkeypatch):
 @pytest.mark.parametrize(
   "indices_shape, axis, data_type, kernel",
   [
-    ((1 << 15, 1), 1, np.float32, True),  # (32, 1024) tiles of (outer, depth)
-    ((1, 1 << 15), 0, np.float16, True),  # (32, 1024) tiles of (depth, inner)
+    ((1 << 15, 1), 1, np.float32, True),  # (1, 1024) tiles of (outer, depth)
+    ((1, 1 << 15), 0, np.float16, True),  # (2, 1024) tiles of (depth, inner)
     ((4, 1, 1 << 13), 1, np.int8, True),  # a grid dimension over outer
     ((1 << 15, 1), 1, np.uint8, True),
     ((1 << 15, 1), 1, np.float64, False),  # 64-bit data
