@@ -13,10 +13,12 @@ outputs with it, so its line times the kernel there, and XLA's compare-and-selec
 platforms (and below the kernel's size threshold).
 
 With --parts (along axis 0, by kernel time as well): the fill and the scatter apart, torch's
-and Pallas's, and a fill followed by a Pallas scatter kernel of the hot elements (one masked
-store per index into the filled buffer, aliased in place), against dml.one_hot.
+and Pallas's; a fill followed by a Pallas scatter kernel of the hot elements (one masked
+store per index into the filled buffer, aliased in place); tiles that fill and then scatter
+their own ones; and the compare-and-select on the fill's grid, with int32 or int16 positions
+and 1 to 32 rows a program (`--flat`: only these and dml.one_hot).
 
-Usage: PYTHONPATH=.:benchmarks python3 benchmarks/one_hot_probe.py [AXIS ... | --parts]
+Usage: PYTHONPATH=.:benchmarks python3 benchmarks/one_hot_probe.py [AXIS ... | --parts [--flat]]
 """
 
 import sys
@@ -205,8 +207,8 @@ def pallas_one_hot_flat(position, values, depth, block=1024, warps=4, narrow=Fal
 
 
 def parts():
-  """Axis 0: the fill and the scatter apart (torch's and Pallas's), and the fill followed by a
-  Pallas scatter, against dml.one_hot; pipelined and by kernel time."""
+  """Axis 0: the fill and the scatter apart (torch's and Pallas's), fills followed by
+  scatters, and compare-and-select forms, against dml.one_hot; pipelined and by kernel time."""
   import torch
   from kernel_time_probe import kernel_seconds
 
@@ -256,6 +258,15 @@ def parts():
         normalized(i), v, depth, b, w, d, r
       )
     )
+  for block in ((32, 1024), (8, 1024), (4, 4096), (1, 1024), (64, 512)):
+    for columns_fastest in (True, False):
+      for eviction in ("evict_first", None):
+        order = "columns" if columns_fastest else "rows"
+        forms[f"fill-scatter tiles {block} {eviction} {order} first"] = (
+          lambda i, v, b=block, e=eviction, c=columns_fastest: pallas_fill_scatter_tiles(
+            normalized(i), v, depth, b, eviction=e, columns_fastest=c
+          )
+        )
   if "--flat" in sys.argv:
     forms = {k: v for k, v in forms.items() if "flat" in k or k == "dml.one_hot"}
   for name, form in forms.items():
