@@ -11,8 +11,12 @@ a broadcast row. Then the library's kernel
 the read-once copies kernel (`tile_copies_triton`) and XLA's loop. Each form is checked against np.tile; the fraction is of the 1 GiB copy's
 bandwidth by kernel time, counting the input read once and the output written.
 
-Usage: PYTHONPATH=.:benchmarks python3 benchmarks/tile_probe.py
+With --large, only run.py's 256 MiB cases and their references.
+
+Usage: PYTHONPATH=.:benchmarks python3 benchmarks/tile_probe.py [--large]
 """
+
+import sys
 
 import jax
 import jax.numpy as jnp
@@ -81,6 +85,8 @@ def main():
       f"  {moved / busy / ceiling:5.2f} of copy  {'ok' if ok else 'WRONG'}"
     )
 
+  if "--large" in sys.argv:
+    return large(rng, line)
   line("64 MiB copy", jax.jit(jnp.copy), (same,), True, 2 * same.nbytes)
   write = jax.jit(lambda r: jnp.broadcast_to(r, want.shape) + 0)
   line("64 MiB write of a broadcast row", write, (row,), True, same.nbytes)
@@ -110,9 +116,55 @@ def main():
     (xd,),
     True,
   )
-  # The 256 MiB cases of run.py: one repeated dimension of a (4096, 4096) input.
+  large(rng, line)
+
+
+def tile_sweep(x, repeats, block=8192, warps=4, load_policy=None):
+  """TILE of a 2-D `x` by (R, 1) or (1, R) written as a fill writes: program p stores the
+  p-th contiguous block of the flattened output, loading the input block it copies (again
+  for each copy: from L2 after the first, the copies of a block being neighbours in the
+  grid along the last axis, a copy apart along the first)."""
+  from jax.experimental import pallas as pl
+  from jax.experimental.pallas import triton as pltriton
+
+  (h, w), (r0, r1) = x.shape, repeats
+  flat = x.reshape(-1)
+  if r1 == 1:  # the output is r0 copies of the whole input, one after the other
+    n_in = h * w // block
+    in_map = lambda p: (p % n_in,)
+  else:  # each input row is r1 copies of itself along the row
+    block = min(block, w)
+    per_row = w // block
+    in_map = lambda p: (p // (r1 * per_row) * per_row + p % per_row,)
+
+  def kernel(x_ref, out_ref):
+    if load_policy is None:
+      value = x_ref[...]
+    else:
+      value = pltriton.load(x_ref, eviction_policy=load_policy)
+    pltriton.store(out_ref, value, eviction_policy="evict_first")
+
+  out = pl.pallas_call(
+    kernel,
+    out_shape=jax.ShapeDtypeStruct((h * w * r0 * r1,), x.dtype),
+    grid=(h * w * r0 * r1 // block,),
+    in_specs=[pl.BlockSpec((block,), in_map)],
+    out_specs=pl.BlockSpec((block,), lambda p: (p,)),
+    compiler_params=pltriton.CompilerParams(num_warps=warps),
+  )(flat)
+  return out.reshape(h * r0, w * r1)
+
+
+def large(rng, line):
+  """run.py's 256 MiB cases (one repeated dimension of a (4096, 4096) input), and references
+  of the same bytes: a copy moving 320 MiB, a write of 256 MiB."""
   x = rng.standard_normal((4096, 4096)).astype(np.float32)
   xd = jnp.asarray(x)
+  same = jnp.asarray(rng.standard_normal(40 * 2**20).astype(np.float32))  # 160 MiB
+  line("a copy of 160 MiB (320 MiB moved)", jax.jit(jnp.copy), (same,), True, 2 * same.nbytes)
+  row = jnp.asarray(x[:1])
+  write = jax.jit(lambda r: jnp.broadcast_to(r, (16384, 4096)) + 0)
+  line("a 256 MiB write of a broadcast row", write, (row,), True, 4 * x.nbytes)
   for repeats in ((4, 1), (1, 4)):
     want = np.tile(x, repeats)
     moved = x.nbytes + want.nbytes
@@ -124,6 +176,19 @@ def main():
     ]
     if repeats == (4, 1):
       forms.append(("tile_copies_triton", jax.jit(lambda x: copies_kernel(x, (4, 1)))))
+    for block, warps, policy in (
+      (4096, 4, None),
+      (8192, 4, None),
+      (8192, 8, None),
+      (16384, 8, None),
+      (8192, 4, "evict_last"),
+    ):
+      forms.append(
+        (
+          f"sweep {block} w{warps} {policy or ''}",
+          jax.jit(lambda x, r=repeats, b=block, w=warps, p=policy: tile_sweep(x, r, b, w, p)),
+        )
+      )
     for name, fn in forms:
       line(name, fn, (xd,), np.array_equal(np.asarray(fn(xd)), want), moved)
 
