@@ -1,8 +1,8 @@
-"""Probe (CPU): a C++ kernel through the XLA FFI for row gathers and JOIN, against dml_jax's lax
-forms and ONNX Runtime.
+"""Probe (CPU): C++ kernels through the XLA FFI for row gathers, JOIN, TILE and a transpose,
+against dml_jax's lax forms and ONNX Runtime.
 
 Not part of the library. XLA:CPU copies each row of a GATHER_ND row gather element by element;
-a hand-written kernel copies rows with memcpy. This probe measures what such a kernel would buy,
+a hand-written kernel copies rows with memcpy. This probe measures what such kernels would buy,
 on this machine's CPU, at the CPU sizes of benchmarks/run.py (`--size small`; `--size tiny` for
 a check in seconds):
 
@@ -11,7 +11,9 @@ a check in seconds):
 - join_axis0, join_axis1: JOIN of 4 x f32 (2048, 2048) along axis 0 and along axis 1;
 - gather_nd_cached (the probe's own case): GATHER_ND of 4,096 int32 tuples into f32 (64, 64, 64),
   256-byte rows and a 1 MiB output, which the caches hold: the cost of the copy loop itself,
-  where run.py's 64 MiB outputs are bound by memory and page faults.
+  where run.py's 64 MiB outputs are bound by memory and page faults;
+- tile_both: TILE of f32 (512, 512) by (4, 4), a 16 MiB output;
+- element_wise_identity_nhwc_to_nchw: an NHWC buffer of f32 (8, 64, 64, 32) read as NCHW.
 
 The other cases, their data and their ONNX Runtime models are run.py's (loaded through
 benchmarks/cpu_protocol.py, whose timing helpers this probe reuses); ONNX Runtime runs as a user
@@ -25,16 +27,21 @@ handlers for the CPU with `jax.ffi.register_ffi_target`:
   or uint64; each K-tuple picks a row of data's trailing dimensions, one memcpy per row, with
   DirectML's index rule (a negative signed index counts from the end, clamped to 0 below -size;
   an index past the end is clamped to the last position), as dml_jax's clamp_indices does;
-- join: any number of inputs along an axis, one memcpy per contiguous run of each input.
+- join: any number of inputs along an axis, one memcpy per contiguous run of each input;
+- tile2: TILE of a 2-D input, rows copied with memcpy, then whole blocks of rows;
+- transpose3: (N, R, C) -> (N, C, R) of 32-bit elements, in 8 x 8 blocks transposed in AVX2
+  registers (built with -march=native; a scalar loop for the edges and without AVX2).
 
-Both take a `threads` attribute: 1 runs on the calling thread; more splits the copies into that
+Each takes a `threads` attribute: 1 runs on the calling thread; more splits the copies into that
 many parts, all but one scheduled on XLA's intra-op thread pool (`ffi::ThreadPool`). The sides
 timed per case: dml_jax's jitted operator as a user calls it, the FFI kernel jitted on one
 thread and on two, and ONNX Runtime's session. Before timing, every side's output is checked bit
 for bit against dml_jax's, and the row gather is checked against dml.gather_nd on edge indices
 (negative, past either end, INT32_MIN, INT32_MAX), for several dtypes, int32 and uint32
 indices, int64 and uint64 indices (under jax.enable_x64, with values past 32 bits), and under
-jax.vmap (the FFI call's vmap_method "sequential").
+jax.vmap (the FFI call's vmap_method "sequential"); TILE and the transpose are checked against
+NumPy on odd shapes (the transpose's scalar edges), NaN payloads and -0.0, and, for TILE,
+float16 and int8.
 
 Timing (cpu_protocol's helpers): every side is warmed and gets the calls per block that last
 about 100 ms (run.py's preset), then rounds of one block per side, a rest (100 ms) before every
@@ -68,11 +75,20 @@ import sys
 import tempfile
 
 PROTOCOL = pathlib.Path(__file__).resolve().parent / "cpu_protocol.py"
-CASES = ("gather_nd", "gather_rows", "join_axis0", "join_axis1", "gather_nd_cached")
+CASES = (
+  "gather_nd",
+  "gather_rows",
+  "join_axis0",
+  "join_axis1",
+  "gather_nd_cached",
+  "tile_both",
+  "element_wise_identity_nhwc_to_nchw",
+)
 # The probe's own case, not run.py's: 256-byte rows and a 1 MiB output, which the caches hold.
 CACHED = {"small": ((64, 64, 64), 4096), "tiny": ((8, 6, 4), 16)}
 
 SOURCE = r"""
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cstring>
@@ -80,6 +96,10 @@ SOURCE = r"""
 #include <type_traits>
 
 #include "xla/ffi/api/ffi.h"
+
+#if defined(__AVX2__)
+#include <immintrin.h>
+#endif
 
 namespace ffi = xla::ffi;
 
@@ -227,6 +247,99 @@ static ffi::Error JoinImpl(ffi::ThreadPool pool, ffi::RemainingArgs inputs,
   return ffi::Error::Success();
 }
 
+// TILE of a 2-D input (H, W) into (H * a, W * b), any element width: the first H output rows
+// are the input rows, each copied b times with memcpy; the other a - 1 blocks of H rows are
+// memcpy'd from the first block.
+static ffi::Error Tile2Impl(ffi::ThreadPool pool, ffi::AnyBuffer x,
+                            ffi::Result<ffi::AnyBuffer> out, int64_t threads) {
+  auto in = x.dimensions();
+  auto od = out->dimensions();
+  if (in.size() != 2 || od.size() != 2) return ffi::Error::InvalidArgument("2-D TILE only");
+  size_t width = ffi::ByteWidth(x.element_type());
+  int64_t h = in[0], w = in[1], oh = od[0], ow = od[1];
+  if (h == 0 || w == 0 || oh % h || ow % w) return ffi::Error::InvalidArgument("bad repeats");
+  const char* src = static_cast<const char*>(x.untyped_data());
+  char* dst = static_cast<char*>(out->untyped_data());
+  size_t row = size_t(w) * width, out_row = size_t(ow) * width;
+  int64_t b = ow / w, a = oh / h;
+  ParallelFor(pool, h, threads, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i)
+      for (int64_t k = 0; k < b; ++k) std::memcpy(dst + i * out_row + k * row, src + i * row, row);
+  });
+  size_t block = size_t(h) * out_row;
+  ParallelFor(pool, a - 1, threads, [&](int64_t begin, int64_t end) {
+    for (int64_t k = begin; k < end; ++k) std::memcpy(dst + (k + 1) * block, dst, block);
+  });
+  return ffi::Error::Success();
+}
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(Tile2, Tile2Impl,
+                              ffi::Ffi::Bind()
+                                  .Ctx<ffi::ThreadPool>()
+                                  .Arg<ffi::AnyBuffer>()
+                                  .Ret<ffi::AnyBuffer>()
+                                  .Attr<int64_t>("threads"));
+
+#if defined(__AVX2__)
+// An 8 x 8 block of 32-bit elements transposed in registers: rows of `s` (stride ls) become
+// rows of `d` (stride ld).
+static inline void Transpose8x8(const float* s, int64_t ls, float* d, int64_t ld) {
+  __m256 r[8], t[8], u[8];
+  for (int i = 0; i < 8; ++i) r[i] = _mm256_loadu_ps(s + i * ls);
+  for (int i = 0; i < 8; i += 2) {
+    t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+    t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+  }
+  for (int i = 0; i < 8; i += 4) {
+    u[i] = _mm256_shuffle_ps(t[i], t[i + 2], 0x44);
+    u[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], 0xEE);
+    u[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0x44);
+    u[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xEE);
+  }
+  for (int i = 0; i < 4; ++i) {
+    _mm256_storeu_ps(d + i * ld, _mm256_permute2f128_ps(u[i], u[i + 4], 0x20));
+    _mm256_storeu_ps(d + (i + 4) * ld, _mm256_permute2f128_ps(u[i], u[i + 4], 0x31));
+  }
+}
+#endif
+
+// (N, R, C) -> (N, C, R) of 32-bit elements (moved as bits). Work: (n, 8-column group) pairs;
+// each walks down all R rows, 8 at a time, so its 8 output rows are written in order.
+static ffi::Error Transpose3Impl(ffi::ThreadPool pool, ffi::AnyBuffer x,
+                                 ffi::Result<ffi::AnyBuffer> out, int64_t threads) {
+  auto dims = x.dimensions();
+  if (dims.size() != 3 || ffi::ByteWidth(x.element_type()) != 4)
+    return ffi::Error::InvalidArgument("(N, R, C) of 32-bit elements only");
+  int64_t n = dims[0], r = dims[1], c = dims[2];
+  const uint32_t* src = static_cast<const uint32_t*>(x.untyped_data());
+  uint32_t* dst = static_cast<uint32_t*>(out->untyped_data());
+  int64_t groups = (c + 7) / 8;
+  ParallelFor(pool, n * groups, threads, [&](int64_t begin, int64_t end) {
+    for (int64_t w = begin; w < end; ++w) {
+      int64_t b = w / groups, j0 = w % groups * 8, j1 = std::min(j0 + 8, c);
+      const uint32_t* s = src + b * r * c;
+      uint32_t* d = dst + b * r * c;
+      int64_t i0 = 0;
+#if defined(__AVX2__)
+      if (j1 - j0 == 8)
+        for (; i0 + 8 <= r; i0 += 8)
+          Transpose8x8(reinterpret_cast<const float*>(s + i0 * c + j0), c,
+                       reinterpret_cast<float*>(d + j0 * r + i0), r);
+#endif
+      for (int64_t j = j0; j < j1; ++j)
+        for (int64_t i = i0; i < r; ++i) d[j * r + i] = s[i * c + j];
+    }
+  });
+  return ffi::Error::Success();
+}
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(Transpose3, Transpose3Impl,
+                              ffi::Ffi::Bind()
+                                  .Ctx<ffi::ThreadPool>()
+                                  .Arg<ffi::AnyBuffer>()
+                                  .Ret<ffi::AnyBuffer>()
+                                  .Attr<int64_t>("threads"));
+
 XLA_FFI_DEFINE_HANDLER_SYMBOL(Join, JoinImpl,
                               ffi::Ffi::Bind()
                                   .Ctx<ffi::ThreadPool>()
@@ -251,7 +364,8 @@ def build_kernel(directory: str) -> ctypes.CDLL:
   source = pathlib.Path(directory) / "dml_ffi_probe.cc"
   library = pathlib.Path(directory) / "dml_ffi_probe.so"
   source.write_text(SOURCE)
-  command = [compiler, "-O3", "-shared", "-fPIC", "-std=c++17", f"-I{jax.ffi.include_dir()}"]
+  command = [compiler, "-O3", "-march=native", "-shared", "-fPIC", "-std=c++17"]
+  command.append(f"-I{jax.ffi.include_dir()}")
   built = subprocess.run(
     [*command, str(source), "-o", str(library)], capture_output=True, text=True
   )
@@ -263,7 +377,12 @@ def build_kernel(directory: str) -> ctypes.CDLL:
 def register(lib: ctypes.CDLL) -> None:
   import jax
 
-  for name, symbol in (("dml_probe_gather_rows", lib.GatherRows), ("dml_probe_join", lib.Join)):
+  for name, symbol in (
+    ("dml_probe_gather_rows", lib.GatherRows),
+    ("dml_probe_join", lib.Join),
+    ("dml_probe_tile2", lib.Tile2),
+    ("dml_probe_transpose3", lib.Transpose3),
+  ):
     jax.ffi.register_ffi_target(name, jax.ffi.pycapsule(symbol), platform="cpu")
 
 
@@ -287,6 +406,50 @@ def join(inputs, *, axis: int, threads: int = 1):
   out = jax.ShapeDtypeStruct(tuple(shape), inputs[0].dtype)
   call = jax.ffi.ffi_call("dml_probe_join", out, vmap_method="sequential")
   return call(*inputs, axis=np.int64(axis), threads=np.int64(threads))
+
+
+def tile2(x, repeats, *, threads: int = 1):
+  """TILE of a 2-D `x` by `repeats` (two counts)."""
+  import jax
+  import numpy as np
+
+  out = jax.ShapeDtypeStruct((x.shape[0] * repeats[0], x.shape[1] * repeats[1]), x.dtype)
+  call = jax.ffi.ffi_call("dml_probe_tile2", out, vmap_method="sequential")
+  return call(x, threads=np.int64(threads))
+
+
+def transpose3(x, *, threads: int = 1):
+  """(N, R, C) -> (N, C, R), 32-bit elements."""
+  import jax
+  import numpy as np
+
+  n, r, c = x.shape
+  out = jax.ShapeDtypeStruct((n, c, r), x.dtype)
+  call = jax.ffi.ffi_call("dml_probe_transpose3", out, vmap_method="sequential")
+  return call(x, threads=np.int64(threads))
+
+
+def check_layout_kernels(jax, np) -> list[str]:
+  """TILE and the transpose against NumPy, bit for bit: odd shapes (the transpose's scalar
+  edges), NaN payloads and -0.0, several widths, 1 and 2 threads."""
+  failures = []
+  rng = np.random.default_rng(8)
+  specials = np.array([0x7FC01234, 0x80000000, 0xFF800001, 1], np.uint32).view(np.float32)
+  for shape in ((2, 13, 10), (3, 64, 32), (1, 8, 8), (2, 7, 9)):
+    x = rng.standard_normal(shape).astype(np.float32)
+    x.reshape(-1)[: specials.size] = specials
+    for threads in (1, 2):
+      got = np.asarray(jax.jit(lambda v, t=threads: transpose3(v, threads=t))(x))
+      if got.tobytes() != x.transpose(0, 2, 1).tobytes():
+        failures.append(f"transpose {shape}, {threads} thread(s)")
+  for dtype in (np.float32, np.float16, np.int8):
+    for shape, repeats in (((5, 7), (3, 2)), ((4, 4), (1, 3)), ((3, 6), (2, 1))):
+      x = (rng.standard_normal(shape) * 50).astype(dtype)
+      for threads in (1, 2):
+        got = np.asarray(jax.jit(lambda v, r=repeats, t=threads: tile2(v, r, threads=t))(x))
+        if got.tobytes() != np.tile(x, repeats).tobytes():
+          failures.append(f"tile {np.dtype(dtype).name} {shape} by {repeats}")
+  return failures
 
 
 def check_index_rules(dml, jax, np) -> list[str]:
@@ -378,6 +541,15 @@ def ffi_form(name: str):
       return gather_rows(x, i[..., None], threads=t).reshape(i.shape[1], x.shape[1])
 
     return lambda t: jax.jit(lambda x, i: rows(x, i, t))
+  if name == "tile_both":
+    return lambda t: jax.jit(lambda x: tile2(x, (4, 4), threads=t))
+  if name == "element_wise_identity_nhwc_to_nchw":
+
+    def nchw(x, t):
+      n, h, w, c = x.shape
+      return transpose3(x.reshape(n, h * w, c), threads=t).reshape(n, c, h, w)
+
+    return lambda t: jax.jit(lambda x: nchw(x, t))
   axis = 0 if name == "join_axis0" else 1
   return lambda t: jax.jit(lambda *xs: join(xs, axis=axis, threads=t))
 
@@ -429,6 +601,9 @@ def main(argv=None) -> int:
     "index rules, dtypes, 64-bit indices, vmap: "
     + ("ok" if not failures else "FAIL: " + "; ".join(failures))
   )
+  layout = check_layout_kernels(jax, np)
+  print("TILE and transpose kernels: " + ("ok" if not layout else "FAIL: " + "; ".join(layout)))
+  failures += layout
   preset = run.PRESETS[args.size]
   env_cpu = run.Env("cpu", False)
   for name in names:
