@@ -518,6 +518,44 @@ def test_join_from_offsets_of_one_buffer_adds_no_copy(axis, gap):
   assert _moves(with_bindings) <= _moves(functional), (with_bindings, functional)
 
 
+def _entry(compiled_text: str) -> str:
+  return compiled_text[compiled_text.index("\nENTRY ") :]
+
+
+def test_join_of_bound_parts_reads_them_in_place_on_the_cpu():
+  """JOIN along axis 1 of four parts of one buffer, into a padded pitch: XLA:CPU's
+  concatenate would copy each part out of the buffer first; the program is one fusion that
+  reads them where they lie. Inputs that are whole buffers keep the concatenate."""
+  rows, cols, pad = 8, 64, 16
+  size = rows * cols
+  tensor = TensorDesc("FLOAT32", (rows, cols))
+  output = TensorDesc("FLOAT32", (rows, 4 * cols), strides=(4 * cols + pad, 1))
+  desc = dml.JoinDesc((tensor,) * 4, axis=1, output_tensor=output)
+
+  def parts(buffer, out):
+    inputs = [dml.Binding(buffer, offset=4 * k * size) for k in range(4)]
+    return dml.execute(desc, inputs, [dml.Binding(out)])[0]
+
+  def wholes(a, b, c, d, out):
+    inputs = [dml.Binding(x) for x in (a, b, c, d)]
+    return dml.execute(desc, inputs, [dml.Binding(out)])[0]
+
+  buffer = jax.numpy.arange(4 * size, dtype=np.float32) - 7.5
+  out = jax.numpy.full(rows * (4 * cols + pad), -1.0, np.float32)
+  pieces = [np.asarray(buffer[k * size : (k + 1) * size]).reshape(rows, cols) for k in range(4)]
+  want = np.full((rows, 4 * cols + pad), -1.0, np.float32)
+  want[:, : 4 * cols] = np.concatenate(pieces, axis=1)
+  assert_bits_equal(parts(buffer, out).reshape(want.shape), want)
+  assert_bits_equal(wholes(*(p.reshape(-1) for p in pieces), out).reshape(want.shape), want)
+  on_cpu = jax.devices("cpu")[0]
+  parts_text = jax.jit(parts).lower(*jax.device_put((buffer, out), on_cpu)).compile().as_text()
+  assert " concatenate(" not in _entry(parts_text)
+  assert _entry(parts_text).count(" fusion(") == 1, _entry(parts_text)
+  flat = jax.device_put([p.reshape(-1) for p in pieces] + [out], on_cpu)
+  wholes_text = jax.jit(wholes).lower(*flat).compile().as_text()
+  assert " concatenate(" in _entry(wholes_text)
+
+
 def test_the_readme_example_runs():
   import pathlib
 

@@ -428,6 +428,15 @@ def read_bound(
   return read_elements(v, p)
 
 
+def reads_part(tensor: TensorDesc, binding: Binding, buffer: Any, view: int) -> bool:
+  """Whether `read_bound` cuts the tensor out of a larger buffer (a slice in the program)
+  rather than reading the whole buffer, which XLA passes to an operation as it is."""
+  dtype = tensor_dtype(tensor, "tensor")
+  p = plan(tensor.sizes, strides_of(tensor))
+  start, stop, _ = _window(tensor, binding, buffer, view, dtype, p)
+  return (start, stop) != (0, buffer.shape[0])
+
+
 def write_bound(
   tensor: TensorDesc, binding: Binding, buffer: Any, view: int, value: Any, what: str = "tensor"
 ) -> jax.Array:

@@ -25,7 +25,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, ClassVar, Self
 
 import jax
@@ -77,6 +77,16 @@ class OperatorDesc:
     # `*arrays: Any`: each operator names its arrays (input, indices, ...), and mypy takes
     # such an override of a gradual `*arrays` as compatible; they are jax.Arrays.
     raise NotImplementedError
+
+  def lower_bound(
+    self, arrays: Sequence[jax.Array], parts: Sequence[bool]
+  ) -> jax.Array | tuple[jax.Array, ...]:
+    """The lowering of a dispatch on bound buffers (`dml.execute`, models): `parts[i]` says
+    that input i is cut out of a larger buffer in the program rather than being a whole
+    buffer. An operator whose usual form would copy such inputs out first (JOIN on XLA:CPU)
+    reads them in place instead; the others lower as `lower` does."""
+    del parts
+    return self.lower(*arrays)
 
   def explain_output(self) -> list[str]:
     """How the output follows from the fields, in sentences (for `dml.explain`)."""

@@ -7,7 +7,7 @@ shapes and dtypes traces nothing.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import jax
@@ -22,6 +22,15 @@ def apply(desc: OperatorDesc, *arrays: jax.Array) -> jax.Array | tuple[jax.Array
   """`desc.lower(*arrays)` inside a named scope (dml.GATHER_ND, ...) for profiles."""
   with jax.named_scope(f"dml.{desc.OPERATOR}"):
     return desc.lower(*arrays)
+
+
+def apply_bound(
+  desc: OperatorDesc, arrays: Sequence[jax.Array], parts: Sequence[bool]
+) -> jax.Array | tuple[jax.Array, ...]:
+  """`desc.lower_bound(arrays, parts)` (inputs read from bound buffers, `parts[i]`: input i
+  cut out of a larger one) inside the same named scope."""
+  with jax.named_scope(f"dml.{desc.OPERATOR}"):
+    return desc.lower_bound(arrays, parts)
 
 
 apply_jitted = jax.jit(apply, static_argnums=0)

@@ -47,16 +47,19 @@ def _program(
 ) -> tuple[jax.Array, ...]:
   """Reads every input from its binding, lowers the operator, writes every output."""
   desc, input_layout, output_layout = static
-  arrays = []
+  arrays, parts = [], []
   kept = iter(persistent)
   for (field, _, tensor), entry in zip(desc.dml_inputs(), input_layout, strict=True):
     if entry is None:  # OWNED_BY_DML: read at initialization
       arrays.append(next(kept))
+      parts.append(False)
       continue
     source, index, offset, view = entry
     buffer = (input_buffers if source == _INPUT else output_buffers)[index]
-    arrays.append(buffers_lib.read_bound(tensor, Binding(buffer, offset), buffer, view, field))
-  results = dispatch.apply(desc, *arrays)
+    binding = Binding(buffer, offset)
+    arrays.append(buffers_lib.read_bound(tensor, binding, buffer, view, field))
+    parts.append(buffers_lib.reads_part(tensor, binding, buffer, view))
+  results = dispatch.apply_bound(desc, arrays, parts)
   if not isinstance(results, tuple | list):
     results = (results,)
   updated = list(output_buffers)

@@ -280,6 +280,47 @@ def test_cpu_form_choice(shape, axis, form):
   assert forms.join_cpu_form(shape, 1, axis) is None
 
 
+_SPECIAL_BITS = np.array([0x7FC01234, 0x80000000, 0xFF800001, 0x00000001], np.uint32)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int8, np.uint32], ids=str)
+@pytest.mark.parametrize(
+  "shapes, axis",
+  [
+    (((2, 3), (2, 1), (2, 4)), 1),
+    (((3, 2, 5), (3, 4, 5)), 1),
+    (((2, 3, 1), (2, 3, 2), (2, 3, 3), (2, 3, 1)), 2),
+    (((4,), (3,)), 0),
+    (((2, 2),), 1),
+  ],
+)
+def test_join_by_select_is_bit_exact(shapes, axis, dtype):
+  # NaN payloads, -0.0 and a denormal among the values: a select moves bits as they are.
+  rng = np.random.default_rng(3)
+  xs = []
+  for shape in shapes:
+    x = (rng.standard_normal(shape) * 40).astype(dtype)
+    if np.dtype(dtype) == np.float32:
+      x.reshape(-1)[: _SPECIAL_BITS.size] = _SPECIAL_BITS[: x.size].view(np.float32)
+    xs.append(x)
+  got = jax.jit(lambda *a: forms.join_by_select(*a, axis=axis))(*xs)
+  assert_bits_equal(got, np.concatenate(xs, axis))
+
+
+def test_join_by_select_differentiates_as_concatenate():
+  rng = np.random.default_rng(4)
+  xs = [rng.standard_normal((3, k)).astype(np.float32) for k in (1, 2, 4)]
+  weights = rng.standard_normal((3, 7)).astype(np.float32)
+  loss = lambda *a: jnp.sum(forms.join_by_select(*a, axis=1) * weights)
+  reference_loss = lambda *a: jnp.sum(lax.concatenate(a, 1) * weights)
+  for g, r in zip(
+    jax.grad(loss, argnums=(0, 1, 2))(*xs),
+    jax.grad(reference_loss, argnums=(0, 1, 2))(*xs),
+    strict=True,
+  ):
+    assert_bits_equal(g, r)
+
+
 def test_flat_form_compiles_to_one_fusion_without_a_branch():
   xs = [jnp.zeros((64, 64), jnp.float32)] * 4
   text = jax.jit(lambda *a: dml.join(a, axis=0)).lower(*xs).compile().as_text()

@@ -128,6 +128,11 @@ class JoinDesc(OperatorDesc):
   def lower(self, *inputs: jax.Array) -> jax.Array:
     return kernels.join(inputs, self.axis)
 
+  def lower_bound(self, arrays: Sequence[jax.Array], parts: Sequence[bool]) -> jax.Array:
+    # Inputs cut out of larger buffers are read in place on XLA:CPU (`kernels.join_by_select`)
+    # instead of being copied out for its unfused concatenate.
+    return kernels.join(arrays, self.axis, from_parts=any(parts))
+
   def explain_output(self) -> list[str]:
     tensors, axis = self.input_tensors, self.axis
     if not tensors:
