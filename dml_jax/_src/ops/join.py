@@ -129,7 +129,7 @@ class JoinDesc(OperatorDesc):
     return kernels.join(inputs, self.axis)
 
   def lower_bound(self, arrays: Sequence[jax.Array], parts: Sequence[bool]) -> jax.Array:
-    # Inputs cut out of larger buffers are read in place on XLA:CPU (`kernels.join_by_select`)
+    # Inputs cut out of larger buffers are read in place on XLA:CPU (`forms.join_by_select`)
     # instead of being copied out for its unfused concatenate.
     return kernels.join(arrays, self.axis, from_parts=any(parts))
 
