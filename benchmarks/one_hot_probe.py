@@ -33,6 +33,22 @@ from _timing import (  # benchmarks/ is on sys.path when a script in it runs
 )
 
 import dml_jax as dml
+from dml_jax._src.kernels import _triton
+
+
+def normalized(indices, depth):
+  """Positions as the kernels take them: the negative-index rule applied, `depth` where the
+  sequence has no hot element."""
+  i = jnp.where(indices < 0, indices + depth, indices)
+  return jnp.where((i >= 0) & (i < depth), i, depth)
+
+
+def grid_order(grid, columns_fastest):
+  """(grid, index-map wrapper) for a 2-D grid of (row, column) blocks, the column blocks the
+  fastest-varying grid dimension (CUDA's x) when `columns_fastest`."""
+  if not columns_fastest:
+    return grid, lambda f: f
+  return grid[::-1], lambda f: lambda j, i: f(i, j)
 
 
 def fill_then_scatter(indices, values, depth, axis):
@@ -49,12 +65,9 @@ def fill_then_scatter(indices, values, depth, axis):
 
 
 def pallas_fill_then_scatter(indices, values, depth, axis, block=1024, warps=4):
-  """OffValue written by a Pallas fill kernel (contiguous blocks of `block` elements,
-  evict-first stores, nothing loaded), then OnValue scattered at each in-range position, as
-  torch's zeros + scatter_ does (the negative-index rule applied first, as dml does)."""
-  from jax.experimental import pallas as pl
-  from jax.experimental.pallas import triton as pltriton
-
+  """OffValue written by a Pallas fill kernel (`pallas_fill`), then OnValue scattered at each
+  in-range position, as torch's zeros + scatter_ does (the negative-index rule applied first,
+  as dml does)."""
   n = indices.size
   flat, values = indices.reshape(-1), values.reshape(-1)
   flat = jnp.where(flat < 0, flat + depth, flat)
@@ -62,19 +75,7 @@ def pallas_fill_then_scatter(indices, values, depth, axis, block=1024, warps=4):
   j = jnp.arange(n, dtype=jnp.int32)
   position = flat * n + j if axis == 0 else j * depth + flat
   position = jnp.where(hot, position, depth * n)  # out of range: dropped
-
-  def fill(values_ref, out_ref):
-    off = jnp.broadcast_to(values_ref[0], (block,))
-    pltriton.store(out_ref, off, eviction_policy="evict_first")
-
-  out = pl.pallas_call(
-    fill,
-    out_shape=jax.ShapeDtypeStruct((depth * n,), values.dtype),
-    grid=(depth * n // block,),
-    in_specs=[pl.BlockSpec((2,), lambda i: (0,))],
-    out_specs=pl.BlockSpec((block,), lambda i: (i,)),
-    compiler_params=pltriton.CompilerParams(num_warps=warps),
-  )(values[:2])
+  out = pallas_fill(values, depth * n, block, warps)
   out = out.at[position].set(values[1], mode="drop", unique_indices=True)
   return out.reshape((depth, n) if axis == 0 else (n, depth))
 
@@ -144,18 +145,12 @@ def pallas_fill_scatter_tiles(
 
   n = position.size
   rows, width = block
-  grid = (depth // rows, n // width)
-  order = (lambda f: lambda j, i: f(i, j)) if columns_fastest else (lambda f: f)
-  if columns_fastest:
-    grid = grid[::-1]
+  grid, order = grid_order((depth // rows, n // width), columns_fastest)
 
   def kernel(pos_ref, values_ref, out_ref):
     i = pl.program_id(1) if columns_fastest else pl.program_id(0)
     off = jnp.broadcast_to(values_ref[0], (rows, width))
-    if eviction is None:
-      out_ref[...] = off
-    else:
-      pltriton.store(out_ref, off, eviction_policy=eviction)
+    _triton.store(out_ref, off, eviction_policy=eviction, interpret=False)
     local = pos_ref[...] - i * rows
     hot = (local >= 0) & (local < rows)
     pltriton.debug_barrier()
@@ -223,10 +218,6 @@ def parts():
   moved = want.nbytes
   args = (jnp.asarray(flat.reshape(1, n)), jnp.asarray(values))
 
-  def normalized(i):
-    i = jnp.where(i < 0, i + depth, i)
-    return jnp.where((i >= 0) & (i < depth), i, depth)
-
   def by_kernel(name, fn, *fargs):
     busy, span, names = kernel_seconds(fn, *fargs)
     print(f"    {name}: kernels {busy * 1e3:.3f} ms busy, {span * 1e3:.3f} ms span {names}")
@@ -238,9 +229,9 @@ def parts():
   }
   for block, warps in ((1024, 4), (4096, 4), (2048, 8)):
     forms[f"pallas fill {block} w{warps} + pallas scatter"] = lambda i, v, b=block, w=warps: (
-      pallas_scatter_hot(pallas_fill(v.reshape(-1), depth * n, b, w), normalized(i), v).reshape(
-        depth, n
-      )
+      pallas_scatter_hot(
+        pallas_fill(v.reshape(-1), depth * n, b, w), normalized(i, depth), v
+      ).reshape(depth, n)
     )
   for block, warps, narrow, rows in (
     (1024, 4, False, 1),
@@ -255,7 +246,7 @@ def parts():
   ):
     forms[f"flat compare {block} w{warps}{' int16' if narrow else ''} {rows} rows"] = (
       lambda i, v, b=block, w=warps, d=narrow, r=rows: pallas_one_hot_flat(
-        normalized(i), v, depth, b, w, d, r
+        normalized(i, depth), v, depth, b, w, d, r
       )
     )
   for block in ((32, 1024), (8, 1024), (4, 4096), (1, 1024), (64, 512)):
@@ -264,7 +255,7 @@ def parts():
         order = "columns" if columns_fastest else "rows"
         forms[f"fill-scatter tiles {block} {eviction} {order} first"] = (
           lambda i, v, b=block, e=eviction, c=columns_fastest: pallas_fill_scatter_tiles(
-            normalized(i), v, depth, b, eviction=e, columns_fastest=c
+            normalized(i, depth), v, depth, b, eviction=e, columns_fastest=c
           )
         )
   if "--flat" in sys.argv:
@@ -357,11 +348,7 @@ def pallas_one_hot(
   flat, values = position.reshape(-1), values.reshape(-1)
   rows, cols = (depth, n) if axis == 0 else (n, depth)
   br, bc = block
-
-  grid = (rows // br, cols // bc)
-  order = (lambda f: lambda j, i: f(i, j)) if columns_fastest else (lambda f: f)
-  if columns_fastest:
-    grid = grid[::-1]
+  grid, order = grid_order((rows // br, cols // bc), columns_fastest)
 
   def kernel(pos_ref, values_ref, out_ref):
     i, j = (
@@ -376,10 +363,7 @@ def pallas_one_hot(
     else:
       hot = c == pos_ref[...][:, None]
     tile = jnp.where(hot, values_ref[1], values_ref[0])
-    if eviction is None:
-      out_ref[...] = tile
-    else:
-      pltriton.store(out_ref, tile, eviction_policy=eviction)
+    _triton.store(out_ref, tile, eviction_policy=eviction, interpret=interpret)
 
   pos_spec = (
     pl.BlockSpec((bc,), order(lambda i, j: (j,)))
@@ -433,10 +417,6 @@ def main():
       )
       report(f"pallas fill {block} w{warps} + scatter", fn, args, want, moved, ceiling)
 
-    def normalized(i):
-      i = jnp.where(i < 0, i + depth, i)
-      return jnp.where((i >= 0) & (i < depth), i, depth)
-
     if axis == 0:
       for width, rows, warps in (
         (1024, 4, 4),
@@ -447,7 +427,7 @@ def main():
       ):
         fn = jax.jit(
           lambda i, v, c=width, r=rows, w=warps: pallas_one_hot_columns(
-            normalized(i), v, depth, c, r, w
+            normalized(i, depth), v, depth, c, r, w
           )
         )
         report(
@@ -476,7 +456,7 @@ def main():
         + (" columns first" if swap else ""),
         jax.jit(
           lambda i, v, a=axis, b=block, w=warps, e=eviction, c=swap: pallas_one_hot(
-            normalized(i), v, depth, a, b, w, eviction=e, columns_fastest=c
+            normalized(i, depth), v, depth, a, b, w, eviction=e, columns_fastest=c
           )
         ),
         args,

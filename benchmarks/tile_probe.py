@@ -16,6 +16,7 @@ With --large, only run.py's 256 MiB cases and their references.
 Usage: PYTHONPATH=.:benchmarks python3 benchmarks/tile_probe.py [--large]
 """
 
+import functools
 import sys
 
 import jax
@@ -24,6 +25,7 @@ import numpy as np
 from kernel_time_probe import kernel_seconds  # benchmarks/ is on sys.path
 
 import dml_jax as dml
+from dml_jax._src.kernels import _triton
 from dml_jax._src.kernels.tile_copies_triton import tile_copies as copies_kernel
 from dml_jax._src.kernels.tile_rows_triton import tile_rows as rows_kernel
 
@@ -35,11 +37,7 @@ def tile_kernel(x, repeats, *, rows=1, rows_in_program=False, eviction=None, war
 
   (h, w), (a_rep, c_rep) = x.shape, repeats
 
-  def store(ref, value):
-    if eviction is None:
-      ref[...] = value
-    else:
-      pltriton.store(ref, value, eviction_policy=eviction)
+  store = functools.partial(_triton.store, eviction_policy=eviction, interpret=False)
 
   def kernel(x_ref, out_ref):
     block = x_ref[...]
