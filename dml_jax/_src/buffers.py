@@ -414,13 +414,20 @@ def _window(
   return start, stop, have
 
 
+def _bound_window(
+  tensor: TensorDesc, binding: Binding, buffer: Any, view: int, what: str
+) -> tuple[np.dtype, Plan, int, int, int]:
+  """A bound tensor's data type and plan, and `_window` of its binding."""
+  dtype = tensor_dtype(tensor, what)
+  p = plan(tensor.sizes, strides_of(tensor))
+  return (dtype, p, *_window(tensor, binding, buffer, view, dtype, p))
+
+
 def read_bound(
   tensor: TensorDesc, binding: Binding, buffer: Any, view: int, what: str = "tensor"
 ) -> jax.Array:
   """The bound tensor as an array of its sizes and data type (a binding checked already)."""
-  dtype = tensor_dtype(tensor, what)
-  p = plan(tensor.sizes, strides_of(tensor))
-  start, stop, have = _window(tensor, binding, buffer, view, dtype, p)
+  dtype, p, start, stop, have = _bound_window(tensor, binding, buffer, view, what)
   raw = buffer if (start, stop) == (0, buffer.shape[0]) else lax.slice(buffer, (start,), (stop,))
   v = as_elements(jax.numpy.asarray(raw), dtype)
   if v.shape[0] > have:
@@ -431,9 +438,7 @@ def read_bound(
 def reads_part(tensor: TensorDesc, binding: Binding, buffer: Any, view: int) -> bool:
   """Whether `read_bound` cuts the tensor out of a larger buffer (a slice in the program)
   rather than reading the whole buffer, which XLA passes to an operation as it is."""
-  dtype = tensor_dtype(tensor, "tensor")
-  p = plan(tensor.sizes, strides_of(tensor))
-  start, stop, _ = _window(tensor, binding, buffer, view, dtype, p)
+  _, _, start, stop, _ = _bound_window(tensor, binding, buffer, view, "tensor")
   return (start, stop) != (0, buffer.shape[0])
 
 
@@ -441,10 +446,8 @@ def write_bound(
   tensor: TensorDesc, binding: Binding, buffer: Any, view: int, value: Any, what: str = "tensor"
 ) -> jax.Array:
   """The buffer with `value` written at the bound tensor's positions, other bytes kept."""
-  dtype = tensor_dtype(tensor, what)
   buffer = jax.numpy.asarray(buffer)
-  p = plan(tensor.sizes, strides_of(tensor))
-  start, stop, have = _window(tensor, binding, buffer, view, dtype, p)
+  dtype, p, start, stop, _ = _bound_window(tensor, binding, buffer, view, what)
   whole = (start, stop) == (0, buffer.shape[0])
   raw = buffer if whole else lax.slice(buffer, (start,), (stop,))
   w = as_elements(raw, dtype)
