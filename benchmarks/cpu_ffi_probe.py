@@ -386,47 +386,40 @@ def register(lib: ctypes.CDLL) -> None:
     jax.ffi.register_ffi_target(name, jax.ffi.pycapsule(symbol), platform="cpu")
 
 
-def gather_rows(data, indices, *, threads: int = 1):
-  """data's rows picked by the K-tuples of `indices` (..., K): shape indices[:-1] + data[K:]."""
+def _call(target: str, shape, dtype, *operands, threads: int, **attributes):
+  """The registered kernel `target` on `operands`, output (shape, dtype), `threads` threads
+  (vmap: one call per batch element)."""
   import jax
   import numpy as np
 
-  k = indices.shape[-1]
-  out = jax.ShapeDtypeStruct(indices.shape[:-1] + data.shape[k:], data.dtype)
-  call = jax.ffi.ffi_call("dml_probe_gather_rows", out, vmap_method="sequential")
-  return call(data, indices, threads=np.int64(threads))
+  out = jax.ShapeDtypeStruct(tuple(shape), dtype)
+  call = jax.ffi.ffi_call(target, out, vmap_method="sequential")
+  attributes = {name: np.int64(value) for name, value in attributes.items()}
+  return call(*operands, threads=np.int64(threads), **attributes)
+
+
+def gather_rows(data, indices, *, threads: int = 1):
+  """data's rows picked by the K-tuples of `indices` (..., K): shape indices[:-1] + data[K:]."""
+  shape = indices.shape[:-1] + data.shape[indices.shape[-1] :]
+  return _call("dml_probe_gather_rows", shape, data.dtype, data, indices, threads=threads)
 
 
 def join(inputs, *, axis: int, threads: int = 1):
-  import jax
-  import numpy as np
-
   shape = list(inputs[0].shape)
   shape[axis] = sum(x.shape[axis] for x in inputs)
-  out = jax.ShapeDtypeStruct(tuple(shape), inputs[0].dtype)
-  call = jax.ffi.ffi_call("dml_probe_join", out, vmap_method="sequential")
-  return call(*inputs, axis=np.int64(axis), threads=np.int64(threads))
+  return _call("dml_probe_join", shape, inputs[0].dtype, *inputs, threads=threads, axis=axis)
 
 
 def tile2(x, repeats, *, threads: int = 1):
   """TILE of a 2-D `x` by `repeats` (two counts)."""
-  import jax
-  import numpy as np
-
-  out = jax.ShapeDtypeStruct((x.shape[0] * repeats[0], x.shape[1] * repeats[1]), x.dtype)
-  call = jax.ffi.ffi_call("dml_probe_tile2", out, vmap_method="sequential")
-  return call(x, threads=np.int64(threads))
+  shape = (x.shape[0] * repeats[0], x.shape[1] * repeats[1])
+  return _call("dml_probe_tile2", shape, x.dtype, x, threads=threads)
 
 
 def transpose3(x, *, threads: int = 1):
   """(N, R, C) -> (N, C, R), 32-bit elements."""
-  import jax
-  import numpy as np
-
   n, r, c = x.shape
-  out = jax.ShapeDtypeStruct((n, c, r), x.dtype)
-  call = jax.ffi.ffi_call("dml_probe_transpose3", out, vmap_method="sequential")
-  return call(x, threads=np.int64(threads))
+  return _call("dml_probe_transpose3", (n, c, r), x.dtype, x, threads=threads)
 
 
 def check_layout_kernels(jax, np) -> list[str]:
