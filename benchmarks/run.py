@@ -114,7 +114,10 @@ peers: for the gathers output + indices + gathered input (= output) bytes; for J
 output; for REVERSE_SUBSEQUENCES twice the input plus the lengths; for
 PADDING input plus output; for JOIN into a padded pitch the inputs plus the whole padded
 output buffer; for the zero-stride broadcast the row plus the output; for the scatters the input read and the output written (nothing is
-donated) plus the updates and indices; for ONE_HOT the output plus the indices. GB = 1e9 bytes.
+donated) plus the updates and indices; for ONE_HOT the output plus the indices; for SLICE and
+SLICE1 the output plus what the walk reads, in 32-byte sectors: DRAM moves whole sectors, so a
+step of 2 along the last axis reads every byte of the rows it visits (the case's note gives the
+figure counted in elements). GB = 1e9 bytes.
 
 Timing: every implementation is called once (compilation, first touch; that output is the one
 checked) and once more, then run in untimed batches of 1, 2, 4, ... calls until a batch lasts
@@ -1741,6 +1744,7 @@ def slice_case(shape: tuple[int, int], rng, *, strides: tuple[int, int], dtype=n
   attributes = dict(offsets=offsets, sizes=sizes, strides=strides)
   index = tuple(np.s_[o:e:t] for o, e, t in zip(offsets, ends, strides, strict=True))
   itemsize = np.dtype(dtype).itemsize
+  walk_bytes, walk_notes = _walk_bytes(math.prod(sizes), strides[-1], itemsize)
 
   def subset(host):
     # A few output positions of each dimension, and the input positions they read.
@@ -1764,14 +1768,14 @@ def slice_case(shape: tuple[int, int], rng, *, strides: tuple[int, int], dtype=n
     dtype=np.dtype(dtype).name,
     shape=f"{_tuple(shape)} s{_tuple(strides)}",
     description=f"SLICE of {shape} from {offsets} by {strides} -> {sizes}",
-    bytes_moved=2 * math.prod(sizes) * itemsize,
+    bytes_moved=walk_bytes,
     host=host,
     inputs=(x,),
     dml=jax.jit(lambda x: dml.slice(x, **attributes)),
     expected=lambda host: host[0][index],
     subset=subset,
     peers=peers,
-    notes=_sector_note(strides[-1], itemsize),
+    notes=walk_notes,
   )
 
 
@@ -1799,6 +1803,7 @@ def slice1_case(shape: tuple[int, int], rng, *, strides: tuple[int, int], dtype=
     for b, o, t in zip(starts, offsets, strides, strict=True)
   )
   itemsize = np.dtype(dtype).itemsize
+  walk_bytes, walk_notes = _walk_bytes(math.prod(sizes), strides[-1], itemsize)
 
   def subset(host):
     chosen = [edge(n, 2) for n in sizes]
@@ -1831,30 +1836,35 @@ def slice1_case(shape: tuple[int, int], rng, *, strides: tuple[int, int], dtype=
     dtype=np.dtype(dtype).name,
     shape=f"{_tuple(shape)} s{_tuple(strides)}",
     description=f"SLICE1 of {shape}, windows from {offsets} of {windows} by {strides} -> {sizes}",
-    bytes_moved=2 * math.prod(sizes) * itemsize,
+    bytes_moved=walk_bytes,
     host=host,
     inputs=(x,),
     dml=jax.jit(lambda x: dml.slice1(x, **attributes)),
     expected=lambda host: host[0][index],
     subset=subset,
     peers=peers,
-    notes=_sector_note(strides[-1], itemsize),
+    notes=walk_notes,
   )
 
 
-def _sector_note(step: int, itemsize: int) -> list[str]:
-  """For a walk that steps by more than 1 along the last axis: what DRAM must move."""
-  if abs(step) == 1:
-    return []
-  if abs(step) * itemsize > 32:
-    return [f"bytes: a step of {step} along the last axis reads a 32-byte sector per element"]
-  reads = abs(step)  # every sector of the rows visited: `step` times the bytes taken
+def _walk_bytes(kept: int, step: int, itemsize: int) -> tuple[int, list[str]]:
+  """The fewest bytes DRAM must move to walk `kept` elements by `step` along the last axis.
+
+  DRAM moves 32-byte sectors. A step of more than one element still fetches every sector of
+  the rows it visits, up to one sector an element, so the reads are counted in sectors and the
+  writes (contiguous) in elements. Returns the bytes and a note that gives the element count's
+  figure beside it.
+  """
+  written = kept * itemsize
+  per_sector = max(1, 32 // itemsize)  # elements a sector holds
+  reads = min(abs(step), per_sector)  # sectors' bytes over the bytes kept
+  if reads == 1:
+    return 2 * written, []
   bound = 2 / (1 + reads)
-  return [
-    f"bytes: a step of {step} along the last axis reads every 32-byte sector of the rows it"
-    f" visits, {reads}x the bytes it keeps, so DRAM moves {(1 + reads) / 2:g}x the bytes"
-    f" counted: {bound:.2f} of the copy is the bound; counted in sectors, divide the ceiling"
-    f" by {bound:.2f}"
+  return (1 + reads) * written, [
+    f"bytes: a step of {step} along the last axis fetches every 32-byte sector of the rows it"
+    f" visits, {reads}x the bytes it keeps, so the reads are counted in sectors; counted in"
+    f" elements, the ceiling is {bound:.2f} times the one shown"
   ]
 
 
