@@ -1,5 +1,5 @@
 """Probe (CPU): C++ kernels through the XLA FFI for row gathers, JOIN, TILE and a transpose,
-against dml_jax's lax forms and ONNX Runtime.
+SPLIT, against dml_jax's lax forms and ONNX Runtime.
 
 Not part of the library. XLA:CPU copies each row of a GATHER_ND row gather element by element;
 a hand-written kernel copies rows with memcpy. This probe measures what such kernels would buy,
@@ -13,7 +13,8 @@ a check in seconds):
   256-byte rows and a 1 MiB output, which the caches hold: the cost of the copy loop itself,
   where run.py's 64 MiB outputs are bound by memory and page faults;
 - tile_both: TILE of f32 (512, 512) by (4, 4), a 16 MiB output;
-- element_wise_identity_nhwc_to_nchw: an NHWC buffer of f32 (8, 64, 64, 32) read as NCHW.
+- element_wise_identity_nhwc_to_nchw: an NHWC buffer of f32 (8, 64, 64, 32) read as NCHW;
+- split_axis0, split_axis1: SPLIT of f32 (4096, 4096) into 4 along axis 0 and along axis 1.
 
 The other cases, their data and their ONNX Runtime models are run.py's (loaded through
 benchmarks/cpu_protocol.py, whose timing helpers this probe reuses); ONNX Runtime runs as a user
@@ -28,20 +29,29 @@ handlers for the CPU with `jax.ffi.register_ffi_target`:
   DirectML's index rule (a negative signed index counts from the end, clamped to 0 below -size;
   an index past the end is clamped to the last position), as dml_jax's clamp_indices does;
 - join: any number of inputs along an axis, one memcpy per contiguous run of each input;
-- tile2: TILE of a 2-D input, rows copied with memcpy, then whole blocks of rows;
+- tile2: TILE of a 2-D input, rows copied with memcpy, then whole blocks of rows; or, with
+  `streaming`, every output row written from its input row in non-temporal stores;
 - transpose3: (N, R, C) -> (N, C, R) of 32-bit elements, in 8 x 8 blocks transposed in AVX2
-  registers (built with -march=native; a scalar loop for the edges and without AVX2).
+  registers (built with -march=native; a scalar loop for the edges and without AVX2); with
+  `streaming`, two blocks at a time fill whole 64-byte lines, stored non-temporally;
+- split: SPLIT along any axis, one copy per contiguous run of each output, with memcpy or, with
+  `streaming`, non-temporal 32-byte stores (no read for ownership of the output's lines).
+
+Non-temporal stores bypass the caches: a copy's destination is not read first, so a copy moves
+two bytes per byte copied instead of three, where the output is larger than the caches.
 
 Each takes a `threads` attribute: 1 runs on the calling thread; more splits the copies into that
 many parts, all but one scheduled on XLA's intra-op thread pool (`ffi::ThreadPool`). The sides
 timed per case: dml_jax's jitted operator as a user calls it, the FFI kernel jitted on one
-thread and on two, and ONNX Runtime's session. Before timing, every side's output is checked bit
+thread and on two (and, for SPLIT, TILE and the transpose, each with non-temporal stores: "NT"),
+and ONNX Runtime's session. Before timing, every side's output is checked bit
 for bit against dml_jax's, and the row gather is checked against dml.gather_nd on edge indices
 (negative, past either end, INT32_MIN, INT32_MAX), for several dtypes, int32 and uint32
 indices, int64 and uint64 indices (under jax.enable_x64, with values past 32 bits), and under
-jax.vmap (the FFI call's vmap_method "sequential"); TILE and the transpose are checked against
-NumPy on odd shapes (the transpose's scalar edges), NaN payloads and -0.0, and, for TILE,
-float16 and int8.
+jax.vmap (the FFI call's vmap_method "sequential"); TILE, the transpose and SPLIT are checked
+against NumPy on odd shapes (the transpose's scalar edges, runs that are not a multiple of 128
+bytes), NaN payloads and -0.0, with and without non-temporal stores, and, for TILE, float16 and
+int8.
 
 Timing (cpu_protocol's helpers): every side is warmed and gets the calls per block that last
 about 100 ms (run.py's preset), then rounds of one block per side, a rest (100 ms) before every
@@ -83,6 +93,8 @@ CASES = (
   "gather_nd_cached",
   "tile_both",
   "element_wise_identity_nhwc_to_nchw",
+  "split_axis0",
+  "split_axis1",
 )
 # The probe's own case, not run.py's: 256-byte rows and a 1 MiB output, which the caches hold.
 CACHED = {"small": ((64, 64, 64), 4096), "tiny": ((8, 6, 4), 16)}
@@ -247,11 +259,107 @@ static ffi::Error JoinImpl(ffi::ThreadPool pool, ffi::RemainingArgs inputs,
   return ffi::Error::Success();
 }
 
+// Copies n bytes; with `streaming`, the 32-byte-aligned body goes out in non-temporal stores
+// (no read for ownership of the destination's lines, which bypass the caches); the caller
+// fences (_mm_sfence) before its output is read.
+static inline void CopyBytes(char* dst, const char* src, size_t n, bool streaming) {
+#if defined(__AVX2__)
+  if (streaming && n >= 256) {
+    size_t head = (32 - (reinterpret_cast<uintptr_t>(dst) & 31)) & 31;
+    std::memcpy(dst, src, head);
+    dst += head, src += head, n -= head;
+    size_t body = n & ~size_t(127);
+    for (size_t i = 0; i < body; i += 128) {
+      __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i));
+      __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i + 32));
+      __m256i c = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i + 64));
+      __m256i d = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i + 96));
+      _mm256_stream_si256(reinterpret_cast<__m256i*>(dst + i), a);
+      _mm256_stream_si256(reinterpret_cast<__m256i*>(dst + i + 32), b);
+      _mm256_stream_si256(reinterpret_cast<__m256i*>(dst + i + 64), c);
+      _mm256_stream_si256(reinterpret_cast<__m256i*>(dst + i + 96), d);
+    }
+    std::memcpy(dst + body, src + body, n - body);
+    return;
+  }
+#endif
+  (void)streaming;
+  std::memcpy(dst, src, n);
+}
+
+static inline void Fence() {
+#if defined(__AVX2__)
+  _mm_sfence();
+#endif
+}
+
+// SPLIT of any input along `axis` into the outputs (their sizes along the axis are read from
+// them), any element width: per outer position, one copy per output of its contiguous run;
+// with one outer position, each output's run is cut into 64 KiB chunks for the threads.
+static ffi::Error SplitImpl(ffi::ThreadPool pool, ffi::AnyBuffer x, ffi::RemainingRets outs,
+                           int64_t axis, int64_t threads, int64_t streaming) {
+  size_t count = outs.size();
+  if (count == 0 || count > 64) return ffi::Error::InvalidArgument("1 to 64 outputs");
+  auto dims = x.dimensions();
+  size_t outer = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= size_t(dims[d]);
+  char* dsts[64];
+  size_t runs[64];
+  size_t total = 0;
+  for (size_t i = 0; i < count; ++i) {
+    auto out = outs.get<ffi::AnyBuffer>(i);
+    if (!out.has_value()) return out.error();
+    dsts[i] = static_cast<char*>((*out)->untyped_data());
+    runs[i] = (*out)->size_bytes() / (outer ? outer : 1);
+    total += runs[i];
+  }
+  if (total * outer != x.size_bytes())
+    return ffi::Error::InvalidArgument("the outputs do not cover the input");
+  const char* src = static_cast<const char*>(x.untyped_data());
+  bool stream = streaming != 0;
+  if (outer == 1) {
+    size_t offset = 0;
+    for (size_t i = 0; i < count; ++i) {
+      char* to = dsts[i];
+      const char* from = src + offset;
+      size_t bytes = runs[i];
+      int64_t chunks = (bytes + 65535) / 65536;
+      ParallelFor(pool, chunks, threads, [&](int64_t begin, int64_t end) {
+        size_t lo = size_t(begin) * 65536, hi = std::min(bytes, size_t(end) * 65536);
+        CopyBytes(to + lo, from + lo, hi - lo, stream);
+        Fence();
+      });
+      offset += bytes;
+    }
+    return ffi::Error::Success();
+  }
+  ParallelFor(pool, int64_t(outer), threads, [&](int64_t begin, int64_t end) {
+    for (int64_t o = begin; o < end; ++o) {
+      const char* from = src + size_t(o) * total;
+      for (size_t i = 0; i < count; ++i) {
+        CopyBytes(dsts[i] + size_t(o) * runs[i], from, runs[i], stream);
+        from += runs[i];
+      }
+    }
+    Fence();
+  });
+  return ffi::Error::Success();
+}
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(Split, SplitImpl,
+                              ffi::Ffi::Bind()
+                                  .Ctx<ffi::ThreadPool>()
+                                  .Arg<ffi::AnyBuffer>()
+                                  .RemainingRets()
+                                  .Attr<int64_t>("axis")
+                                  .Attr<int64_t>("threads")
+                                  .Attr<int64_t>("streaming"));
+
 // TILE of a 2-D input (H, W) into (H * a, W * b), any element width: the first H output rows
 // are the input rows, each copied b times with memcpy; the other a - 1 blocks of H rows are
 // memcpy'd from the first block.
 static ffi::Error Tile2Impl(ffi::ThreadPool pool, ffi::AnyBuffer x,
-                            ffi::Result<ffi::AnyBuffer> out, int64_t threads) {
+                            ffi::Result<ffi::AnyBuffer> out, int64_t threads, int64_t streaming) {
   auto in = x.dimensions();
   auto od = out->dimensions();
   if (in.size() != 2 || od.size() != 2) return ffi::Error::InvalidArgument("2-D TILE only");
@@ -262,6 +370,17 @@ static ffi::Error Tile2Impl(ffi::ThreadPool pool, ffi::AnyBuffer x,
   char* dst = static_cast<char*>(out->untyped_data());
   size_t row = size_t(w) * width, out_row = size_t(ow) * width;
   int64_t b = ow / w, a = oh / h;
+  bool stream = streaming != 0;
+  if (stream) {
+    // Every output row written straight from the input (the output is not read back).
+    ParallelFor(pool, oh, threads, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i)
+        for (int64_t k = 0; k < b; ++k)
+          CopyBytes(dst + i * out_row + k * row, src + (i % h) * row, row, true);
+      Fence();
+    });
+    return ffi::Error::Success();
+  }
   ParallelFor(pool, h, threads, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i)
       for (int64_t k = 0; k < b; ++k) std::memcpy(dst + i * out_row + k * row, src + i * row, row);
@@ -278,7 +397,8 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(Tile2, Tile2Impl,
                                   .Ctx<ffi::ThreadPool>()
                                   .Arg<ffi::AnyBuffer>()
                                   .Ret<ffi::AnyBuffer>()
-                                  .Attr<int64_t>("threads"));
+                                  .Attr<int64_t>("threads")
+                                  .Attr<int64_t>("streaming"));
 
 #if defined(__AVX2__)
 // An 8 x 8 block of 32-bit elements transposed in registers: rows of `s` (stride ls) become
@@ -304,9 +424,12 @@ static inline void Transpose8x8(const float* s, int64_t ls, float* d, int64_t ld
 #endif
 
 // (N, R, C) -> (N, C, R) of 32-bit elements (moved as bits). Work: (n, 8-column group) pairs;
-// each walks down all R rows, 8 at a time, so its 8 output rows are written in order.
+// each walks down all R rows, 8 at a time, so its 8 output rows are written in order. With
+// `streaming`, two 8 x 8 blocks at a time fill whole 64-byte lines of the 8 output rows, stored
+// non-temporally.
 static ffi::Error Transpose3Impl(ffi::ThreadPool pool, ffi::AnyBuffer x,
-                                 ffi::Result<ffi::AnyBuffer> out, int64_t threads) {
+                                 ffi::Result<ffi::AnyBuffer> out, int64_t threads,
+                                 int64_t streaming) {
   auto dims = x.dimensions();
   if (dims.size() != 3 || ffi::ByteWidth(x.element_type()) != 4)
     return ffi::Error::InvalidArgument("(N, R, C) of 32-bit elements only");
@@ -315,20 +438,35 @@ static ffi::Error Transpose3Impl(ffi::ThreadPool pool, ffi::AnyBuffer x,
   uint32_t* dst = static_cast<uint32_t*>(out->untyped_data());
   int64_t groups = (c + 7) / 8;
   ParallelFor(pool, n * groups, threads, [&](int64_t begin, int64_t end) {
+    alignas(64) float lines[8 * 16];
     for (int64_t w = begin; w < end; ++w) {
       int64_t b = w / groups, j0 = w % groups * 8, j1 = std::min(j0 + 8, c);
       const uint32_t* s = src + b * r * c;
       uint32_t* d = dst + b * r * c;
       int64_t i0 = 0;
 #if defined(__AVX2__)
-      if (j1 - j0 == 8)
+      if (j1 - j0 == 8) {
+        if (streaming && r % 16 == 0 && (reinterpret_cast<uintptr_t>(d) & 63) == 0 &&
+            (r * 4) % 64 == 0) {
+          for (; i0 + 16 <= r; i0 += 16) {
+            Transpose8x8(reinterpret_cast<const float*>(s + i0 * c + j0), c, lines, 16);
+            Transpose8x8(reinterpret_cast<const float*>(s + (i0 + 8) * c + j0), c, lines + 8, 16);
+            for (int k = 0; k < 8; ++k) {
+              float* to = reinterpret_cast<float*>(d + (j0 + k) * r + i0);
+              _mm256_stream_ps(to, _mm256_load_ps(lines + k * 16));
+              _mm256_stream_ps(to + 8, _mm256_load_ps(lines + k * 16 + 8));
+            }
+          }
+        }
         for (; i0 + 8 <= r; i0 += 8)
           Transpose8x8(reinterpret_cast<const float*>(s + i0 * c + j0), c,
                        reinterpret_cast<float*>(d + j0 * r + i0), r);
+      }
 #endif
       for (int64_t j = j0; j < j1; ++j)
         for (int64_t i = i0; i < r; ++i) d[j * r + i] = s[i * c + j];
     }
+    Fence();
   });
   return ffi::Error::Success();
 }
@@ -338,7 +476,8 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(Transpose3, Transpose3Impl,
                                   .Ctx<ffi::ThreadPool>()
                                   .Arg<ffi::AnyBuffer>()
                                   .Ret<ffi::AnyBuffer>()
-                                  .Attr<int64_t>("threads"));
+                                  .Attr<int64_t>("threads")
+                                  .Attr<int64_t>("streaming"));
 
 XLA_FFI_DEFINE_HANDLER_SYMBOL(Join, JoinImpl,
                               ffi::Ffi::Bind()
@@ -382,6 +521,7 @@ def register(lib: ctypes.CDLL) -> None:
     ("dml_probe_join", lib.Join),
     ("dml_probe_tile2", lib.Tile2),
     ("dml_probe_transpose3", lib.Transpose3),
+    ("dml_probe_split", lib.Split),
   ):
     jax.ffi.register_ffi_target(name, jax.ffi.pycapsule(symbol), platform="cpu")
 
@@ -410,16 +550,32 @@ def join(inputs, *, axis: int, threads: int = 1):
   return _call("dml_probe_join", shape, inputs[0].dtype, *inputs, threads=threads, axis=axis)
 
 
-def tile2(x, repeats, *, threads: int = 1):
-  """TILE of a 2-D `x` by `repeats` (two counts)."""
+def split(x, sizes, *, axis: int, threads: int = 1, streaming: bool = True):
+  """`x` cut along `axis` into pieces of `sizes`; `streaming`: non-temporal stores."""
+  import jax
+  import numpy as np
+
+  shapes = []
+  for size in sizes:
+    shape = list(x.shape)
+    shape[axis] = size
+    shapes.append(jax.ShapeDtypeStruct(tuple(shape), x.dtype))
+  call = jax.ffi.ffi_call("dml_probe_split", shapes, vmap_method="sequential")
+  return call(
+    x, axis=np.int64(axis), threads=np.int64(threads), streaming=np.int64(bool(streaming))
+  )
+
+
+def tile2(x, repeats, *, threads: int = 1, streaming: bool = False):
+  """TILE of a 2-D `x` by `repeats` (two counts); `streaming`: non-temporal stores."""
   shape = (x.shape[0] * repeats[0], x.shape[1] * repeats[1])
-  return _call("dml_probe_tile2", shape, x.dtype, x, threads=threads)
+  return _call("dml_probe_tile2", shape, x.dtype, x, threads=threads, streaming=streaming)
 
 
-def transpose3(x, *, threads: int = 1):
-  """(N, R, C) -> (N, C, R), 32-bit elements."""
+def transpose3(x, *, threads: int = 1, streaming: bool = False):
+  """(N, R, C) -> (N, C, R), 32-bit elements; `streaming`: non-temporal stores."""
   n, r, c = x.shape
-  return _call("dml_probe_transpose3", (n, c, r), x.dtype, x, threads=threads)
+  return _call("dml_probe_transpose3", (n, c, r), x.dtype, x, threads=threads, streaming=streaming)
 
 
 def check_layout_kernels(jax, np) -> list[str]:
@@ -428,20 +584,39 @@ def check_layout_kernels(jax, np) -> list[str]:
   failures = []
   rng = np.random.default_rng(8)
   specials = np.array([0x7FC01234, 0x80000000, 0xFF800001, 1], np.uint32).view(np.float32)
-  for shape in ((2, 13, 10), (3, 64, 32), (1, 8, 8), (2, 7, 9)):
+  variants = ((1, False), (2, False), (1, True), (2, True))
+  for shape in ((2, 13, 10), (3, 64, 32), (1, 8, 8), (2, 7, 9), (2, 48, 16)):
     x = rng.standard_normal(shape).astype(np.float32)
     x.reshape(-1)[: specials.size] = specials
-    for threads in (1, 2):
-      got = np.asarray(jax.jit(lambda v, t=threads: transpose3(v, threads=t))(x))
+    for threads, streaming in variants:
+      got = np.asarray(transpose3(x, threads=threads, streaming=streaming))
       if got.tobytes() != x.transpose(0, 2, 1).tobytes():
-        failures.append(f"transpose {shape}, {threads} thread(s)")
+        failures.append(f"transpose {shape}, {threads} thread(s), streaming {streaming}")
   for dtype in (np.float32, np.float16, np.int8):
-    for shape, repeats in (((5, 7), (3, 2)), ((4, 4), (1, 3)), ((3, 6), (2, 1))):
+    for shape, repeats in (
+      ((5, 7), (3, 2)),
+      ((4, 4), (1, 3)),
+      ((3, 6), (2, 1)),
+      ((9, 100), (2, 3)),
+    ):
       x = (rng.standard_normal(shape) * 50).astype(dtype)
-      for threads in (1, 2):
-        got = np.asarray(jax.jit(lambda v, r=repeats, t=threads: tile2(v, r, threads=t))(x))
+      for threads, streaming in variants:
+        got = np.asarray(tile2(x, repeats, threads=threads, streaming=streaming))
         if got.tobytes() != np.tile(x, repeats).tobytes():
           failures.append(f"tile {np.dtype(dtype).name} {shape} by {repeats}")
+  for shape, axis, sizes in (
+    ((6, 300), 0, (1, 3, 2)),
+    ((5, 7, 300), 1, (4, 0, 3)),
+    ((3, 70), 1, (64, 6)),
+  ):
+    x = rng.standard_normal(shape).astype(np.float32)
+    x.reshape(-1)[: specials.size] = specials
+    want = np.split(x, np.cumsum(sizes)[:-1], axis=axis)
+    for threads, streaming in ((1, False), (2, False), (2, True)):
+      options = dict(axis=axis, threads=threads, streaming=streaming)
+      got = [np.asarray(g) for g in split(x, sizes, **options)]
+      if [g.tobytes() for g in got] != [w.tobytes() for w in want]:
+        failures.append(f"split {shape} axis {axis}, {threads} thread(s), streaming {streaming}")
   return failures
 
 
@@ -522,29 +697,42 @@ def cached_gather_nd(run, size: str, ort_env, np, jax, dml):
   return description, inputs, fn, run.ort_impl(ort_env, "GatherND", model, feeds, out_shape)
 
 
-def ffi_form(name: str):
-  """The FFI kernel's jitted function of the case's inputs, on `threads` threads."""
+def ffi_forms(name: str) -> list[tuple[str, object]]:
+  """The FFI sides of a case: (name, jitted function of the case's inputs)."""
   import jax
 
   if name in ("gather_nd", "gather_nd_cached"):
-    return lambda t: jax.jit(lambda x, i: gather_rows(x, i, threads=t))
-  if name == "gather_rows":
+    form = lambda t, nt: lambda x, i: gather_rows(x, i, threads=t)  # noqa: E731
+  elif name == "gather_rows":
     # GATHER of rows, indices (1, count): a row gather of 1-tuples, output (count, width).
-    def rows(x, i, t):
-      return gather_rows(x, i[..., None], threads=t).reshape(i.shape[1], x.shape[1])
+    def form(t, nt):
+      return lambda x, i: gather_rows(x, i[..., None], threads=t).reshape(i.shape[1], x.shape[1])
+  elif name == "tile_both":
+    form = lambda t, nt: lambda x: tile2(x, (4, 4), threads=t, streaming=nt)  # noqa: E731
+  elif name == "element_wise_identity_nhwc_to_nchw":
 
-    return lambda t: jax.jit(lambda x, i: rows(x, i, t))
-  if name == "tile_both":
-    return lambda t: jax.jit(lambda x: tile2(x, (4, 4), threads=t))
-  if name == "element_wise_identity_nhwc_to_nchw":
+    def form(t, nt):
+      def nchw(x):
+        n, h, w, c = x.shape
+        flat = x.reshape(n, h * w, c)
+        return transpose3(flat, threads=t, streaming=nt).reshape(n, c, h, w)
 
-    def nchw(x, t):
-      n, h, w, c = x.shape
-      return transpose3(x.reshape(n, h * w, c), threads=t).reshape(n, c, h, w)
+      return nchw
+  elif name.startswith("split_axis"):
+    axis = int(name[-1])
 
-    return lambda t: jax.jit(lambda x: nchw(x, t))
-  axis = 0 if name == "join_axis0" else 1
-  return lambda t: jax.jit(lambda *xs: join(xs, axis=axis, threads=t))
+    def form(t, nt):
+      return lambda x: split(x, (x.shape[axis] // 4,) * 4, axis=axis, threads=t, streaming=nt)
+  else:
+    axis = 0 if name == "join_axis0" else 1
+    form = lambda t, nt: lambda *xs: join(xs, axis=axis, threads=t)  # noqa: E731
+  # Non-temporal stores where the kernel has them (SPLIT, TILE, the transpose).
+  streams = name.startswith("split_axis") or name in (
+    "tile_both",
+    "element_wise_identity_nhwc_to_nchw",
+  )
+  variants = [(1, False), (2, False)] + ([(1, True), (2, True)] if streams else [])
+  return [(f"ffi {t} thr{' NT' if nt else ''}", jax.jit(form(t, nt))) for t, nt in variants]
 
 
 def main(argv=None) -> int:
@@ -595,7 +783,9 @@ def main(argv=None) -> int:
     + ("ok" if not failures else "FAIL: " + "; ".join(failures))
   )
   layout = check_layout_kernels(jax, np)
-  print("TILE and transpose kernels: " + ("ok" if not layout else "FAIL: " + "; ".join(layout)))
+  print(
+    "TILE, transpose and SPLIT kernels: " + ("ok" if not layout else "FAIL: " + "; ".join(layout))
+  )
   failures += layout
   preset = run.PRESETS[args.size]
   env_cpu = run.Env("cpu", False)
@@ -611,11 +801,12 @@ def main(argv=None) -> int:
       description, inputs, dml_fn = case.description, case.inputs, case.dml
       ort_impl = next(i for i in case.peers(ort_env, case.host) if i.kind == "ort")
       del case
-    form = ffi_form(name)
     sides = [
       protocol.Side("dml_jax", run.jax_impl(env_cpu, "dml_jax", "dml", dml_fn, *inputs)),
-      protocol.Side("ffi 1 thread", run.jax_impl(env_cpu, "ffi1", "ffi", form(1), *inputs)),
-      protocol.Side("ffi 2 threads", run.jax_impl(env_cpu, "ffi2", "ffi", form(2), *inputs)),
+      *(
+        protocol.Side(label, run.jax_impl(env_cpu, label, "ffi", fn, *inputs))
+        for label, fn in ffi_forms(name)
+      ),
       protocol.Side("ORT", ort_impl),
     ]
     want = np.asarray(sides[0].impl.call())
