@@ -1,4 +1,4 @@
-"""The CPU allocator: an opt-in setup of glibc's malloc for XLA:CPU's large outputs.
+"""The CPU: an opt-in setup of glibc's malloc for XLA:CPU's large outputs, and native kernels.
 
 XLA:CPU takes every output from malloc, and glibc gives large blocks fresh pages on every call
 (a page fault per 4 KiB). `configure_allocator`, called first thing in a program, makes such
@@ -15,10 +15,26 @@ Examples:
 
   >>> from dml_jax import cpu
   >>> released = cpu.release_memory()  # after a burst of large outputs
+
+The CPU's native kernels: SPLIT and TILE of large outputs run as C++ kernels that store past
+the caches, built on first use with the machine's C++ compiler (x86-64). `native_kernels()`
+says whether they run in this process, and why not; where they do not, the lax forms give the
+same bits.
+
+  >>> cpu.native_kernels().available in (True, False)
+  True
 """
 
 from dml_jax._src.cpu_allocator import AllocatorSetup as AllocatorSetup
 from dml_jax._src.cpu_allocator import configure_allocator as configure_allocator
 from dml_jax._src.cpu_allocator import release_memory as release_memory
+from dml_jax._src.kernels.native_cpu import NativeStatus as NativeStatus
+from dml_jax._src.kernels.native_cpu import status as native_kernels
 
-__all__ = ["AllocatorSetup", "configure_allocator", "release_memory"]
+__all__ = [
+  "AllocatorSetup",
+  "NativeStatus",
+  "configure_allocator",
+  "native_kernels",
+  "release_memory",
+]

@@ -11,6 +11,12 @@ from tests.helpers import load_script
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "benchmarks" / "cpu_ffi_probe.py"
+# The cases whose kernels also run with non-temporal stores.
+STREAMING = ("tile_both", "element_wise_identity_nhwc_to_nchw", "split_axis0", "split_axis1")
+
+
+def probe_cases() -> tuple[str, ...]:
+  return load_script(SCRIPT, "dml_jax_benchmark_cpu_ffi_probe").CASES
 
 
 def test_tiny_run_checks_every_case_and_exits_0():
@@ -28,11 +34,17 @@ def test_tiny_run_checks_every_case_and_exits_0():
   assert result.returncode == 0, result.stdout + result.stderr
   text = result.stdout
   assert "index rules, dtypes, 64-bit indices, vmap: ok" in text
-  for case in ("gather_nd", "gather_rows", "join_axis0", "join_axis1", "gather_nd_cached"):
+  assert "TILE, transpose and SPLIT kernels: ok" in text
+  plain = ("dml_jax", "ffi 1 thr", "ffi 2 thr", "ORT")
+  streaming = ("ffi 1 thr NT", "ffi 2 thr NT")
+  for case in probe_cases():
     block = text.split(f"\n{case}: ", 1)[1].split("\n\n", 1)[0]
-    for side in ("dml_jax", "ffi 1 thread", "ffi 2 threads", "ORT"):
-      (row,) = [line.split() for line in block.splitlines() if line.strip().startswith(side)]
-      assert float(row[len(side.split())]) > 0, (case, row)
+    sides = plain + (streaming if case in STREAMING else ())
+    rows = {}
+    for line in block.splitlines()[2:]:
+      side = next(s for s in sorted(sides, key=len, reverse=True) if line.strip().startswith(s))
+      rows[side] = float(line.split()[len(side.split())])
+    assert sorted(rows) == sorted(sides) and min(rows.values()) > 0, (case, rows)
   assert text.rstrip().endswith(
     "all checks passed (FFI kernels and ONNX Runtime vs dml_jax, bit for bit)"
   )

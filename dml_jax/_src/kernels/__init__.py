@@ -1,8 +1,8 @@
-"""GPU kernels for the cases XLA's gather leaves slow, and the choice of them.
+"""Kernels for the cases XLA leaves slow, and the choice of them.
 
-One module a kernel, named for the operator, the kernel's shape of work and its Pallas
-backend, each with its applicability test (`applies`, on static shapes) and its tuning as a
-frozen config argument (None: the module's DEFAULT):
+One module a kernel, named for the operator, the kernel's shape of work and its backend (a
+Pallas backend on GPUs, `cpu` for native code), each with its applicability test (`applies`,
+on static shapes) and its tuning as a frozen config argument (None: the module's DEFAULT):
 
   gather_elements_rows_triton         GATHER_ELEMENTS along the last axis, a program a row
   gather_elements_strips_triton       GATHER_ELEMENTS along an earlier axis, in column strips
@@ -23,11 +23,16 @@ frozen config argument (None: the module's DEFAULT):
                                       output rows
   slice_rows_triton                   SLICE and SLICE1 walks with a strided or backward last
                                       axis or a backward axis, a run of an output row a program
+  split_runs_cpu                      SPLIT on the CPU, each output's runs copied with stores
+                                      that bypass the caches (C++ through XLA's FFI)
+  tile_rows_cpu                       TILE on the CPU, each output row written from its input
+                                      row with stores that bypass the caches (C++)
 
 `forms` decides, per backend, between a kernel and the lax lowering an operator hands it (and
 between lax forms where XLA:CPU runs one faster: JOIN's); its functions are what the operator
 modules call, re-exported here. `availability` is the one probe
-of what this process can run (Pallas Triton, Mosaic GPU, GPUs with TMA).
+of what this process can run (Pallas Triton, Mosaic GPU, GPUs with TMA); `native_cpu` builds
+the CPU kernels' C++ (`native/`) on first use and says whether they run.
 """
 
 from dml_jax._src.kernels.forms import (
@@ -39,6 +44,7 @@ from dml_jax._src.kernels.forms import (
   scatter_elements,
   scatter_nd_rows,
   space_to_depth,
+  split,
   strided_window,
   tile,
 )
@@ -52,6 +58,7 @@ __all__ = [
   "scatter_elements",
   "scatter_nd_rows",
   "space_to_depth",
+  "split",
   "strided_window",
   "tile",
 ]

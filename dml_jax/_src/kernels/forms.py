@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import TypeVar
 
 import jax
 import jax.numpy as jnp
@@ -24,6 +25,7 @@ from dml_jax._src.kernels import (
   gather_elements_rows_triton,
   gather_elements_strips_triton,
   gather_nd_rows_triton,
+  native_cpu,
   one_hot_tiles_triton,
   reverse_subsequences_strips_mosaic,
   scatter_elements_rows_mosaic,
@@ -31,11 +33,14 @@ from dml_jax._src.kernels import (
   scatter_nd_rows_triton,
   slice_rows_triton,
   space_to_depth_rows_triton,
+  split_runs_cpu,
   tile_copies_triton,
+  tile_rows_cpu,
   tile_rows_triton,
 )
 
 Lowering = Callable[[jax.Array, jax.Array], jax.Array]
+Out = TypeVar("Out")  # a kernel's result: an array, or a tuple of them (SPLIT)
 
 
 def gather_elements(
@@ -295,26 +300,59 @@ def strided_window(
   return on_cuda(kernel, fallback, input)
 
 
+def split(
+  input: jax.Array,
+  sizes: Sequence[int],
+  axis: int,
+  *,
+  fallback: Callable[[jax.Array], tuple[jax.Array, ...]],
+) -> tuple[jax.Array, ...]:
+  """SPLIT along `axis` into `sizes`: on the CPU the native kernel where it applies (an input of
+  16 MiB or more, runs of 1 KiB or more) and its code is available; elsewhere
+  `fallback(input)`.
+
+  Examples:
+    >>> x = np.arange(6, dtype=np.float32).reshape(3, 2)
+    >>> pieces = split(x, [1, 2], 0, fallback=lambda x: (x[:1], x[1:]))
+    >>> [p.tolist() for p in pieces]
+    [[[0.0, 1.0]], [[2.0, 3.0], [4.0, 5.0]]]
+  """
+  if not (
+    split_runs_cpu.applies(input.shape, sizes, axis, input.dtype) and native_cpu.status().available
+  ):
+    return fallback(input)
+  kernel = functools.partial(split_runs_cpu.split_runs, sizes=tuple(sizes), axis=axis)
+  return on_platforms({"cpu": kernel}, fallback, input)
+
+
 def tile(
   input: jax.Array, repeats: tuple[int, ...], *, fallback: Callable[[jax.Array], jax.Array]
 ) -> jax.Array:
-  """TILE by `repeats` on CUDA GPUs: the read-once copies kernel where it applies (one repeated
-  dimension, an input larger than L2), else the row-copies kernel where it applies (repeats
-  on the last two dimensions, the rows repeated, an output of 16 MiB or more); elsewhere
-  `fallback(input)`.
+  """TILE by `repeats`. On CUDA GPUs: the read-once copies kernel where it applies (one
+  repeated dimension, an input larger than L2), else the row-copies kernel where it applies
+  (repeats on the last two dimensions, the rows repeated, an output of 16 MiB or more). On the
+  CPU: the native row kernel where it applies (an output of 16 MiB or more, rows of 1 KiB or
+  more) and its code is available. Elsewhere `fallback(input)`.
 
   Examples:
     >>> x = np.arange(4, dtype=np.float32).reshape(2, 2)
     >>> tile(x, (2, 1), fallback=lambda x: jnp.tile(x, (2, 1))).tolist()
     [[0.0, 1.0], [2.0, 3.0], [0.0, 1.0], [2.0, 3.0]]
   """
+  kernels: dict[str, Callable[[jax.Array], jax.Array]] = {}
   if tile_copies_triton.applies(input.shape, repeats, input.dtype):
-    kernel = functools.partial(tile_copies_triton.tile_copies, repeats=repeats, interpret=False)
+    kernels["cuda"] = functools.partial(
+      tile_copies_triton.tile_copies, repeats=repeats, interpret=False
+    )
   elif tile_rows_triton.applies(input.shape, repeats, input.dtype):
-    kernel = functools.partial(tile_rows_triton.tile_rows, repeats=repeats, interpret=False)
-  else:
+    kernels["cuda"] = functools.partial(
+      tile_rows_triton.tile_rows, repeats=repeats, interpret=False
+    )
+  if tile_rows_cpu.applies(input.shape, repeats, input.dtype) and native_cpu.status().available:
+    kernels["cpu"] = functools.partial(tile_rows_cpu.tile_rows, repeats=repeats)
+  if not kernels:
     return fallback(input)
-  return on_cuda(kernel, fallback, input)
+  return on_platforms(kernels, fallback, input)
 
 
 def on_cuda(
@@ -327,10 +365,10 @@ def on_cuda(
 
 
 def on_platforms(
-  kernels: dict[str, Callable[..., jax.Array]],
-  fallback: Callable[..., jax.Array],
+  kernels: Mapping[str, Callable[..., Out]],
+  fallback: Callable[..., Out],
   *operands: jax.Array,
-) -> jax.Array:
+) -> Out:
   """`kernels[platform](*operands)` on each platform named ("cuda", "cpu", ...),
   `fallback(*operands)` elsewhere; the gradient is fallback's (integer operands get none).
 
@@ -346,8 +384,8 @@ def on_platforms(
 
 
 def _with_gradient_of(
-  kernel: Callable[..., jax.Array], fallback: Callable[..., jax.Array]
-) -> Callable[..., jax.Array]:
+  kernel: Callable[..., Out], fallback: Callable[..., Out]
+) -> Callable[..., Out]:
   """`kernel`, differentiated as `fallback` (which gives the same values)."""
   kernel_or_lax = jax.custom_vjp(kernel)
   kernel_or_lax.defvjp(

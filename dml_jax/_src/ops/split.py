@@ -17,7 +17,7 @@ import jax
 from jax import lax
 from jax.typing import ArrayLike
 
-from dml_jax._src import arguments, dispatch, registry, rules
+from dml_jax._src import arguments, dispatch, kernels, registry, rules
 from dml_jax._src.descriptor import OperatorDesc
 from dml_jax._src.dtypes import ALL_DATA, FLOAT_AND_INT_16_32, UP_TO_32_BIT, DataType
 from dml_jax._src.errors import Checker
@@ -151,6 +151,11 @@ class SplitDesc(OperatorDesc):
       )
 
   def lower(self, input: jax.Array) -> tuple[jax.Array, ...]:
+    pieces = [t.sizes[self.axis] for t in self.output_tensors]
+    return kernels.split(input, pieces, self.axis, fallback=self._slices)
+
+  def _slices(self, input: jax.Array) -> tuple[jax.Array, ...]:
+    """The lax form: one slice per output."""
     axis, pieces = self.axis, [t.sizes[self.axis] for t in self.output_tensors]
     outputs, offset = [], 0
     for size in pieces:

@@ -1,0 +1,160 @@
+"""The CPU kernels' native code: built on first use with the machine's C++ compiler, cached.
+
+`native/` holds C++ handlers for XLA's FFI (`split_runs.cc`, `tile_rows.cc`, sharing
+`streaming_copies.h`): copies whose stores bypass the caches, which XLA:CPU's loops do not
+emit. The first trace that wants one (an operator on a large enough CPU output) builds its
+source into a shared library, with the compiler named by $CXX or the first of c++, g++ and
+clang++ on PATH, and jaxlib's FFI headers (`jax.ffi.include_dir()`):
+
+  c++ -O3 -std=c++17 -shared -fPIC -I<jax.ffi.include_dir()> -I<native/> SOURCE -o LIBRARY
+
+The library goes to a cache folder ($DML_JAX_CACHE_DIR, else $XDG_CACHE_HOME/dml_jax, else
+~/.cache/dml_jax), named by a hash of the sources, the command and jaxlib's version, so that
+later processes load it without building. Builds write a temporary file and rename it, so
+processes that build at once do not see each other's half-written library.
+
+Where any of this fails (not x86-64, no compiler, a build error, a folder that cannot be
+written), the operators take their lax forms, which give the same bits; `status()` says which
+kernels are in use and why not. dml_jax does not change how a kernel is chosen from run to run:
+the answer is found once per process.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import dataclasses
+import functools
+import hashlib
+import os
+import pathlib
+import platform
+import shutil
+import subprocess
+import tempfile
+import threading
+
+import jax
+
+SOURCES = pathlib.Path(__file__).resolve().parent / "native"
+HEADERS = ("streaming_copies.h",)
+# The kernels: source file -> (FFI target name, handler symbol).
+KERNELS = {
+  "split_runs.cc": ("dml_jax_split_runs", "DmlJaxSplitRuns"),
+  "tile_rows.cc": ("dml_jax_tile_rows", "DmlJaxTileRows"),
+}
+# Non-temporal stores are x86-64's (SSE2); elsewhere the lax forms run.
+MACHINES = ("x86_64", "amd64")
+BUILD_SECONDS = 120
+
+_lock = threading.Lock()
+
+
+@dataclasses.dataclass(frozen=True)
+class NativeStatus:
+  """Whether the CPU kernels' native code runs in this process, and why not.
+
+  Attributes:
+    available: the kernels are built, loaded and registered with XLA's FFI.
+    reason: why not (the machine, the compiler, the build's error); "" when available.
+    library: the folder of the built libraries; None when not built.
+    compiler: the compiler found; None when none.
+
+  Examples:
+    >>> NativeStatus(available=False, reason="no C++ compiler", library=None, compiler=None)
+    NativeStatus(available=False, reason='no C++ compiler', library=None, compiler=None)
+  """
+
+  available: bool
+  reason: str
+  library: str | None
+  compiler: str | None
+
+
+def status() -> NativeStatus:
+  """Builds (once per machine), loads and registers the kernels (once per process); says how
+  it went. Calling it is what the first operator to want a kernel does.
+
+  Examples:
+    >>> isinstance(status().available, bool)
+    True
+  """
+  with _lock:
+    return _load()
+
+
+@functools.cache
+def _load() -> NativeStatus:
+  if platform.machine().lower() not in MACHINES:
+    return NativeStatus(False, f"the machine is {platform.machine()}, not x86-64", None, None)
+  compiler = os.environ.get("CXX") or next(
+    (found for name in ("c++", "g++", "clang++") if (found := shutil.which(name))), None
+  )
+  if not compiler:
+    return NativeStatus(False, "no C++ compiler ($CXX, c++, g++ or clang++)", None, None)
+  try:
+    folder = _cache_folder()
+    libraries = {name: _build(compiler, name, folder) for name in KERNELS}
+    for name, (target, symbol) in KERNELS.items():
+      handler = getattr(ctypes.cdll.LoadLibrary(str(libraries[name])), symbol)
+      jax.ffi.register_ffi_target(target, jax.ffi.pycapsule(handler), platform="cpu")
+  except (OSError, subprocess.SubprocessError, _BuildError) as error:
+    return NativeStatus(False, str(error), None, compiler)
+  return NativeStatus(True, "", str(folder), compiler)
+
+
+class _BuildError(Exception):
+  """The compiler's complaint, shortened."""
+
+
+def _command(compiler: str, source: pathlib.Path, library: pathlib.Path) -> list[str]:
+  return [
+    compiler,
+    "-O3",
+    "-std=c++17",
+    "-shared",
+    "-fPIC",
+    f"-I{jax.ffi.include_dir()}",
+    f"-I{SOURCES}",
+    str(source),
+    "-o",
+    str(library),
+  ]
+
+
+def _cache_folder() -> pathlib.Path:
+  base = os.environ.get("DML_JAX_CACHE_DIR")
+  if base:
+    folder = pathlib.Path(base)
+  else:
+    xdg = os.environ.get("XDG_CACHE_HOME") or str(pathlib.Path.home() / ".cache")
+    folder = pathlib.Path(xdg) / "dml_jax"
+  folder.mkdir(parents=True, exist_ok=True)
+  return folder
+
+
+def _build(compiler: str, name: str, folder: pathlib.Path) -> pathlib.Path:
+  """The library of native/`name`, built into `folder` unless a build of the same sources,
+  command and jaxlib is there."""
+  import jaxlib
+
+  digest = hashlib.sha256()
+  for part in (name, *HEADERS):
+    digest.update((SOURCES / part).read_bytes())
+  placeholder = pathlib.Path("SOURCE"), pathlib.Path("LIBRARY")
+  digest.update(" ".join(_command(compiler, *placeholder)).encode())
+  digest.update(jaxlib.__version__.encode())
+  library = folder / f"{pathlib.Path(name).stem}-{digest.hexdigest()[:16]}.so"
+  if library.exists():
+    return library
+  with tempfile.TemporaryDirectory(dir=folder) as scratch:
+    built = pathlib.Path(scratch) / library.name
+    result = subprocess.run(
+      _command(compiler, SOURCES / name, built),
+      capture_output=True,
+      text=True,
+      timeout=BUILD_SECONDS,
+    )
+    if result.returncode != 0:
+      raise _BuildError(f"{compiler} could not build {name}: {result.stderr.strip()[-1500:]}")
+    os.replace(built, library)  # atomic: a reader sees the whole library or none
+  return library

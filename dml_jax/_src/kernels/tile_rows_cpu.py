@@ -1,0 +1,81 @@
+"""TILE on the CPU as a native kernel: every output row written from its input row with
+non-temporal stores, on the calling thread and XLA's intra-op pool.
+
+XLA:CPU writes TILE's output one element an iteration, through the cache. For TILE of
+(512, 512) float32 by (4, 4) (a 16 MiB output) that took 0.89 ms on a 2-core x86-64 machine,
+ONNX Runtime's Tile 0.69; whole rows stored past the cache take 0.67
+(`benchmarks/cpu_ffi_probe.py`, BENCHMARKS.md). The code is `native/tile_rows.cc`, built on
+first use (`native_cpu`).
+
+`applies` decides from static shapes; `forms.tile` runs the kernel on the CPU only, with the
+lax path's gradient, where `native_cpu.status()` says it is available.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import jax
+import numpy as np
+
+TARGET = "dml_jax_tile_rows"
+
+
+@dataclasses.dataclass(frozen=True)
+class TileRowsConfig:
+  """When the kernel runs.
+
+  Attributes:
+    min_output_bytes: smaller outputs take XLA's loop: they fit the caches, where stores that
+      bypass them would only send the next reader to memory.
+    min_row_bytes: the shortest input row (the last dimension) worth a copy call of its own.
+  """
+
+  min_output_bytes: int = 16 * 1024 * 1024
+  min_row_bytes: int = 1024
+
+
+DEFAULT = TileRowsConfig()
+
+
+def applies(
+  shape: tuple[int, ...],
+  repeats: tuple[int, ...],
+  dtype: np.dtype | type,
+  config: TileRowsConfig | None = None,
+) -> bool:
+  """Whether the kernel runs TILE of `shape` by `repeats`.
+
+  Examples:
+    >>> applies((512, 512), (4, 4), np.float32)
+    True
+    >>> applies((512, 8), (4, 4), np.float32)  # rows of 32 bytes
+    False
+  """
+  config = config or DEFAULT
+  itemsize = np.dtype(dtype).itemsize
+  output = math.prod(n * r for n, r in zip(shape, repeats, strict=True)) * itemsize
+  return (
+    len(shape) >= 1
+    and output >= config.min_output_bytes
+    and shape[-1] * itemsize >= config.min_row_bytes
+  )
+
+
+def tile_rows(input: jax.Array, repeats: tuple[int, ...]) -> jax.Array:
+  """`input` tiled by `repeats`, by the native kernel; `native_cpu.status()` must have
+  registered it.
+
+  Examples:
+    >>> from dml_jax._src.kernels import native_cpu
+    >>> native = native_cpu.status().available  # False: no compiler, or not x86-64
+    >>> x = np.arange(4, dtype=np.float32).reshape(2, 2)
+    >>> (tile_rows(x, (2, 1)) if native else np.tile(x, (2, 1))).tolist()
+    [[0.0, 1.0], [2.0, 3.0], [0.0, 1.0], [2.0, 3.0]]
+  """
+  shape = tuple(n * r for n, r in zip(input.shape, repeats, strict=True))
+  call = jax.ffi.ffi_call(
+    TARGET, jax.ShapeDtypeStruct(shape, input.dtype), vmap_method="expand_dims"
+  )
+  return call(input)

@@ -1,0 +1,247 @@
+"""The CPU's native kernels (SPLIT's runs, TILE's rows): built with the machine's compiler,
+bit for bit against NumPy for every element width, under jit, vmap and grad, chosen by the
+operators on large shapes, and the lax path where they cannot be built.
+
+On an x86-64 machine with a C++ compiler the kernels must be available: the tests that run
+them assert that first, so a machine that should build them cannot pass by falling back.
+"""
+
+import dataclasses
+import os
+import platform
+import shutil
+import subprocess
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import dml_jax as dml
+from dml_jax._src.kernels import native_cpu, split_runs_cpu, tile_rows_cpu
+from tests.helpers import assert_bits_equal, kernel_data
+
+WIDTHS = [np.int8, np.float16, np.float32, np.uint32]  # 1, 2 and 4 bytes
+# Bit patterns a copy must keep: NaN payloads, -0.0, infinities, a denormal.
+SPECIALS = np.array([0x7FC01234, 0x80000000, 0xFF800000, 0x7F800000, 1], np.uint32)
+
+
+def _can_build() -> bool:
+  """x86-64 with a compiler: where the kernels must build."""
+  machine = platform.machine().lower() in native_cpu.MACHINES
+  compiler = os.environ.get("CXX") or any(shutil.which(c) for c in ("c++", "g++", "clang++"))
+  return bool(machine and compiler)
+
+
+def _native() -> bool:
+  """Whether the kernels run here; asserts they do where they must."""
+  status = native_cpu.status()
+  if _can_build():
+    assert status.available, f"the native kernels should build here: {status.reason}"
+  else:
+    assert not status.available and status.reason
+  return status.available
+
+
+def _data(rng, dtype, shape):
+  x = kernel_data(rng, dtype, shape)
+  if np.dtype(dtype).itemsize == 4:
+    x.reshape(-1)[: SPECIALS.size] = SPECIALS.view(dtype)
+  return x
+
+
+@pytest.fixture
+def small_thresholds(monkeypatch):
+  """Kernels on small shapes, so that the operators' tests stay quick."""
+  monkeypatch.setattr(split_runs_cpu, "DEFAULT", split_runs_cpu.SplitRunsConfig(0, 0))
+  monkeypatch.setattr(tile_rows_cpu, "DEFAULT", tile_rows_cpu.TileRowsConfig(0, 0))
+
+
+def _custom_calls(f, *args) -> str:
+  """The custom calls of f's compiled program."""
+  text = jax.jit(f).lower(*args).compile().as_text()
+  return " ".join(line for line in text.splitlines() if "custom-call(" in line)
+
+
+def test_status_says_whether_the_kernels_run_here():
+  status = native_cpu.status()
+  assert status.available == _can_build(), status
+  assert dml.cpu.native_kernels() == status
+  if status.available:
+    assert status.reason == "" and os.path.isdir(status.library)
+  else:
+    assert status.reason
+
+
+@pytest.mark.parametrize("dtype", WIDTHS, ids=lambda t: np.dtype(t).name)
+@pytest.mark.parametrize(
+  "shape, axis, sizes",
+  [
+    ((10, 300), 0, (1, 6, 3)),  # one run per output
+    ((3, 10, 300), 1, (4, 0, 6)),  # runs per leading position, an empty output
+    ((5, 7, 1000), 2, (999, 1)),  # along the last axis: runs of 1 element
+    ((6, 3000), 1, (1000, 2000)),  # runs longer than 256 bytes: non-temporal stores
+    ((4096, 300), 0, (4000, 96)),  # several items of work (about 1 MiB each)
+  ],
+)
+def test_split_runs_matches_np_split(dtype, shape, axis, sizes):
+  if not _native():
+    return
+  x = _data(np.random.default_rng(1), dtype, shape)
+  got = jax.jit(lambda x: split_runs_cpu.split_runs(x, sizes, axis))(x)
+  want = np.split(x, np.cumsum(sizes)[:-1], axis=axis)
+  assert len(got) == len(want)
+  for g, w in zip(got, want, strict=True):
+    assert_bits_equal(g, w)
+
+
+@pytest.mark.parametrize("dtype", WIDTHS, ids=lambda t: np.dtype(t).name)
+@pytest.mark.parametrize(
+  "shape, repeats",
+  [
+    ((300,), (3,)),  # one row
+    ((5, 300), (2, 3)),
+    ((2, 3, 700), (3, 2, 1)),  # leading dimensions repeated, rows not
+    ((4, 1, 2, 100), (1, 5, 2, 2)),
+    ((1024, 1024), (2, 1)),  # several items of work
+  ],
+)
+def test_tile_rows_matches_np_tile(dtype, shape, repeats):
+  if not _native():
+    return
+  x = _data(np.random.default_rng(2), dtype, shape)
+  got = jax.jit(lambda x: tile_rows_cpu.tile_rows(x, repeats))(x)
+  assert_bits_equal(got, np.tile(x, repeats))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.int64, np.uint64], ids=lambda t: t.__name__)
+def test_kernels_move_64_bit_elements(dtype, x64):
+  if not _native():
+    return
+  rng = np.random.default_rng(3)
+  x = kernel_data(rng, dtype, (6, 200))
+  pieces = split_runs_cpu.split_runs(jnp.asarray(x), (2, 4), 0)
+  for g, w in zip(pieces, np.split(x, [2]), strict=True):
+    assert_bits_equal(g, w)
+  assert_bits_equal(tile_rows_cpu.tile_rows(jnp.asarray(x), (2, 3)), np.tile(x, (2, 3)))
+
+
+def test_applies_to_large_shapes_with_long_runs():
+  f32 = np.float32
+  assert split_runs_cpu.applies((4096, 4096), [1024] * 4, 1, f32)  # 64 MiB, runs of 4 KiB
+  assert split_runs_cpu.applies((4096, 1024), [2048, 2048], 0, f32)  # 16 MiB
+  assert not split_runs_cpu.applies((2048, 1024), [1024, 1024], 0, f32)  # 8 MiB: XLA
+  assert not split_runs_cpu.applies((16384, 256), [128, 128], 1, f32)  # runs of 512 bytes
+  assert tile_rows_cpu.applies((512, 512), (4, 4), f32)  # 16 MiB out, rows of 2 KiB
+  assert not tile_rows_cpu.applies((256, 512), (4, 4), f32)  # 8 MiB out
+  assert not tile_rows_cpu.applies((65536, 128), (1, 4), f32)  # rows of 512 bytes
+
+
+def test_operators_take_the_kernels_on_large_shapes_only():
+  native = _native()
+  big = np.zeros((4096, 1024), np.float32)  # 16 MiB
+  split = lambda x: dml.split(x, axis=1, split_sizes=(512, 512))  # noqa: E731
+  tile = lambda x: dml.tile(x, repeats=(4, 4))  # noqa: E731
+  assert ("dml_jax_split_runs" in _custom_calls(split, big)) == native
+  assert ("dml_jax_tile_rows" in _custom_calls(tile, big[:512, :512])) == native
+  assert _custom_calls(split, big[:2048]) == ""  # 8 MiB
+  assert _custom_calls(tile, big[:256, :512]) == ""  # 8 MiB out
+
+
+def test_operators_give_the_same_bits_either_way(monkeypatch):
+  rng = np.random.default_rng(4)
+  x = _data(rng, np.float32, (4096, 1024))
+  t = _data(rng, np.float32, (512, 512))
+  split = jax.jit(lambda x: dml.split(x, axis=0, split_sizes=(1000, 3096)))
+  tile = jax.jit(lambda x: dml.tile(x, repeats=(4, 4)))
+  native = (split(x), tile(t))
+  unavailable = native_cpu.NativeStatus(False, "as without a compiler", None, None)
+  monkeypatch.setattr(native_cpu, "status", lambda: unavailable)
+  jax.clear_caches()  # the operators' programs traced with the kernels
+  split_lax = jax.jit(lambda x: dml.split(x, axis=0, split_sizes=(1000, 3096)))
+  tile_lax = jax.jit(lambda x: dml.tile(x, repeats=(4, 4)))
+  assert _custom_calls(split_lax, x) + _custom_calls(tile_lax, t) == ""
+  for got, want in zip(native[0], split_lax(x), strict=True):
+    assert_bits_equal(got, want)
+  assert_bits_equal(native[1], tile_lax(t))
+  assert_bits_equal(native[1], np.tile(t, (4, 4)))
+
+
+def test_operators_on_kernel_shapes_under_vmap_and_grad(small_thresholds):
+  native = _native()
+  rng = np.random.default_rng(5)
+  x = rng.standard_normal((3, 8, 512)).astype(np.float32)
+  split = lambda x: dml.split(x, axis=0, split_sizes=(3, 5))  # noqa: E731
+  assert ("dml_jax_split_runs" in _custom_calls(split, x[0])) == native
+  batched = jax.vmap(split)(x)
+  for b in range(3):
+    for got, want in zip(batched, np.split(x[b], [3]), strict=True):
+      assert_bits_equal(got[b], want)
+  w = rng.integers(-3, 4, (5, 512)).astype(np.float32)
+  grad = jax.grad(lambda x: (split(x)[1] * w).sum())(x[0])
+  np.testing.assert_array_equal(grad, np.concatenate([np.zeros((3, 512), np.float32), w]))
+  tile = lambda x: dml.tile(x, repeats=(2, 3))  # noqa: E731
+  assert ("dml_jax_tile_rows" in _custom_calls(tile, x[0])) == native
+  batched = jax.vmap(tile)(x)
+  assert_bits_equal(batched, np.tile(x, (1, 2, 3)))
+  v = rng.integers(-3, 4, (16, 1536)).astype(np.float32)
+  grad = jax.grad(lambda x: (tile(x) * v).sum())(x[0])
+  np.testing.assert_array_equal(grad, v.reshape(2, 8, 3, 512).sum((0, 2)))
+
+
+def test_a_build_error_leaves_the_lax_path_and_says_why(monkeypatch, tmp_path):
+  monkeypatch.setenv("DML_JAX_CACHE_DIR", str(tmp_path))
+  monkeypatch.setenv("CXX", shutil.which("false") or "/bin/false")
+  monkeypatch.setattr(platform, "machine", lambda: "x86_64")
+  status = native_cpu._load.__wrapped__()
+  assert not status.available and "could not build split_runs.cc" in status.reason
+  assert list(tmp_path.iterdir()) == []  # nothing half-written left behind
+
+
+def test_other_machines_and_no_compiler_say_why(monkeypatch):
+  monkeypatch.setattr(platform, "machine", lambda: "aarch64")
+  assert "aarch64, not x86-64" in native_cpu._load.__wrapped__().reason
+  monkeypatch.setattr(platform, "machine", lambda: "x86_64")
+  monkeypatch.delenv("CXX", raising=False)
+  monkeypatch.setattr(shutil, "which", lambda name: None)
+  assert "no C++ compiler" in native_cpu._load.__wrapped__().reason
+
+
+def test_a_built_library_is_reused(monkeypatch, tmp_path):
+  if not _native():
+    return
+  compiler = native_cpu.status().compiler
+  first = native_cpu._build(compiler, "tile_rows.cc", tmp_path)
+
+  def no_compiler(*args, **kwargs):
+    raise AssertionError("built again")
+
+  monkeypatch.setattr(subprocess, "run", no_compiler)
+  assert native_cpu._build(compiler, "tile_rows.cc", tmp_path) == first
+  assert sorted(p.name for p in tmp_path.iterdir()) == [first.name]
+
+
+def test_status_is_a_frozen_record():
+  status = native_cpu.NativeStatus(False, "why", None, None)
+  with pytest.raises(dataclasses.FrozenInstanceError):
+    status.available = True  # type: ignore[misc]
+
+
+def test_the_sources_ship_in_the_wheel():
+  """pyproject.toml's package data names every file of native/ (the wheel carries the sources
+  that the first use builds)."""
+  import fnmatch
+  import pathlib
+  import tomllib
+
+  root = pathlib.Path(__file__).resolve().parents[1]
+  patterns = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"][
+    "package-data"
+  ]["dml_jax"]
+  package = root / "dml_jax"
+  for path in native_cpu.SOURCES.iterdir():
+    name = str(path.relative_to(package))
+    assert any(fnmatch.fnmatch(name, p) for p in patterns), f"{name} is not package data"
+  assert {*native_cpu.KERNELS, *native_cpu.HEADERS} <= {
+    p.name for p in native_cpu.SOURCES.iterdir()
+  }
