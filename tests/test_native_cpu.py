@@ -50,6 +50,13 @@ def _data(rng, dtype, shape):
   return x
 
 
+@pytest.fixture(autouse=True)
+def on_the_cpu():
+  """Every computation here on the CPU, also where JAX's default device is a GPU."""
+  with jax.default_device(jax.devices("cpu")[0]):
+    yield
+
+
 @pytest.fixture
 def small_thresholds(monkeypatch):
   """Kernels on small shapes, so that the operators' tests stay quick."""
