@@ -1,4 +1,4 @@
-"""The CPU's native kernels (SPLIT's runs, TILE's rows): built with the machine's compiler,
+"""The CPU's native kernels (SPLIT's and JOIN's runs, TILE's rows): built with the machine's compiler,
 bit for bit against NumPy for every element width, under jit, vmap and grad, chosen by the
 operators on large shapes, and the lax path where they cannot be built.
 
@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import dml_jax as dml
-from dml_jax._src.kernels import native_cpu, split_runs_cpu, tile_rows_cpu
+from dml_jax._src.kernels import join_runs_cpu, native_cpu, split_runs_cpu, tile_rows_cpu
 from tests.helpers import assert_bits_equal, kernel_data
 
 WIDTHS = [np.int8, np.float16, np.float32, np.uint32]  # 1, 2 and 4 bytes
@@ -45,7 +45,7 @@ def _native() -> bool:
 
 def _data(rng, dtype, shape):
   x = kernel_data(rng, dtype, shape)
-  if np.dtype(dtype).itemsize == 4:
+  if np.dtype(dtype).itemsize == 4 and x.size >= SPECIALS.size:
     x.reshape(-1)[: SPECIALS.size] = SPECIALS.view(dtype)
   return x
 
@@ -61,6 +61,7 @@ def on_the_cpu():
 def small_thresholds(monkeypatch):
   """Kernels on small shapes, so that the operators' tests stay quick."""
   monkeypatch.setattr(split_runs_cpu, "DEFAULT", split_runs_cpu.SplitRunsConfig(0, 0))
+  monkeypatch.setattr(join_runs_cpu, "DEFAULT", join_runs_cpu.JoinRunsConfig(0, 0))
   monkeypatch.setattr(tile_rows_cpu, "DEFAULT", tile_rows_cpu.TileRowsConfig(0, 0))
 
 
@@ -104,6 +105,30 @@ def test_split_runs_matches_np_split(dtype, shape, axis, sizes):
 
 @pytest.mark.parametrize("dtype", WIDTHS, ids=lambda t: np.dtype(t).name)
 @pytest.mark.parametrize(
+  "shape, axis, sizes",
+  [
+    ((10, 300), 0, (1, 6, 3)),
+    ((3, 10, 300), 1, (4, 0, 6)),
+    ((5, 7, 1000), 2, (999, 1)),
+    ((6, 3000), 1, (1000, 2000)),
+    ((4096, 300), 0, (4000, 96)),
+  ],
+)
+def test_join_runs_matches_np_concatenate(dtype, shape, axis, sizes):
+  if not _native():
+    return
+  rng = np.random.default_rng(6)
+  inputs = []
+  for size in sizes:
+    piece = list(shape)
+    piece[axis] = size
+    inputs.append(_data(rng, dtype, tuple(piece)))
+  got = jax.jit(lambda *xs: join_runs_cpu.join_runs(*xs, axis=axis))(*inputs)
+  assert_bits_equal(got, np.concatenate(inputs, axis))
+
+
+@pytest.mark.parametrize("dtype", WIDTHS, ids=lambda t: np.dtype(t).name)
+@pytest.mark.parametrize(
   "shape, repeats",
   [
     ((300,), (3,)),  # one row
@@ -130,6 +155,7 @@ def test_kernels_move_64_bit_elements(dtype, x64):
   pieces = split_runs_cpu.split_runs(jnp.asarray(x), (2, 4), 0)
   for g, w in zip(pieces, np.split(x, [2]), strict=True):
     assert_bits_equal(g, w)
+  assert_bits_equal(join_runs_cpu.join_runs(*pieces, axis=0), x)
   assert_bits_equal(tile_rows_cpu.tile_rows(jnp.asarray(x), (2, 3)), np.tile(x, (2, 3)))
 
 
@@ -139,6 +165,10 @@ def test_applies_to_large_shapes_with_long_runs():
   assert split_runs_cpu.applies((4096, 1024), [2048, 2048], 0, f32)  # 16 MiB
   assert not split_runs_cpu.applies((2048, 1024), [1024, 1024], 0, f32)  # 8 MiB: XLA
   assert not split_runs_cpu.applies((16384, 256), [128, 128], 1, f32)  # runs of 512 bytes
+  assert join_runs_cpu.applies([(2048, 2048)] * 4, 1, f32)  # 64 MiB, runs of 8 KiB
+  assert join_runs_cpu.applies([(2048, 1024)] * 2, 0, f32)  # 16 MiB
+  assert not join_runs_cpu.applies([(1024, 1024)] * 2, 0, f32)  # 8 MiB: XLA
+  assert not join_runs_cpu.applies([(16384, 128)] * 2, 1, f32)  # runs of 512 bytes
   assert tile_rows_cpu.applies((512, 512), (4, 4), f32)  # 16 MiB out, rows of 2 KiB
   assert not tile_rows_cpu.applies((256, 512), (4, 4), f32)  # 8 MiB out
   assert not tile_rows_cpu.applies((65536, 128), (1, 4), f32)  # rows of 512 bytes
@@ -151,6 +181,9 @@ def test_operators_take_the_kernels_on_large_shapes_only():
   tile = lambda x: dml.tile(x, repeats=(4, 4))  # noqa: E731
   assert ("dml_jax_split_runs" in _custom_calls(split, big)) == native
   assert ("dml_jax_tile_rows" in _custom_calls(tile, big[:512, :512])) == native
+  join = lambda *xs: dml.join(xs, axis=0)  # noqa: E731
+  assert ("dml_jax_join_runs" in _custom_calls(join, big, big[:1])) == native
+  assert _custom_calls(join, big[:1024], big[:1024]) == ""  # 8 MiB
   assert _custom_calls(split, big[:2048]) == ""  # 8 MiB
   assert _custom_calls(tile, big[:256, :512]) == ""  # 8 MiB out
 
@@ -187,6 +220,11 @@ def test_operators_on_kernel_shapes_under_vmap_and_grad(small_thresholds):
   w = rng.integers(-3, 4, (5, 512)).astype(np.float32)
   grad = jax.grad(lambda x: (split(x)[1] * w).sum())(x[0])
   np.testing.assert_array_equal(grad, np.concatenate([np.zeros((3, 512), np.float32), w]))
+  join = lambda x, y: dml.join([x, y], axis=1)  # noqa: E731
+  assert ("dml_jax_join_runs" in _custom_calls(join, x[0], x[1])) == native
+  assert_bits_equal(jax.vmap(join)(x, x[::-1]), np.concatenate([x, x[::-1]], 2))
+  grad = jax.grad(lambda y: (join(x[0], y)[:, 512:] * x[2]).sum())(x[1])
+  assert_bits_equal(grad, x[2])
   tile = lambda x: dml.tile(x, repeats=(2, 3))  # noqa: E731
   assert ("dml_jax_tile_rows" in _custom_calls(tile, x[0])) == native
   batched = jax.vmap(tile)(x)
@@ -201,7 +239,7 @@ def test_a_build_error_leaves_the_lax_path_and_says_why(monkeypatch, tmp_path):
   monkeypatch.setenv("CXX", shutil.which("false") or "/bin/false")
   monkeypatch.setattr(platform, "machine", lambda: "x86_64")
   status = native_cpu._load.__wrapped__()
-  assert not status.available and "could not build split_runs.cc" in status.reason
+  assert not status.available and "could not build runs.cc" in status.reason
   assert list(tmp_path.iterdir()) == []  # nothing half-written left behind
 
 

@@ -25,6 +25,7 @@ from dml_jax._src.kernels import (
   gather_elements_rows_triton,
   gather_elements_strips_triton,
   gather_nd_rows_triton,
+  join_runs_cpu,
   native_cpu,
   one_hot_tiles_triton,
   reverse_subsequences_strips_mosaic,
@@ -437,18 +438,28 @@ def _lanes_share_lengths(input: jax.Array, lengths: jax.Array, axis: int) -> jax
 
 
 def join(inputs: Sequence[jax.Array], axis: int, *, from_parts: bool = False) -> jax.Array:
-  """JOIN along `axis`: `lax.concatenate`, or on XLA:CPU the same bits in a form it runs on
-  every thread (`join_cpu_form`). `from_parts`: some inputs are cut out of larger buffers in
-  the program (bound tensors at offsets); where `join_cpu_form` has no form, XLA:CPU then
-  takes `join_by_select`, which reads them in place (a joined size below 2**31: int32
-  positions)."""
+  """JOIN along `axis`: `lax.concatenate`, or on the CPU the native kernel where it applies
+  (an output of 16 MiB or more, runs of 1 KiB or more, whole inputs) and its code is
+  available, else on XLA:CPU the same bits in a form it runs on every thread
+  (`join_cpu_form`). `from_parts`: some inputs are cut out of larger buffers in the program
+  (bound tensors at offsets); where `join_cpu_form` has no form, XLA:CPU then takes
+  `join_by_select`, which reads them in place (a joined size below 2**31: int32 positions)."""
+  concatenate = lambda *xs: lax.concatenate(xs, axis)  # noqa: E731
+  shapes = [x.shape for x in inputs]
+  if (
+    not from_parts  # the kernel's operands would be copied out of their buffers first
+    and join_runs_cpu.applies(shapes, axis, inputs[0].dtype)
+    and native_cpu.status().available
+  ):
+    kernel = functools.partial(join_runs_cpu.join_runs, axis=axis)
+    return on_platforms({"cpu": kernel}, concatenate, *inputs)
   if join_cpu_form(inputs[0].shape, len(inputs), axis) is not None:
     cpu = functools.partial(join_on_cpu, axis=axis)
   elif from_parts and sum(x.shape[axis] for x in inputs) < 2**31:
     cpu = functools.partial(join_by_select, axis=axis)
   else:
     return lax.concatenate(inputs, axis)
-  return lax.platform_dependent(*inputs, cpu=cpu, default=lambda *xs: lax.concatenate(xs, axis))
+  return lax.platform_dependent(*inputs, cpu=cpu, default=concatenate)
 
 
 def join_by_select(*inputs: jax.Array, axis: int) -> jax.Array:

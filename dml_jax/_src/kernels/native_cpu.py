@@ -1,7 +1,7 @@
 """The CPU kernels' native code: built on first use with the machine's C++ compiler, cached.
 
-`native/` holds C++ handlers for XLA's FFI (`split_runs.cc`, `tile_rows.cc`, sharing
-`streaming_copies.h`): copies whose stores bypass the caches, which XLA:CPU's loops do not
+`native/` holds C++ handlers for XLA's FFI (`runs.cc` for SPLIT and JOIN, `tile_rows.cc`,
+sharing `streaming_copies.h`): copies whose stores bypass the caches, which XLA:CPU's loops do not
 emit. The first trace that wants one (an operator on a large enough CPU output) builds its
 source into a shared library, with the compiler named by $CXX or the first of c++, g++ and
 clang++ on PATH, and jaxlib's FFI headers (`jax.ffi.include_dir()`):
@@ -37,10 +37,10 @@ import jax
 
 SOURCES = pathlib.Path(__file__).resolve().parent / "native"
 HEADERS = ("streaming_copies.h",)
-# The kernels: source file -> (FFI target name, handler symbol).
+# The kernels: source file -> its handlers, as (FFI target name, handler symbol).
 KERNELS = {
-  "split_runs.cc": ("dml_jax_split_runs", "DmlJaxSplitRuns"),
-  "tile_rows.cc": ("dml_jax_tile_rows", "DmlJaxTileRows"),
+  "runs.cc": (("dml_jax_split_runs", "DmlJaxSplitRuns"), ("dml_jax_join_runs", "DmlJaxJoinRuns")),
+  "tile_rows.cc": (("dml_jax_tile_rows", "DmlJaxTileRows"),),
 }
 # Non-temporal stores are x86-64's (SSE2); elsewhere the lax forms run.
 MACHINES = ("x86_64", "amd64")
@@ -94,9 +94,11 @@ def _load() -> NativeStatus:
   try:
     folder = _cache_folder()
     libraries = {name: _build(compiler, name, folder) for name in KERNELS}
-    for name, (target, symbol) in KERNELS.items():
-      handler = getattr(ctypes.cdll.LoadLibrary(str(libraries[name])), symbol)
-      jax.ffi.register_ffi_target(target, jax.ffi.pycapsule(handler), platform="cpu")
+    for name, handlers in KERNELS.items():
+      library = ctypes.cdll.LoadLibrary(str(libraries[name]))
+      for target, symbol in handlers:
+        handler = jax.ffi.pycapsule(getattr(library, symbol))
+        jax.ffi.register_ffi_target(target, handler, platform="cpu")
   except (OSError, subprocess.SubprocessError, _BuildError) as error:
     return NativeStatus(False, str(error), None, compiler)
   return NativeStatus(True, "", str(folder), compiler)

@@ -5,8 +5,8 @@ XLA:CPU copies each piece with a loop whose stores go through the cache: each ou
 read before it is written, three bytes moved per byte copied. For SPLIT of (4096, 4096)
 float32 into 4 (64 MiB in, 64 MiB out) its slices took 4.9 / 6.8 ms along axis 0 / 1 on a
 2-core x86-64 machine, ONNX Runtime's Split 4.2 / 5.3; stores that bypass the cache take 3.2 /
-3.6 (`benchmarks/cpu_ffi_probe.py`, BENCHMARKS.md). The code is `native/split_runs.cc`, built
-on first use (`native_cpu`).
+3.6 (`benchmarks/cpu_ffi_probe.py`, BENCHMARKS.md). The code is `native/runs.cc` (JOIN's too),
+built on first use (`native_cpu`).
 
 `applies` decides from static shapes; `forms.split` runs the kernel on the CPU only, with the
 lax path's gradient, where `native_cpu.status()` says it is available.

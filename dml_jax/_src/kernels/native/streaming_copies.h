@@ -1,4 +1,4 @@
-// Shared by dml_jax's CPU kernels (split_runs.cc, tile_rows.cc): copies whose stores bypass
+// Shared by dml_jax's CPU kernels (runs.cc, tile_rows.cc): copies whose stores bypass
 // the caches, and work shared with XLA's intra-op thread pool.
 //
 // A store to a line that is not in the cache first reads the line (a read for ownership); a
