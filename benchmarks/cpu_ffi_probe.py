@@ -33,7 +33,8 @@ handlers for the CPU with `jax.ffi.register_ffi_target`:
   `streaming`, every output row written from its input row in non-temporal stores;
 - transpose3: (N, R, C) -> (N, C, R) of 32-bit elements, in 8 x 8 blocks transposed in AVX2
   registers (built with -march=native; a scalar loop for the edges and without AVX2); with
-  `streaming`, two blocks at a time fill whole 64-byte lines, stored non-temporally;
+  `streaming`, two blocks at a time fill whole 64-byte lines, stored non-temporally; with
+  `tiles`, 128 rows at a time through a buffer on the stack, then copied out row by row;
 - split: SPLIT along any axis, one copy per contiguous run of each output, with memcpy or, with
   `streaming`, non-temporal 32-byte stores (no read for ownership of the output's lines).
 
@@ -43,8 +44,8 @@ two bytes per byte copied instead of three, where the output is larger than the 
 Each takes a `threads` attribute: 1 runs on the calling thread; more splits the copies into that
 many parts, all but one scheduled on XLA's intra-op thread pool (`ffi::ThreadPool`). The sides
 timed per case: dml_jax's jitted operator as a user calls it, the FFI kernel jitted on one
-thread and on two (and, for SPLIT, TILE and the transpose, each with non-temporal stores: "NT"),
-and ONNX Runtime's session. Before timing, every side's output is checked bit
+thread and on two (and, for SPLIT, TILE and the transpose, each with non-temporal stores: "NT";
+for the transpose also in tiles: "tiles"), and ONNX Runtime's session. Before timing, every side's output is checked bit
 for bit against dml_jax's, and the row gather is checked against dml.gather_nd on edge indices
 (negative, past either end, INT32_MIN, INT32_MAX), for several dtypes, int32 and uint32
 indices, int64 and uint64 indices (under jax.enable_x64, with values past 32 bits), and under
@@ -76,6 +77,7 @@ from __future__ import annotations
 import argparse
 import ctypes
 import importlib.util
+import itertools
 import pathlib
 import platform
 import shutil
@@ -426,16 +428,40 @@ static inline void Transpose8x8(const float* s, int64_t ls, float* d, int64_t ld
 // (N, R, C) -> (N, C, R) of 32-bit elements (moved as bits). Work: (n, 8-column group) pairs;
 // each walks down all R rows, 8 at a time, so its 8 output rows are written in order. With
 // `streaming`, two 8 x 8 blocks at a time fill whole 64-byte lines of the 8 output rows, stored
-// non-temporally.
+// non-temporally. With `tiles`: work is (n, block of 128 rows) pairs instead; each block's
+// 128 x C elements are transposed in 8 x 8 blocks into a buffer on the stack (C <= 64), whose C
+// rows of 512 bytes are then copied out (non-temporally with `streaming`).
 static ffi::Error Transpose3Impl(ffi::ThreadPool pool, ffi::AnyBuffer x,
                                  ffi::Result<ffi::AnyBuffer> out, int64_t threads,
-                                 int64_t streaming) {
+                                 int64_t streaming, int64_t tiles) {
   auto dims = x.dimensions();
   if (dims.size() != 3 || ffi::ByteWidth(x.element_type()) != 4)
     return ffi::Error::InvalidArgument("(N, R, C) of 32-bit elements only");
   int64_t n = dims[0], r = dims[1], c = dims[2];
   const uint32_t* src = static_cast<const uint32_t*>(x.untyped_data());
   uint32_t* dst = static_cast<uint32_t*>(out->untyped_data());
+#if defined(__AVX2__)
+  constexpr int64_t kBlock = 128;
+  if (tiles && c % 8 == 0 && c <= 64 && r % kBlock == 0) {
+    int64_t blocks = r / kBlock;
+    ParallelFor(pool, n * blocks, threads, [&](int64_t begin, int64_t end) {
+      alignas(64) float tile[64 * kBlock];
+      for (int64_t w = begin; w < end; ++w) {
+        int64_t b = w / blocks, i0 = w % blocks * kBlock;
+        const float* s = reinterpret_cast<const float*>(src + b * r * c + i0 * c);
+        for (int64_t i = 0; i < kBlock; i += 8)
+          for (int64_t j = 0; j < c; j += 8) Transpose8x8(s + i * c + j, c, tile + j * kBlock + i, kBlock);
+        char* d = reinterpret_cast<char*>(dst + b * r * c + i0);
+        for (int64_t j = 0; j < c; ++j)
+          CopyBytes(d + j * r * 4, reinterpret_cast<const char*>(tile + j * kBlock), kBlock * 4,
+                    streaming != 0);
+      }
+      Fence();
+    });
+    return ffi::Error::Success();
+  }
+#endif
+  (void)tiles;
   int64_t groups = (c + 7) / 8;
   ParallelFor(pool, n * groups, threads, [&](int64_t begin, int64_t end) {
     alignas(64) float lines[8 * 16];
@@ -477,7 +503,8 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(Transpose3, Transpose3Impl,
                                   .Arg<ffi::AnyBuffer>()
                                   .Ret<ffi::AnyBuffer>()
                                   .Attr<int64_t>("threads")
-                                  .Attr<int64_t>("streaming"));
+                                  .Attr<int64_t>("streaming")
+                                  .Attr<int64_t>("tiles"));
 
 XLA_FFI_DEFINE_HANDLER_SYMBOL(Join, JoinImpl,
                               ffi::Ffi::Bind()
@@ -572,10 +599,19 @@ def tile2(x, repeats, *, threads: int = 1, streaming: bool = False):
   return _call("dml_probe_tile2", shape, x.dtype, x, threads=threads, streaming=streaming)
 
 
-def transpose3(x, *, threads: int = 1, streaming: bool = False):
-  """(N, R, C) -> (N, C, R), 32-bit elements; `streaming`: non-temporal stores."""
+def transpose3(x, *, threads: int = 1, streaming: bool = False, tiles: bool = False):
+  """(N, R, C) -> (N, C, R), 32-bit elements; `streaming`: non-temporal stores; `tiles`:
+  blocks of 128 rows through a buffer on the stack."""
   n, r, c = x.shape
-  return _call("dml_probe_transpose3", (n, c, r), x.dtype, x, threads=threads, streaming=streaming)
+  return _call(
+    "dml_probe_transpose3",
+    (n, c, r),
+    x.dtype,
+    x,
+    threads=threads,
+    streaming=streaming,
+    tiles=tiles,
+  )
 
 
 def check_layout_kernels(jax, np) -> list[str]:
@@ -585,13 +621,13 @@ def check_layout_kernels(jax, np) -> list[str]:
   rng = np.random.default_rng(8)
   specials = np.array([0x7FC01234, 0x80000000, 0xFF800001, 1], np.uint32).view(np.float32)
   variants = ((1, False), (2, False), (1, True), (2, True))
-  for shape in ((2, 13, 10), (3, 64, 32), (1, 8, 8), (2, 7, 9), (2, 48, 16)):
+  for shape in ((2, 13, 10), (3, 64, 32), (1, 8, 8), (2, 7, 9), (2, 48, 16), (2, 256, 24)):
     x = rng.standard_normal(shape).astype(np.float32)
     x.reshape(-1)[: specials.size] = specials
-    for threads, streaming in variants:
-      got = np.asarray(transpose3(x, threads=threads, streaming=streaming))
+    for (threads, streaming), tiles in itertools.product(variants, (False, True)):
+      got = np.asarray(transpose3(x, threads=threads, streaming=streaming, tiles=tiles))
       if got.tobytes() != x.transpose(0, 2, 1).tobytes():
-        failures.append(f"transpose {shape}, {threads} thread(s), streaming {streaming}")
+        failures.append(f"transpose {shape}, {threads} thread(s), {streaming=}, {tiles=}")
   for dtype in (np.float32, np.float16, np.int8):
     for shape, repeats in (
       ((5, 7), (3, 2)),
@@ -711,11 +747,11 @@ def ffi_forms(name: str) -> list[tuple[str, object]]:
     form = lambda t, nt: lambda x: tile2(x, (4, 4), threads=t, streaming=nt)  # noqa: E731
   elif name == "element_wise_identity_nhwc_to_nchw":
 
-    def form(t, nt):
+    def form(t, nt, tiles=False):
       def nchw(x):
         n, h, w, c = x.shape
         flat = x.reshape(n, h * w, c)
-        return transpose3(flat, threads=t, streaming=nt).reshape(n, c, h, w)
+        return transpose3(flat, threads=t, streaming=nt, tiles=tiles).reshape(n, c, h, w)
 
       return nchw
   elif name.startswith("split_axis"):
@@ -732,7 +768,13 @@ def ffi_forms(name: str) -> list[tuple[str, object]]:
     "element_wise_identity_nhwc_to_nchw",
   )
   variants = [(1, False), (2, False)] + ([(1, True), (2, True)] if streams else [])
-  return [(f"ffi {t} thr{' NT' if nt else ''}", jax.jit(form(t, nt))) for t, nt in variants]
+  sides = [(f"ffi {t} thr{' NT' if nt else ''}", jax.jit(form(t, nt))) for t, nt in variants]
+  if name == "element_wise_identity_nhwc_to_nchw":
+    sides += [
+      (f"tiles {t} thr{' NT' if nt else ''}", jax.jit(form(t, nt, True)))
+      for t, nt in ((1, False), (2, False), (2, True))
+    ]
+  return sides
 
 
 def main(argv=None) -> int:
