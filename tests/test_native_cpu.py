@@ -8,9 +8,11 @@ them assert that first, so a machine that should build them cannot pass by falli
 
 import dataclasses
 import os
+import pathlib
 import platform
 import shutil
 import subprocess
+import sys
 
 import jax
 import jax.numpy as jnp
@@ -290,3 +292,32 @@ def test_the_sources_ship_in_the_wheel():
   assert {*native_cpu.KERNELS, *native_cpu.HEADERS} <= {
     p.name for p in native_cpu.SOURCES.iterdir()
   }
+
+
+SHARDED = """
+import jax, numpy as np, dml_jax as dml
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+mesh = Mesh(np.array(jax.devices()), ("x",))
+x = np.random.default_rng(0).standard_normal((4096, 2048)).astype(np.float32)
+xs = jax.device_put(x, NamedSharding(mesh, P("x", None)))
+split = jax.jit(lambda x: dml.split(x, axis=1, split_sizes=(1024, 1024)))
+tile = jax.jit(lambda x: dml.tile(x, repeats=(1, 2)))
+join = jax.jit(lambda a, b: dml.join([a, b], axis=1))
+outs = [*split(xs), tile(xs), join(xs, xs)]
+wants = [*np.split(x, 2, axis=1), np.tile(x, (1, 2)), np.concatenate([x, x], 1)]
+assert all(np.array_equal(o, w) for o, w in zip(outs, wants))
+print(all(o.sharding.spec == P("x", None) for o in outs))
+print("custom-call(" in split.lower(xs).compile().as_text())
+"""
+
+
+def test_sharded_arrays_keep_their_sharding():
+  """Over several CPU devices the operators keep the lax forms, which keep the shards (a
+  kernel's operands would be gathered and its result replicated)."""
+  env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=2")
+  env.update(JAX_PLATFORMS="cpu", PYTHONPATH=str(pathlib.Path(__file__).resolve().parents[1]))
+  result = subprocess.run(
+    [sys.executable, "-c", SHARDED], env=env, capture_output=True, text=True, timeout=300
+  )
+  assert result.returncode == 0, result.stderr
+  assert result.stdout.split() == ["True", "False"], result.stdout  # kept; no kernel

@@ -318,9 +318,7 @@ def split(
     >>> [p.tolist() for p in pieces]
     [[[0.0, 1.0]], [[2.0, 3.0], [4.0, 5.0]]]
   """
-  if not (
-    split_runs_cpu.applies(input.shape, sizes, axis, input.dtype) and native_cpu.status().available
-  ):
+  if not (split_runs_cpu.applies(input.shape, sizes, axis, input.dtype) and _native_cpu()):
     return fallback(input)
   kernel = functools.partial(split_runs_cpu.split_runs, sizes=tuple(sizes), axis=axis)
   return on_platforms({"cpu": kernel}, fallback, input)
@@ -349,11 +347,18 @@ def tile(
     kernels["cuda"] = functools.partial(
       tile_rows_triton.tile_rows, repeats=repeats, interpret=False
     )
-  if tile_rows_cpu.applies(input.shape, repeats, input.dtype) and native_cpu.status().available:
+  if tile_rows_cpu.applies(input.shape, repeats, input.dtype) and _native_cpu():
     kernels["cpu"] = functools.partial(tile_rows_cpu.tile_rows, repeats=repeats)
   if not kernels:
     return fallback(input)
   return on_platforms(kernels, fallback, input)
+
+
+def _native_cpu() -> bool:
+  """Whether the CPU's native kernels may run: built, and one CPU device. Over several, XLA
+  would gather a kernel's sharded operands and replicate its result, where the lax forms keep
+  the sharding."""
+  return native_cpu.status().available and len(jax.devices("cpu")) == 1
 
 
 def on_cuda(
@@ -449,7 +454,7 @@ def join(inputs: Sequence[jax.Array], axis: int, *, from_parts: bool = False) ->
   if (
     not from_parts  # the kernel's operands would be copied out of their buffers first
     and join_runs_cpu.applies(shapes, axis, inputs[0].dtype)
-    and native_cpu.status().available
+    and _native_cpu()
   ):
     kernel = functools.partial(join_runs_cpu.join_runs, axis=axis)
     return on_platforms({"cpu": kernel}, concatenate, *inputs)
