@@ -772,7 +772,7 @@ def ffi_forms(name: str) -> list[tuple[str, object]]:
   if name == "element_wise_identity_nhwc_to_nchw":
     sides += [
       (f"tiles {t} thr{' NT' if nt else ''}", jax.jit(form(t, nt, True)))
-      for t, nt in ((1, False), (2, False), (2, True))
+      for t, nt in ((1, False), (2, False), (1, True), (2, True))
     ]
   return sides
 

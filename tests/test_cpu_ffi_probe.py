@@ -41,7 +41,7 @@ def test_tiny_run_checks_every_case_and_exits_0():
     block = text.split(f"\n{case}: ", 1)[1].split("\n\n", 1)[0]
     sides = plain + (streaming if case in STREAMING else ())
     if case == "element_wise_identity_nhwc_to_nchw":
-      sides += ("tiles 1 thr", "tiles 2 thr", "tiles 2 thr NT")
+      sides += ("tiles 1 thr", "tiles 2 thr", "tiles 1 thr NT", "tiles 2 thr NT")
     rows = {}
     for line in block.splitlines()[2:]:
       side = next(s for s in sorted(sides, key=len, reverse=True) if line.strip().startswith(s))
