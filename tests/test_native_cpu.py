@@ -321,3 +321,14 @@ def test_sharded_arrays_keep_their_sharding():
   )
   assert result.returncode == 0, result.stderr
   assert result.stdout.split() == ["True", "False"], result.stdout  # kept; no kernel
+
+
+def test_no_cpu_backend_means_no_kernel(monkeypatch):
+  """A process without the CPU backend (JAX_PLATFORMS=cuda) never asks for the kernels."""
+  from dml_jax._src.kernels import forms
+
+  def devices(backend=None):
+    raise RuntimeError(f"Unknown backend {backend}")
+
+  monkeypatch.setattr(jax, "devices", devices)
+  assert forms._native_cpu() is False

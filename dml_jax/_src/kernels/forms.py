@@ -358,7 +358,12 @@ def _native_cpu() -> bool:
   """Whether the CPU's native kernels may run: built, and one CPU device. Over several, XLA
   would gather a kernel's sharded operands and replicate its result, where the lax forms keep
   the sharding."""
-  return native_cpu.status().available and len(jax.devices("cpu")) == 1
+  if not native_cpu.status().available:
+    return False
+  try:
+    return len(jax.devices("cpu")) == 1
+  except (RuntimeError, ValueError):  # no CPU backend here (JAX_PLATFORMS without cpu)
+    return False
 
 
 def on_cuda(
