@@ -1,5 +1,5 @@
-"""The CPU's native kernels (SPLIT's and JOIN's runs, TILE's rows): built with the machine's compiler,
-bit for bit against NumPy for every element width, under jit, vmap and grad, chosen by the
+"""The CPU's native kernels (SPLIT's and JOIN's runs, TILE's rows): built with the machine's
+compiler, bit for bit against NumPy for every element width, under jit, vmap and grad, chosen by the
 operators on large shapes, and the lax path where they cannot be built.
 
 On an x86-64 machine with a C++ compiler the kernels must be available: the tests that run
@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 import dml_jax as dml
-from dml_jax._src.kernels import join_runs_cpu, native_cpu, split_runs_cpu, tile_rows_cpu
+from dml_jax._src.kernels import native_cpu, runs_cpu, tile_rows_cpu
 from tests.helpers import assert_bits_equal, kernel_data
 
 WIDTHS = [np.int8, np.float16, np.float32, np.uint32]  # 1, 2 and 4 bytes
@@ -62,8 +62,7 @@ def on_the_cpu():
 @pytest.fixture
 def small_thresholds(monkeypatch):
   """Kernels on small shapes, so that the operators' tests stay quick."""
-  monkeypatch.setattr(split_runs_cpu, "DEFAULT", split_runs_cpu.SplitRunsConfig(0, 0))
-  monkeypatch.setattr(join_runs_cpu, "DEFAULT", join_runs_cpu.JoinRunsConfig(0, 0))
+  monkeypatch.setattr(runs_cpu, "DEFAULT", runs_cpu.RunsConfig(0, 0))
   monkeypatch.setattr(tile_rows_cpu, "DEFAULT", tile_rows_cpu.TileRowsConfig(0, 0))
 
 
@@ -98,7 +97,7 @@ def test_split_runs_matches_np_split(dtype, shape, axis, sizes):
   if not _native():
     return
   x = _data(np.random.default_rng(1), dtype, shape)
-  got = jax.jit(lambda x: split_runs_cpu.split_runs(x, sizes, axis))(x)
+  got = jax.jit(lambda x: runs_cpu.split_runs(x, sizes, axis))(x)
   want = np.split(x, np.cumsum(sizes)[:-1], axis=axis)
   assert len(got) == len(want)
   for g, w in zip(got, want, strict=True):
@@ -125,7 +124,7 @@ def test_join_runs_matches_np_concatenate(dtype, shape, axis, sizes):
     piece = list(shape)
     piece[axis] = size
     inputs.append(_data(rng, dtype, tuple(piece)))
-  got = jax.jit(lambda *xs: join_runs_cpu.join_runs(*xs, axis=axis))(*inputs)
+  got = jax.jit(lambda *xs: runs_cpu.join_runs(*xs, axis=axis))(*inputs)
   assert_bits_equal(got, np.concatenate(inputs, axis))
 
 
@@ -154,23 +153,20 @@ def test_kernels_move_64_bit_elements(dtype, x64):
     return
   rng = np.random.default_rng(3)
   x = kernel_data(rng, dtype, (6, 200))
-  pieces = split_runs_cpu.split_runs(jnp.asarray(x), (2, 4), 0)
+  pieces = runs_cpu.split_runs(jnp.asarray(x), (2, 4), 0)
   for g, w in zip(pieces, np.split(x, [2]), strict=True):
     assert_bits_equal(g, w)
-  assert_bits_equal(join_runs_cpu.join_runs(*pieces, axis=0), x)
+  assert_bits_equal(runs_cpu.join_runs(*pieces, axis=0), x)
   assert_bits_equal(tile_rows_cpu.tile_rows(jnp.asarray(x), (2, 3)), np.tile(x, (2, 3)))
 
 
 def test_applies_to_large_shapes_with_long_runs():
   f32 = np.float32
-  assert split_runs_cpu.applies((4096, 4096), [1024] * 4, 1, f32)  # 64 MiB, runs of 4 KiB
-  assert split_runs_cpu.applies((4096, 1024), [2048, 2048], 0, f32)  # 16 MiB
-  assert not split_runs_cpu.applies((2048, 1024), [1024, 1024], 0, f32)  # 8 MiB: XLA
-  assert not split_runs_cpu.applies((16384, 256), [128, 128], 1, f32)  # runs of 512 bytes
-  assert join_runs_cpu.applies([(2048, 2048)] * 4, 1, f32)  # 64 MiB, runs of 8 KiB
-  assert join_runs_cpu.applies([(2048, 1024)] * 2, 0, f32)  # 16 MiB
-  assert not join_runs_cpu.applies([(1024, 1024)] * 2, 0, f32)  # 8 MiB: XLA
-  assert not join_runs_cpu.applies([(16384, 128)] * 2, 1, f32)  # runs of 512 bytes
+  assert runs_cpu.applies((4096, 4096), [1024] * 4, 1, f32)  # 64 MiB, runs of 4 KiB
+  assert runs_cpu.applies((4096, 1024), [2048, 2048], 0, f32)  # 16 MiB
+  assert not runs_cpu.applies((2048, 1024), [1024, 1024], 0, f32)  # 8 MiB: XLA
+  assert not runs_cpu.applies((16384, 256), [128, 128], 1, f32)  # runs of 512 bytes
+  assert runs_cpu.applies((2048, 8192), [2048] * 4, 1, f32)  # JOIN's whole: 64 MiB, 8 KiB runs
   assert tile_rows_cpu.applies((512, 512), (4, 4), f32)  # 16 MiB out, rows of 2 KiB
   assert not tile_rows_cpu.applies((256, 512), (4, 4), f32)  # 8 MiB out
   assert not tile_rows_cpu.applies((65536, 128), (1, 4), f32)  # rows of 512 bytes

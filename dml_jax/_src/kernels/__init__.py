@@ -23,9 +23,8 @@ on static shapes) and its tuning as a frozen config argument (None: the module's
                                       output rows
   slice_rows_triton                   SLICE and SLICE1 walks with a strided or backward last
                                       axis or a backward axis, a run of an output row a program
-  split_runs_cpu                      SPLIT on the CPU, each output's runs copied with stores
-                                      that bypass the caches (C++ through XLA's FFI)
-  join_runs_cpu                       JOIN on the CPU, each input's runs copied the same way
+  runs_cpu                            SPLIT and JOIN on the CPU, each piece's runs copied with
+                                      stores that bypass the caches (C++ through XLA's FFI)
   tile_rows_cpu                       TILE on the CPU, each output row written from its input
                                       row with stores that bypass the caches (C++)
 

@@ -25,16 +25,15 @@ from dml_jax._src.kernels import (
   gather_elements_rows_triton,
   gather_elements_strips_triton,
   gather_nd_rows_triton,
-  join_runs_cpu,
   native_cpu,
   one_hot_tiles_triton,
   reverse_subsequences_strips_mosaic,
+  runs_cpu,
   scatter_elements_rows_mosaic,
   scatter_elements_rows_triton,
   scatter_nd_rows_triton,
   slice_rows_triton,
   space_to_depth_rows_triton,
-  split_runs_cpu,
   tile_copies_triton,
   tile_rows_cpu,
   tile_rows_triton,
@@ -318,9 +317,9 @@ def split(
     >>> [p.tolist() for p in pieces]
     [[[0.0, 1.0]], [[2.0, 3.0], [4.0, 5.0]]]
   """
-  if not (split_runs_cpu.applies(input.shape, sizes, axis, input.dtype) and _native_cpu()):
+  if not (runs_cpu.applies(input.shape, sizes, axis, input.dtype) and _native_cpu()):
     return fallback(input)
-  kernel = functools.partial(split_runs_cpu.split_runs, sizes=tuple(sizes), axis=axis)
+  kernel = functools.partial(runs_cpu.split_runs, sizes=tuple(sizes), axis=axis)
   return on_platforms({"cpu": kernel}, fallback, input)
 
 
@@ -455,13 +454,14 @@ def join(inputs: Sequence[jax.Array], axis: int, *, from_parts: bool = False) ->
   (bound tensors at offsets); where `join_cpu_form` has no form, XLA:CPU then takes
   `join_by_select`, which reads them in place (a joined size below 2**31: int32 positions)."""
   concatenate = lambda *xs: lax.concatenate(xs, axis)  # noqa: E731
-  shapes = [x.shape for x in inputs]
+  sizes = [x.shape[axis] for x in inputs]
+  joined = (*inputs[0].shape[:axis], sum(sizes), *inputs[0].shape[axis + 1 :])
   if (
     not from_parts  # the kernel's operands would be copied out of their buffers first
-    and join_runs_cpu.applies(shapes, axis, inputs[0].dtype)
+    and runs_cpu.applies(joined, sizes, axis, inputs[0].dtype)
     and _native_cpu()
   ):
-    kernel = functools.partial(join_runs_cpu.join_runs, axis=axis)
+    kernel = functools.partial(runs_cpu.join_runs, axis=axis)
     return on_platforms({"cpu": kernel}, concatenate, *inputs)
   if join_cpu_form(inputs[0].shape, len(inputs), axis) is not None:
     cpu = functools.partial(join_on_cpu, axis=axis)
