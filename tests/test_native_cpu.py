@@ -1,6 +1,7 @@
-"""The CPU's native kernels (SPLIT's and JOIN's runs, TILE's rows): built with the machine's
-compiler, bit for bit against NumPy for every element width, under jit, vmap and grad, chosen by the
-operators on large shapes, and the lax path where they cannot be built.
+"""The CPU's native kernels (SPLIT's and JOIN's runs, TILE's rows, the tensor layer's
+transpose): built with the machine's compiler, bit for bit against NumPy for every element width
+they take, under jit, vmap and grad, chosen by the operators on large shapes, and the lax path
+where they cannot be built.
 
 On an x86-64 machine with a C++ compiler the kernels must be available: the tests that run
 them assert that first, so a machine that should build them cannot pass by falling back.
@@ -20,7 +21,8 @@ import numpy as np
 import pytest
 
 import dml_jax as dml
-from dml_jax._src.kernels import native_cpu, runs_cpu, tile_rows_cpu
+from dml_jax._src import buffers
+from dml_jax._src.kernels import forms, native_cpu, runs_cpu, tile_rows_cpu, transpose_cpu
 from tests.helpers import assert_bits_equal, kernel_data
 
 WIDTHS = [np.int8, np.float16, np.float32, np.uint32]  # 1, 2 and 4 bytes
@@ -64,6 +66,7 @@ def small_thresholds(monkeypatch):
   """Kernels on small shapes, so that the operators' tests stay quick."""
   monkeypatch.setattr(runs_cpu, "DEFAULT", runs_cpu.RunsConfig(0, 0))
   monkeypatch.setattr(tile_rows_cpu, "DEFAULT", tile_rows_cpu.TileRowsConfig(0, 0))
+  monkeypatch.setattr(transpose_cpu, "DEFAULT", transpose_cpu.TransposeConfig(min_bytes=0))
 
 
 def _custom_calls(f, *args) -> str:
@@ -147,6 +150,33 @@ def test_tile_rows_matches_np_tile(dtype, shape, repeats):
   assert_bits_equal(got, np.tile(x, repeats))
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.uint32], ids=lambda t: t.__name__)
+@pytest.mark.parametrize(
+  "shape",
+  [
+    (16, 8),  # one pair of 8 x 8 blocks
+    (
+      37,
+      13,
+    ),  # rows and columns past the blocks; rows not a multiple of 8: stores through the cache
+    (3, 48, 24),  # whole blocks, several matrices
+    (2, 300, 40),  # a short last item of work (300 = 256 + 44 rows)
+    (2, 264, 72),  # 8 rows past the 16-row blocks, non-temporal stores before them
+    (2, 3, 32, 16),  # two leading dimensions
+    (8, 4096, 32),  # the NHWC-to-NCHW case of 4 MiB: 128 items
+    (4, 24, 520),  # long rows: NCHW to NHWC
+    (0, 16, 8),  # no matrix
+    (4, 0, 8),  # empty matrices
+  ],
+)
+def test_transpose_matches_np_swapaxes(dtype, shape):
+  if not _native():
+    return
+  x = _data(np.random.default_rng(7), dtype, shape)
+  got = jax.jit(transpose_cpu.transpose)(x)
+  assert_bits_equal(got, np.swapaxes(x, -1, -2))
+
+
 @pytest.mark.parametrize("dtype", [np.float64, np.int64, np.uint64], ids=lambda t: t.__name__)
 def test_kernels_move_64_bit_elements(dtype, x64):
   if not _native():
@@ -170,6 +200,14 @@ def test_applies_to_large_shapes_with_long_runs():
   assert tile_rows_cpu.applies((512, 512), (4, 4), f32)  # 16 MiB out, rows of 2 KiB
   assert not tile_rows_cpu.applies((256, 512), (4, 4), f32)  # 8 MiB out
   assert not tile_rows_cpu.applies((65536, 128), (1, 4), f32)  # rows of 512 bytes
+  assert transpose_cpu.applies((8, 4096, 32), (0, 2, 1), f32)  # NHWC to NCHW, 4 MiB
+  assert transpose_cpu.applies((1024, 256), (1, 0), np.int32)  # 1 MiB
+  assert not transpose_cpu.applies((1024, 255), (1, 0), f32)  # under 1 MiB
+  assert not transpose_cpu.applies((8, 4096, 32), (1, 0, 2), f32)  # not the last two
+  assert not transpose_cpu.applies((8, 4096, 32), (0, 2, 1), np.float16)  # 16-bit
+  assert not transpose_cpu.applies((8, 2048, 32), (0, 2, 1), np.float64)  # 64-bit
+  assert not transpose_cpu.applies((8, 65536, 3), (0, 2, 1), f32)  # 3 columns (RGB)
+  assert not transpose_cpu.applies((8, 4100, 32), (0, 2, 1), f32)  # rows not a multiple of 8
 
 
 def test_operators_take_the_kernels_on_large_shapes_only():
@@ -184,6 +222,26 @@ def test_operators_take_the_kernels_on_large_shapes_only():
   assert _custom_calls(join, big[:1024], big[:1024]) == ""  # 8 MiB
   assert _custom_calls(split, big[:2048]) == ""  # 8 MiB
   assert _custom_calls(tile, big[:256, :512]) == ""  # 8 MiB out
+  nchw = _nhwc_as_nchw((8, 64, 64, 32))
+  uses = "dml_jax_transpose" in _custom_calls(nchw, np.zeros(8 * 64 * 64 * 32, np.float32))
+  assert uses == (native and transpose_cpu.has_avx2())
+  small = _nhwc_as_nchw((2, 16, 16, 32))  # 64 KiB
+  assert _custom_calls(small, np.zeros(2 * 16 * 16 * 32, np.float32)) == ""
+
+
+def _nhwc_as_nchw(shape):
+  """ELEMENT_WISE_IDENTITY of an NHWC buffer read through strides as NCHW, written packed."""
+  n, h, w, c = shape
+  f32 = dml.DataType.FLOAT32
+  nchw = dml.TensorDesc(f32, (n, c, h, w), strides=(h * w * c, 1, w * c, c))
+  desc = dml.ElementWiseIdentityDesc(nchw, dml.TensorDesc(f32, (n, c, h, w)))
+
+  def identity(buffer):
+    output = jnp.zeros_like(buffer)
+    (out,) = dml.execute(desc, inputs=[dml.Binding(buffer)], outputs=[dml.Binding(output)])
+    return out
+
+  return identity
 
 
 def test_operators_give_the_same_bits_either_way(monkeypatch):
@@ -203,6 +261,19 @@ def test_operators_give_the_same_bits_either_way(monkeypatch):
     assert_bits_equal(got, want)
   assert_bits_equal(native[1], tile_lax(t))
   assert_bits_equal(native[1], np.tile(t, (4, 4)))
+
+
+def test_the_tensor_layer_gives_the_same_bits_either_way(monkeypatch):
+  shape = (8, 64, 64, 32)
+  buffer = _data(np.random.default_rng(8), np.float32, (np.prod(shape),))
+  want = buffer.reshape(shape).transpose(0, 3, 1, 2).reshape(-1)
+  native = jax.jit(_nhwc_as_nchw(shape))(buffer)
+  assert_bits_equal(native, want)
+  monkeypatch.setattr(transpose_cpu, "has_avx2", lambda: False)  # a processor without AVX2
+  jax.clear_caches()
+  identity = jax.jit(_nhwc_as_nchw(shape))
+  assert _custom_calls(identity, buffer) == ""
+  assert_bits_equal(identity(buffer), want)
 
 
 def test_operators_on_kernel_shapes_under_vmap_and_grad(small_thresholds):
@@ -230,6 +301,18 @@ def test_operators_on_kernel_shapes_under_vmap_and_grad(small_thresholds):
   v = rng.integers(-3, 4, (16, 1536)).astype(np.float32)
   grad = jax.grad(lambda x: (tile(x) * v).sum())(x[0])
   np.testing.assert_array_equal(grad, v.reshape(2, 8, 3, 512).sum((0, 2)))
+  y = rng.standard_normal((3, 16, 24)).astype(np.float32)
+  moved = lambda x: buffers.transpose_merged(x, (0, 2, 1))  # noqa: E731
+  uses = "dml_jax_transpose" in _custom_calls(moved, y)
+  assert uses == (native and transpose_cpu.has_avx2())
+  assert_bits_equal(jax.vmap(moved)(y[None]), np.swapaxes(y, 1, 2)[None])
+  swap = jax.vmap(lambda y: forms.transpose(y, (1, 0)), in_axes=1)  # the batch in the middle
+  z = np.swapaxes(y, 0, 1)  # (16, 3, 24): slices of (16, 24)
+  assert ("dml_jax_transpose" in _custom_calls(swap, z)) == uses
+  assert_bits_equal(swap(z), y.transpose(0, 2, 1))
+  u = rng.integers(-3, 4, (3, 24, 16)).astype(np.float32)
+  grad = jax.grad(lambda y: (moved(y) * u).sum())(y)
+  np.testing.assert_array_equal(grad, np.swapaxes(u, 1, 2))
 
 
 def test_a_build_error_leaves_the_lax_path_and_says_why(monkeypatch, tmp_path):
@@ -304,6 +387,10 @@ wants = [*np.split(x, 2, axis=1), np.tile(x, (1, 2)), np.concatenate([x, x], 1)]
 assert all(np.array_equal(o, w) for o, w in zip(outs, wants))
 print(all(o.sharding.spec == P("x", None) for o in outs))
 print("custom-call(" in split.lower(xs).compile().as_text())
+from dml_jax._src.kernels import forms
+swap = jax.jit(lambda x: forms.transpose(x, (1, 0)))
+assert np.array_equal(swap(xs), x.T)
+print(swap(xs).sharding.spec == P(None, "x"), "custom-call(" in swap.lower(xs).compile().as_text())
 """
 
 
@@ -316,7 +403,7 @@ def test_sharded_arrays_keep_their_sharding():
     [sys.executable, "-c", SHARDED], env=env, capture_output=True, text=True, timeout=300
   )
   assert result.returncode == 0, result.stderr
-  assert result.stdout.split() == ["True", "False"], result.stdout  # kept; no kernel
+  assert result.stdout.split() == ["True", "False"] * 2, result.stdout  # kept; no kernel
 
 
 def test_no_cpu_backend_means_no_kernel(monkeypatch):

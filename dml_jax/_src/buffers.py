@@ -53,6 +53,7 @@ from jax import lax
 from dml_jax._src import dtypes
 from dml_jax._src.dtypes import DataType
 from dml_jax._src.errors import DmlBindingError
+from dml_jax._src.kernels import forms
 from dml_jax._src.tensor_desc import TensorDesc, packed_strides
 
 MINIMUM_BUFFER_TENSOR_ALIGNMENT = 16
@@ -307,7 +308,9 @@ def transpose_merged(x: jax.Array, perm: tuple[int, ...]) -> jax.Array:
 
   XLA:CPU runs the transpose of fewer dimensions faster: NHWC to NCHW of (8, 64, 64, 32)
   float32 as (8, 4096, 32) to (8, 32, 4096) took 0.70 ms against 0.92 for the 4-D transpose
-  (BENCHMARKS.md). The bits are the same.
+  (BENCHMARKS.md). The bits are the same. The merged transpose goes through
+  `forms.transpose`, which swaps the last two dimensions of 32-bit tensors of 1 MiB or more
+  with a native kernel on the CPU.
 
   Examples:
     >>> x = np.arange(24).reshape(1, 2, 3, 4)
@@ -321,10 +324,10 @@ def transpose_merged(x: jax.Array, perm: tuple[int, ...]) -> jax.Array:
     else:
       runs.append([axis])
   if len(runs) == len(perm):
-    return lax.transpose(x, perm)
+    return forms.transpose(x, perm)
   order = sorted(range(len(runs)), key=lambda r: runs[r][0])  # the runs in input order
   merged = x.reshape(tuple(math.prod(x.shape[a] for a in runs[r]) for r in order))
-  moved = lax.transpose(merged, tuple(order.index(r) for r in range(len(runs))))
+  moved = forms.transpose(merged, tuple(order.index(r) for r in range(len(runs))))
   return moved.reshape(tuple(x.shape[a] for a in perm))
 
 

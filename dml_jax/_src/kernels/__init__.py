@@ -47,6 +47,7 @@ from dml_jax._src.kernels.forms import (
   split,
   strided_window,
   tile,
+  transpose,
 )
 
 __all__ = [
@@ -61,4 +62,5 @@ __all__ = [
   "split",
   "strided_window",
   "tile",
+  "transpose",
 ]

@@ -37,6 +37,7 @@ from dml_jax._src.kernels import (
   tile_copies_triton,
   tile_rows_cpu,
   tile_rows_triton,
+  transpose_cpu,
 )
 
 Lowering = Callable[[jax.Array, jax.Array], jax.Array]
@@ -351,6 +352,24 @@ def tile(
   if not kernels:
     return fallback(input)
   return on_platforms(kernels, fallback, input)
+
+
+def transpose(x: jax.Array, perm: tuple[int, ...]) -> jax.Array:
+  """`lax.transpose(x, perm)`. On the CPU: the native kernel where it applies (the last two
+  dimensions swapped, 32-bit elements, 1 MiB or more), its code is available and the processor
+  has AVX2.
+
+  Examples:
+    >>> x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    >>> transpose(x, (1, 0)).tolist()
+    [[0.0, 3.0], [1.0, 4.0], [2.0, 5.0]]
+  """
+  fallback = functools.partial(lax.transpose, permutation=tuple(perm))
+  if not (
+    transpose_cpu.applies(x.shape, perm, x.dtype) and _native_cpu() and transpose_cpu.has_avx2()
+  ):
+    return fallback(x)
+  return on_platforms({"cpu": transpose_cpu.transpose}, fallback, x)
 
 
 def _native_cpu() -> bool:

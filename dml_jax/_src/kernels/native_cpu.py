@@ -41,12 +41,14 @@ HEADERS = ("streaming_copies.h",)
 KERNELS = {
   "runs.cc": (("dml_jax_split_runs", "DmlJaxSplitRuns"), ("dml_jax_join_runs", "DmlJaxJoinRuns")),
   "tile_rows.cc": (("dml_jax_tile_rows", "DmlJaxTileRows"),),
+  "transpose.cc": (("dml_jax_transpose", "DmlJaxTranspose"),),
 }
 # Non-temporal stores are x86-64's (SSE2); elsewhere the lax forms run.
 MACHINES = ("x86_64", "amd64")
 BUILD_SECONDS = 120
 
 _lock = threading.Lock()
+_libraries: dict[str, ctypes.CDLL] = {}  # source file -> its loaded library
 
 
 @dataclasses.dataclass(frozen=True)
@@ -96,12 +98,26 @@ def _load() -> NativeStatus:
     libraries = {name: _build(compiler, name, folder) for name in KERNELS}
     for name, handlers in KERNELS.items():
       library = ctypes.cdll.LoadLibrary(str(libraries[name]))
+      _libraries[name] = library
       for target, symbol in handlers:
         handler = jax.ffi.pycapsule(getattr(library, symbol))
         jax.ffi.register_ffi_target(target, handler, platform="cpu")
   except (OSError, subprocess.SubprocessError, _BuildError) as error:
     return NativeStatus(False, str(error), None, compiler)
   return NativeStatus(True, "", str(folder), compiler)
+
+
+def library(name: str) -> ctypes.CDLL:
+  """The loaded library of native/`name`, for the plain C functions beside its handlers;
+  `status()` must say available.
+
+  Examples:
+    >>> if status().available:
+    ...   assert library("transpose.cc").DmlJaxTransposeAvx2() in (0, 1)
+  """
+  if not status().available:
+    raise RuntimeError(f"dml_jax's native CPU kernels are not available: {status().reason}")
+  return _libraries[name]
 
 
 class _BuildError(Exception):

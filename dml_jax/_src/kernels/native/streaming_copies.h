@@ -73,18 +73,14 @@ void ForEachItem(xla::ffi::ThreadPool& pool, int64_t n, int64_t helpers, const F
   auto items = std::make_shared<Items>();
   items->n = n;
   items->fn = &fn;
+  // A thread counts itself busy before it takes its first item, and fences its non-temporal
+  // stores once, when no item is left: a fence waits for every store in flight to reach memory,
+  // so one per item would stall each thread as often as it has items.
   auto drain = [](Items& w) {
-    for (;;) {
-      w.busy.fetch_add(1);
-      int64_t i = w.next.fetch_add(1);
-      if (i >= w.n) {
-        w.busy.fetch_sub(1);
-        return;
-      }
-      (*w.fn)(i);
-      StoreFence();
-      w.busy.fetch_sub(1);
-    }
+    w.busy.fetch_add(1);
+    for (int64_t i = w.next.fetch_add(1); i < w.n; i = w.next.fetch_add(1)) (*w.fn)(i);
+    StoreFence();
+    w.busy.fetch_sub(1);
   };
   if (helpers > n - 1) helpers = n - 1;
   if (helpers < 0) helpers = 0;
