@@ -1,10 +1,12 @@
 """The CPU kernels' native code: built on first use with the machine's C++ compiler, cached.
 
-`native/` holds C++ handlers for XLA's FFI (`runs.cc` for SPLIT and JOIN, `tile_rows.cc`,
-sharing `streaming_copies.h`): copies whose stores bypass the caches, which XLA:CPU's loops do not
-emit. The first trace that wants one (an operator on a large enough CPU output) builds its
-source into a shared library, with the compiler named by $CXX or the first of c++, g++ and
-clang++ on PATH, and jaxlib's FFI headers (`jax.ffi.include_dir()`):
+`native/` holds C++ handlers for XLA's FFI (`runs.cc` for SPLIT and JOIN, `tile_rows.cc` for
+TILE, `transpose.cc` for the tensor layer's transposes, sharing `streaming_copies.h`): copies
+whose stores bypass the caches, which XLA:CPU's loops do not emit, and a transpose in AVX2
+registers (chosen where the processor has AVX2, which the built library reports). The first
+trace that wants one (an operator on a large enough CPU output) builds its source into a shared
+library, with the compiler named by $CXX or the first of c++, g++ and clang++ on PATH, and
+jaxlib's FFI headers (`jax.ffi.include_dir()`):
 
   c++ -O3 -std=c++17 -shared -fPIC -I<jax.ffi.include_dir()> -I<native/> SOURCE -o LIBRARY
 

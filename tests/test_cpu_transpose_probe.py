@@ -1,0 +1,37 @@
+"""benchmarks/cpu_transpose.py: a tiny run times and checks the three forms on every shape, or
+says why the native transpose does not run here and exits 2."""
+
+import os
+import pathlib
+import subprocess
+import sys
+
+from dml_jax._src.kernels import native_cpu, transpose_cpu
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+SCRIPT = ROOT / "benchmarks" / "cpu_transpose.py"
+
+
+def test_tiny_run_times_every_form_of_every_shape():
+  shapes = ["2,16,8", "3,40,24"]
+  result = subprocess.run(
+    [sys.executable, str(SCRIPT), "--plain", "--rounds", "1", "--shapes", *shapes],
+    cwd=ROOT,
+    env=dict(os.environ, PYTHONPATH=str(ROOT), JAX_PLATFORMS="cpu"),
+    capture_output=True,
+    text=True,
+    timeout=120,
+  )
+  if not (native_cpu.status().available and transpose_cpu.has_avx2()):
+    assert result.returncode == 2 and "does not run here" in result.stderr, result.stderr
+    return
+  assert result.returncode == 0, result.stdout + result.stderr
+  rows = [
+    line.split()
+    for line in result.stdout.splitlines()
+    if not line.startswith(("#", " " * 11 + "shape"))
+  ]
+  assert [(row[0], row[1]) for row in rows] == [
+    (shape, form) for shape in shapes for form in ("native", "xla", "ort")
+  ]
+  assert all(float(row[2]) > 0 for row in rows)
