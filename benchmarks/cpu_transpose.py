@@ -62,7 +62,7 @@ def main() -> None:
   def run_shape(text: str) -> None:
     n, r, c = (int(v) for v in text.split(","))
     x = np.random.default_rng(0).standard_normal((n, r, c)).astype(np.float32)
-    xd = jax.device_put(x)
+    xd = jax.device_put(x, jax.devices("cpu")[0])  # the CPU also where a GPU is the default
     graph = helper.make_graph(
       [helper.make_node("Transpose", ["x"], ["y"], perm=[0, 2, 1])],
       "transpose",
