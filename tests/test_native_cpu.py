@@ -61,6 +61,12 @@ def on_the_cpu():
     yield
 
 
+@pytest.fixture(params=["auto", *native_cpu.STORES])
+def stores(request):
+  """Each way the copy kernels store: by the call's size, past the caches, in them."""
+  return request.param
+
+
 @pytest.fixture
 def small_thresholds(monkeypatch):
   """Kernels on small shapes, so that the operators' tests stay quick."""
@@ -96,11 +102,11 @@ def test_status_says_whether_the_kernels_run_here():
     ((4096, 300), 0, (4000, 96)),  # several items of work (about 1 MiB each)
   ],
 )
-def test_split_runs_matches_np_split(dtype, shape, axis, sizes):
+def test_split_runs_matches_np_split(dtype, shape, axis, sizes, stores):
   if not _native():
     return
   x = _data(np.random.default_rng(1), dtype, shape)
-  got = jax.jit(lambda x: runs_cpu.split_runs(x, sizes, axis))(x)
+  got = jax.jit(lambda x: runs_cpu.split_runs(x, sizes, axis, stores=stores))(x)
   want = np.split(x, np.cumsum(sizes)[:-1], axis=axis)
   assert len(got) == len(want)
   for g, w in zip(got, want, strict=True):
@@ -118,7 +124,7 @@ def test_split_runs_matches_np_split(dtype, shape, axis, sizes):
     ((4096, 300), 0, (4000, 96)),
   ],
 )
-def test_join_runs_matches_np_concatenate(dtype, shape, axis, sizes):
+def test_join_runs_matches_np_concatenate(dtype, shape, axis, sizes, stores):
   if not _native():
     return
   rng = np.random.default_rng(6)
@@ -127,7 +133,7 @@ def test_join_runs_matches_np_concatenate(dtype, shape, axis, sizes):
     piece = list(shape)
     piece[axis] = size
     inputs.append(_data(rng, dtype, tuple(piece)))
-  got = jax.jit(lambda *xs: runs_cpu.join_runs(*xs, axis=axis))(*inputs)
+  got = jax.jit(lambda *xs: runs_cpu.join_runs(*xs, axis=axis, stores=stores))(*inputs)
   assert_bits_equal(got, np.concatenate(inputs, axis))
 
 
@@ -142,11 +148,11 @@ def test_join_runs_matches_np_concatenate(dtype, shape, axis, sizes):
     ((1024, 1024), (2, 1)),  # several items of work
   ],
 )
-def test_tile_rows_matches_np_tile(dtype, shape, repeats):
+def test_tile_rows_matches_np_tile(dtype, shape, repeats, stores):
   if not _native():
     return
   x = _data(np.random.default_rng(2), dtype, shape)
-  got = jax.jit(lambda x: tile_rows_cpu.tile_rows(x, repeats))(x)
+  got = jax.jit(lambda x: tile_rows_cpu.tile_rows(x, repeats, stores=stores))(x)
   assert_bits_equal(got, np.tile(x, repeats))
 
 
@@ -345,6 +351,26 @@ def test_a_built_library_is_reused(monkeypatch, tmp_path):
   monkeypatch.setattr(subprocess, "run", no_compiler)
   assert native_cpu._build(compiler, "tile_rows.cc", tmp_path) == first
   assert sorted(p.name for p in tmp_path.iterdir()) == [first.name]
+
+
+def test_copies_stay_in_the_cache_where_the_call_fits_three_quarters_of_it(tmp_path):
+  cpuinfo = tmp_path / "cpuinfo"
+  cpuinfo.write_text("processor : 0\nflags : fpu sse2 erms fsrm avx2\n")
+  caches = tmp_path / "cache"
+  for index, (level, size) in {0: (1, "48K"), 2: (2, "2048K"), 3: (3, "32768K")}.items():
+    (caches / f"index{index}").mkdir(parents=True)
+    (caches / f"index{index}" / "level").write_text(f"{level}\n")
+    (caches / f"index{index}" / "size").write_text(f"{size}\n")
+  assert native_cpu._in_cache_bytes(cpuinfo, caches) == 24 << 20
+  (caches / "index3" / "size").write_text("1M\n")
+  assert native_cpu._in_cache_bytes(cpuinfo, caches) == 768 << 10
+  assert native_cpu._in_cache_bytes(cpuinfo, tmp_path / "none") == 0  # no cache folders
+  cpuinfo.write_text("flags : fpu sse2 avx2\n")  # no fast strings
+  assert native_cpu._in_cache_bytes(cpuinfo, caches) == 0
+  assert native_cpu._in_cache_bytes(tmp_path / "missing", caches) == 0
+  fits = native_cpu.in_cache_bytes()
+  assert native_cpu.stores_for(fits) == ("in_cache" if fits else "streaming")
+  assert native_cpu.stores_for(fits + 1) == "streaming"
 
 
 def test_status_is_a_frozen_record():

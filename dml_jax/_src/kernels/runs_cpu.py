@@ -24,6 +24,8 @@ from collections.abc import Sequence
 import jax
 import numpy as np
 
+from dml_jax._src.kernels import native_cpu
+
 SPLIT_TARGET = "dml_jax_split_runs"
 JOIN_TARGET = "dml_jax_join_runs"
 
@@ -72,9 +74,12 @@ def applies(
   )
 
 
-def split_runs(input: jax.Array, sizes: Sequence[int], axis: int) -> tuple[jax.Array, ...]:
+def split_runs(
+  input: jax.Array, sizes: Sequence[int], axis: int, *, stores: str = "auto"
+) -> tuple[jax.Array, ...]:
   """`input` cut along `axis` into pieces of `sizes` (which sum to its size there), by the
-  native kernel; `native_cpu.status()` must have registered it.
+  native kernel; `native_cpu.status()` must have registered it. `stores`: a key of
+  `native_cpu.STORES`, or "auto" (`native_cpu.stores_for` the call's bytes).
 
   Examples:
     >>> from dml_jax._src.kernels import native_cpu
@@ -90,12 +95,14 @@ def split_runs(input: jax.Array, sizes: Sequence[int], axis: int) -> tuple[jax.A
     shape[axis] = size
     results.append(jax.ShapeDtypeStruct(tuple(shape), input.dtype))
   call = jax.ffi.ffi_call(SPLIT_TARGET, results, vmap_method="expand_dims")
-  return tuple(call(input, axis_from_end=np.int64(input.ndim - axis)))
+  axis_from_end = np.int64(input.ndim - axis)
+  stores_attribute = _stores(stores, 2 * input.size * input.dtype.itemsize)
+  return tuple(call(input, axis_from_end=axis_from_end, stores=stores_attribute))
 
 
-def join_runs(*inputs: jax.Array, axis: int) -> jax.Array:
+def join_runs(*inputs: jax.Array, axis: int, stores: str = "auto") -> jax.Array:
   """`inputs` joined along `axis`, by the native kernel; `native_cpu.status()` must have
-  registered it.
+  registered it. `stores`: a key of `native_cpu.STORES`, or "auto" (`native_cpu.stores_for` the call's bytes).
 
   Examples:
     >>> from dml_jax._src.kernels import native_cpu
@@ -108,4 +115,12 @@ def join_runs(*inputs: jax.Array, axis: int) -> jax.Array:
   shape[axis] = sum(x.shape[axis] for x in inputs)
   out = jax.ShapeDtypeStruct(tuple(shape), inputs[0].dtype)
   call = jax.ffi.ffi_call(JOIN_TARGET, out, vmap_method="expand_dims")
-  return call(*inputs, axis_from_end=np.int64(len(shape) - axis))
+  stores_attribute = _stores(stores, 2 * math.prod(shape) * out.dtype.itemsize)
+  return call(*inputs, axis_from_end=np.int64(len(shape) - axis), stores=stores_attribute)
+
+
+def _stores(stores: str, bytes_moved: int) -> np.int64:
+  """The kernel's `stores` attribute: "auto" as `native_cpu.stores_for` says."""
+  return np.int64(
+    native_cpu.STORES[native_cpu.stores_for(bytes_moved) if stores == "auto" else stores]
+  )

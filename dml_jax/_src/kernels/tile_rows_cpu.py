@@ -19,6 +19,8 @@ import math
 import jax
 import numpy as np
 
+from dml_jax._src.kernels import native_cpu
+
 TARGET = "dml_jax_tile_rows"
 
 
@@ -63,9 +65,10 @@ def applies(
   )
 
 
-def tile_rows(input: jax.Array, repeats: tuple[int, ...]) -> jax.Array:
+def tile_rows(input: jax.Array, repeats: tuple[int, ...], *, stores: str = "auto") -> jax.Array:
   """`input` tiled by `repeats`, by the native kernel; `native_cpu.status()` must have
-  registered it.
+  registered it. `stores`: a key of `native_cpu.STORES`, or "auto" (`native_cpu.stores_for`
+  the call's bytes).
 
   Examples:
     >>> from dml_jax._src.kernels import native_cpu
@@ -78,4 +81,7 @@ def tile_rows(input: jax.Array, repeats: tuple[int, ...]) -> jax.Array:
   call = jax.ffi.ffi_call(
     TARGET, jax.ShapeDtypeStruct(shape, input.dtype), vmap_method="expand_dims"
   )
-  return call(input)
+  if stores == "auto":
+    moved = (input.size + math.prod(shape)) * input.dtype.itemsize
+    stores = native_cpu.stores_for(moved)
+  return call(input, stores=np.int64(native_cpu.STORES[stores]))

@@ -1,10 +1,12 @@
 // SPLIT and JOIN on the CPU: the contiguous runs that each piece (an output of SPLIT, an input
-// of JOIN) has in the whole tensor, copied with non-temporal stores (streaming_copies.h). Any
-// rank, any element type (runs are copied as bytes).
+// of JOIN) has in the whole tensor, copied without reading the destination first
+// (streaming_copies.h: past the caches, or in them where a call's bytes fit). Any rank, any
+// element type (runs are copied as bytes).
 //
 // SPLIT: operand the input, results the outputs in order along the axis. JOIN: operands the
 // inputs in order, result the output. Attribute `axis_from_end`: the axis counted from the last
-// (1 for the last), so that a batch dimension put in front (vmap) leaves it the same.
+// (1 for the last), so that a batch dimension put in front (vmap) leaves it the same; `stores`:
+// streaming_copies.h's StoresFor.
 #include <algorithm>
 #include <cstdint>
 
@@ -28,12 +30,14 @@ struct Runs {
 };
 
 // Copies between the whole and the pieces: into the pieces (SPLIT) or into the whole (JOIN).
-void CopyRuns(ffi::ThreadPool& pool, char* whole, const Runs& runs, bool into_pieces) {
+void CopyRuns(ffi::ThreadPool& pool, char* whole, const Runs& runs, bool into_pieces,
+              int64_t stores_attribute) {
+  const dml_jax::Stores stores = dml_jax::StoresFor(stores_attribute);
   auto copy = [&](int64_t k, size_t whole_at, size_t piece_at, size_t n) {
     if (into_pieces)
-      dml_jax::StreamingCopy(runs.pieces[k] + piece_at, whole + whole_at, n);
+      dml_jax::CopyBytes(runs.pieces[k] + piece_at, whole + whole_at, n, stores);
     else
-      dml_jax::StreamingCopy(whole + whole_at, runs.pieces[k] + piece_at, n);
+      dml_jax::CopyBytes(whole + whole_at, runs.pieces[k] + piece_at, n, stores);
   };
   int64_t helpers = pool.num_threads() - 1;  // the calling thread works too
   if (runs.outer == 1) {
@@ -87,7 +91,7 @@ ffi::Error Check(Runs& runs, size_t whole_bytes) {
 }
 
 ffi::Error SplitRunsImpl(ffi::ThreadPool pool, ffi::AnyBuffer input, ffi::RemainingRets outputs,
-                         int64_t axis_from_end) {
+                         int64_t axis_from_end, int64_t stores) {
   Runs runs;
   runs.count = int64_t(outputs.size());
   if (runs.count < 1 || runs.count > kMaxPieces)
@@ -102,12 +106,13 @@ ffi::Error SplitRunsImpl(ffi::ThreadPool pool, ffi::AnyBuffer input, ffi::Remain
   }
   if (auto error = Check(runs, input.size_bytes()); error.failure()) return error;
   if (input.size_bytes() > 0)
-    CopyRuns(pool, static_cast<char*>(input.untyped_data()), runs, /*into_pieces=*/true);
+    CopyRuns(pool, static_cast<char*>(input.untyped_data()), runs, /*into_pieces=*/true, stores);
   return ffi::Error::Success();
 }
 
 ffi::Error JoinRunsImpl(ffi::ThreadPool pool, ffi::RemainingArgs inputs,
-                        ffi::Result<ffi::AnyBuffer> output, int64_t axis_from_end) {
+                        ffi::Result<ffi::AnyBuffer> output, int64_t axis_from_end,
+                        int64_t stores) {
   Runs runs;
   runs.count = int64_t(inputs.size());
   if (runs.count < 1 || runs.count > kMaxPieces)
@@ -122,7 +127,7 @@ ffi::Error JoinRunsImpl(ffi::ThreadPool pool, ffi::RemainingArgs inputs,
   }
   if (auto error = Check(runs, output->size_bytes()); error.failure()) return error;
   if (output->size_bytes() > 0)
-    CopyRuns(pool, static_cast<char*>(output->untyped_data()), runs, /*into_pieces=*/false);
+    CopyRuns(pool, static_cast<char*>(output->untyped_data()), runs, /*into_pieces=*/false, stores);
   return ffi::Error::Success();
 }
 
@@ -133,11 +138,13 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(DmlJaxSplitRuns, SplitRunsImpl,
                                   .Ctx<ffi::ThreadPool>()
                                   .Arg<ffi::AnyBuffer>()
                                   .RemainingRets()
-                                  .Attr<int64_t>("axis_from_end"));
+                                  .Attr<int64_t>("axis_from_end")
+                                  .Attr<int64_t>("stores"));
 
 XLA_FFI_DEFINE_HANDLER_SYMBOL(DmlJaxJoinRuns, JoinRunsImpl,
                               ffi::Ffi::Bind()
                                   .Ctx<ffi::ThreadPool>()
                                   .RemainingArgs()
                                   .Ret<ffi::AnyBuffer>()
-                                  .Attr<int64_t>("axis_from_end"));
+                                  .Attr<int64_t>("axis_from_end")
+                                  .Attr<int64_t>("stores"));

@@ -1,10 +1,14 @@
-// Shared by dml_jax's CPU kernels (runs.cc, tile_rows.cc): copies whose stores bypass
-// the caches, and work shared with XLA's intra-op thread pool.
+// Shared by dml_jax's CPU kernels (runs.cc, tile_rows.cc, transpose.cc): copies that do not
+// read the destination's lines before writing them, and work shared with XLA's intra-op pool.
 //
-// A store to a line that is not in the cache first reads the line (a read for ownership); a
-// non-temporal store does not. A copy into an output larger than the caches therefore moves
-// two bytes per byte copied instead of three. XLA:CPU's loops and glibc's memcpy (below its
-// non-temporal threshold) store through the cache.
+// A store to a line that is not in the cache first reads the line (a read for ownership). A copy
+// into an output that is not in the caches therefore moves three bytes per byte copied; XLA:CPU's
+// loops and glibc's memcpy (below its non-temporal threshold) store that way. Two ways avoid the
+// read:
+// - non-temporal stores: the lines go to memory and leave the caches alone. Right where a call
+//   moves more than the last-level cache holds: what it writes would not stay there anyway.
+// - `rep movsb` on a processor with fast strings (ERMS): whole lines written in the cache. Right
+//   where a call's bytes fit in the cache: the next call, or the next reader, finds them there.
 #ifndef DML_JAX_STREAMING_COPIES_H_
 #define DML_JAX_STREAMING_COPIES_H_
 
@@ -48,6 +52,28 @@ inline void StreamingCopy(char* dst, const char* src, size_t n) {
   }
 #endif
   std::memcpy(dst, src, n);
+}
+
+// How a call's copies store: past the caches, or in them by `rep movsb`.
+enum class Stores { kStreaming, kInCache };
+
+// The kernels' `stores` attribute: 2 copies in the cache, anything else streams. The library
+// chooses from the call's size and the processor (kernels/native_cpu.py's in_cache_bytes).
+inline Stores StoresFor(int64_t attribute) {
+  return attribute == 2 ? Stores::kInCache : Stores::kStreaming;
+}
+
+// Copies n bytes from src to dst without reading dst's lines first, as `stores` says: the
+// 16-byte-aligned body of dst with non-temporal stores, or the whole by `rep movsb`. Callers
+// that stream end their work with StoreFence() (ForEachItem does).
+inline void CopyBytes(char* dst, const char* src, size_t n, Stores stores) {
+#if defined(__SSE2__)
+  if (stores == Stores::kInCache && n >= 256) {
+    asm volatile("rep movsb" : "+D"(dst), "+S"(src), "+c"(n) : : "memory");
+    return;
+  }
+#endif
+  StreamingCopy(dst, src, n);
 }
 
 // Orders this thread's non-temporal stores before what follows (the handler's return).

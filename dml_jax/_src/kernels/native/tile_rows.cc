@@ -1,7 +1,8 @@
 // TILE on the CPU: every output row (the last dimension) written from its input row, repeated,
-// with non-temporal stores (streaming_copies.h). Any rank, any element type (rows are copied
-// as bytes). The repeats are the output's dimensions over the input's, so a batch dimension
-// put in front (vmap) is a repeat of 1.
+// without reading the destination first (streaming_copies.h: past the caches, or in them where
+// the call's bytes fit). Any rank, any element type (rows are copied as bytes). The repeats are
+// the output's dimensions over the input's, so a batch dimension put in front (vmap) is a
+// repeat of 1. Attribute `stores`: streaming_copies.h's StoresFor.
 #include <algorithm>
 #include <cstdint>
 
@@ -15,7 +16,7 @@ namespace {
 constexpr size_t kItemBytes = 1 << 20;  // the output bytes of an item of work, about
 
 ffi::Error TileRowsImpl(ffi::ThreadPool pool, ffi::AnyBuffer input,
-                        ffi::Result<ffi::AnyBuffer> output) {
+                        ffi::Result<ffi::AnyBuffer> output, int64_t stores_attribute) {
   auto in = input.dimensions();
   auto out = output->dimensions();
   int64_t rank = int64_t(in.size());
@@ -35,6 +36,7 @@ ffi::Error TileRowsImpl(ffi::ThreadPool pool, ffi::AnyBuffer input,
   int64_t per_item = int64_t(std::max<size_t>(1, kItemBytes / out_row));
   int64_t items = (rows + per_item - 1) / per_item;
   int64_t helpers = pool.num_threads() - 1;  // the calling thread works too
+  const dml_jax::Stores stores = dml_jax::StoresFor(stores_attribute);
   dml_jax::ForEachItem(pool, items, helpers, [&](int64_t item) {
     int64_t r_end = std::min(rows, (item + 1) * per_item);
     for (int64_t r = item * per_item; r < r_end; ++r) {
@@ -47,7 +49,7 @@ ffi::Error TileRowsImpl(ffi::ThreadPool pool, ffi::AnyBuffer input,
       }
       const char* from = source + size_t(source_row) * row;
       char* to = target + size_t(r) * out_row;
-      for (int64_t k = 0; k < copies; ++k) dml_jax::StreamingCopy(to + size_t(k) * row, from, row);
+      for (int64_t k = 0; k < copies; ++k) dml_jax::CopyBytes(to + size_t(k) * row, from, row, stores);
     }
   });
   return ffi::Error::Success();
@@ -59,4 +61,5 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(DmlJaxTileRows, TileRowsImpl,
                               ffi::Ffi::Bind()
                                   .Ctx<ffi::ThreadPool>()
                                   .Arg<ffi::AnyBuffer>()
-                                  .Ret<ffi::AnyBuffer>());
+                                  .Ret<ffi::AnyBuffer>()
+                                  .Attr<int64_t>("stores"));

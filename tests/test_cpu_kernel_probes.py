@@ -1,5 +1,5 @@
-"""benchmarks/cpu_transpose.py: a tiny run times and checks the three forms on every shape, or
-says why the native transpose does not run here and exits 2."""
+"""The CPU kernels' probes (benchmarks/cpu_transpose.py, benchmarks/cpu_stores.py): a tiny run
+times and checks every form, or says why the native code does not run here and exits 2."""
 
 import os
 import pathlib
@@ -35,3 +35,22 @@ def test_tiny_run_times_every_form_of_every_shape():
     (shape, form) for shape in shapes for form in ("native", "xla", "ort")
   ]
   assert all(float(row[2]) > 0 for row in rows)
+
+
+def test_stores_probe_times_both_ways_and_onnx_runtime():
+  """benchmarks/cpu_stores.py: one round of TILE, both ways to store and ONNX Runtime."""
+  result = subprocess.run(
+    [sys.executable, str(ROOT / "benchmarks" / "cpu_stores.py"), "--plain", "--rounds", "1"]
+    + ["--cases", "tile"],
+    cwd=ROOT,
+    env=dict(os.environ, PYTHONPATH=str(ROOT), JAX_PLATFORMS="cpu"),
+    capture_output=True,
+    text=True,
+    timeout=120,
+  )
+  if not native_cpu.status().available:
+    assert result.returncode == 2 and "do not run here" in result.stderr, result.stderr
+    return
+  assert result.returncode == 0, result.stdout + result.stderr
+  rows = [line.split() for line in result.stdout.splitlines()[2:]]
+  assert [row[:2] for row in rows] == [["tile", "streaming"], ["tile", "in_cache"], ["tile", "ort"]]
