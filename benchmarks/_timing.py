@@ -44,3 +44,34 @@ def report(name, fn, args, want, moved, ceiling, width=28):
     f"  {name:<{width}} {seconds * 1e3:7.3f} ms  {moved / seconds / 1e9:7.0f} GB/s"
     f"  {moved / seconds / ceiling:5.2f} of copy  {'ok' if ok else 'WRONG'}"
   )
+
+
+def interleaved(sides, rounds, block_s=0.1, rest_s=0.05):
+  """Milliseconds per call of each of `sides` (name -> a call that waits for its result) per
+  round: every round a block of about `block_s` per side, each after a rest of `rest_s`, in a
+  shuffled order."""
+  import random
+
+  times = {name: [] for name in sides}
+  for _ in range(rounds):
+    order = list(sides.items())
+    random.shuffle(order)
+    for name, call in order:
+      time.sleep(rest_s)
+      start, calls = time.perf_counter(), 0
+      while time.perf_counter() - start < block_s:
+        call()
+        calls += 1
+      times[name].append((time.perf_counter() - start) / calls * 1e3)
+  return times
+
+
+def print_against(label, times, peer="ort"):
+  """One row per side: label, side, median ms, the peer's median over the side's, and the
+  quartiles of the per-round ratios."""
+  peer_ms = statistics.median(times[peer])
+  for name, values in times.items():
+    ratios = sorted(p / v for p, v in zip(times[peer], values, strict=True))
+    low, high = ratios[len(ratios) // 4], ratios[(3 * len(ratios)) // 4]
+    ms = statistics.median(values)
+    print(f"{label:>16s} {name:>10s} {ms:8.3f} {peer_ms / ms:9.2f} [{low:.2f}..{high:.2f}]")

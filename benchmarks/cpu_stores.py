@@ -24,10 +24,9 @@ differs from NumPy.
 from __future__ import annotations
 
 import argparse
-import random
-import statistics
 import sys
-import time
+
+from _timing import interleaved, print_against  # benchmarks/ is on sys.path when run
 
 CASES = ("tile", "split", "join")
 
@@ -58,7 +57,7 @@ def main() -> None:
     f" {'plain process' if args.plain else 'configure_allocator()'}, {args.rounds} rounds;"
     f" in the cache up to {native_cpu.in_cache_bytes() / 2**20:g} MiB moved"
   )
-  print(f"{'case':>6s} {'form':>10s} {'ms':>8s} {'ORT/form':>9s} {'[quartiles]':>13s}")
+  print(f"{'case':>16s} {'form':>10s} {'ms':>8s} {'ORT/form':>9s} {'[quartiles]':>13s}")
   cpu = jax.devices("cpu")[0]
   rng = np.random.default_rng(0)
   f32 = TensorProto.FLOAT
@@ -128,23 +127,7 @@ def main() -> None:
         if not np.array_equal(np.asarray(got).view(np.uint32), expected.view(np.uint32)):
           print(f"{side} differs from NumPy for {name}", file=sys.stderr)
           sys.exit(1)
-    times: dict[str, list[float]] = {side: [] for side in sides}
-    for _ in range(args.rounds):
-      order = list(sides.items())
-      random.shuffle(order)
-      for side, call in order:
-        time.sleep(0.05)
-        start, calls = time.perf_counter(), 0
-        while time.perf_counter() - start < 0.1:
-          call()
-          calls += 1
-        times[side].append((time.perf_counter() - start) / calls * 1e3)
-    ort_ms = statistics.median(times["ort"])
-    for side, values in times.items():
-      ratios = sorted(o / v for o, v in zip(times["ort"], values, strict=True))
-      low, high = ratios[len(ratios) // 4], ratios[(3 * len(ratios)) // 4]
-      ms = statistics.median(values)
-      print(f"{name:>6s} {side:>10s} {ms:8.3f} {ort_ms / ms:9.2f} [{low:.2f}..{high:.2f}]")
+    print_against(name, interleaved(sides, args.rounds))
 
 
 if __name__ == "__main__":

@@ -23,10 +23,9 @@ Exits with status 2 where the native transpose does not run (no compiler, not x8
 from __future__ import annotations
 
 import argparse
-import random
-import statistics
 import sys
-import time
+
+from _timing import interleaved, print_against  # benchmarks/ is on sys.path when run
 
 SHAPES = ["8,4096,32", "2,4096,32", "8,4096,24", "32,4096,32", "8,4096,128", "8,32,4096"]
 
@@ -57,7 +56,7 @@ def main() -> None:
     f"# jax {jax.__version__}, onnxruntime {ort.__version__},"
     f" {'plain process' if args.plain else 'configure_allocator()'}, {args.rounds} rounds"
   )
-  print(f"{'shape':>16s} {'form':>7s} {'ms':>8s} {'ORT/form':>9s} {'[quartiles]':>13s}")
+  print(f"{'shape':>16s} {'form':>10s} {'ms':>8s} {'ORT/form':>9s} {'[quartiles]':>13s}")
 
   def run_shape(text: str) -> None:
     n, r, c = (int(v) for v in text.split(","))
@@ -85,23 +84,7 @@ def main() -> None:
       got = got[0] if name == "ort" else got
       if not np.array_equal(np.asarray(got).view(np.uint32), want.view(np.uint32)):
         raise SystemExit(f"{name} differs from NumPy for {text}")
-    times: dict[str, list[float]] = {name: [] for name in forms}
-    for _ in range(args.rounds):
-      order = list(forms.items())
-      random.shuffle(order)
-      for name, form in order:
-        time.sleep(0.05)
-        start, calls = time.perf_counter(), 0
-        while time.perf_counter() - start < 0.1:
-          form()
-          calls += 1
-        times[name].append((time.perf_counter() - start) / calls * 1e3)
-    ort_ms = statistics.median(times["ort"])
-    for name, values in times.items():
-      ratios = sorted(o / v for o, v in zip(times["ort"], values, strict=True))
-      low, high = ratios[len(ratios) // 4], ratios[(3 * len(ratios)) // 4]
-      ms = statistics.median(values)
-      print(f"{text:>16s} {name:>7s} {ms:8.3f} {ort_ms / ms:9.2f} [{low:.2f}..{high:.2f}]")
+    print_against(text, interleaved(forms, args.rounds))
 
   for text in args.shapes:
     run_shape(text)
