@@ -24,9 +24,12 @@ on static shapes) and its tuning as a frozen config argument (None: the module's
   slice_rows_triton                   SLICE and SLICE1 walks with a strided or backward last
                                       axis or a backward axis, a run of an output row a program
   runs_cpu                            SPLIT and JOIN on the CPU, each piece's runs copied with
-                                      stores that bypass the caches (C++ through XLA's FFI)
+                                      stores that never read the destination (C++ through
+                                      XLA's FFI; past the caches, or in them where a call fits)
   tile_rows_cpu                       TILE on the CPU, each output row written from its input
-                                      row with stores that bypass the caches (C++)
+                                      row the same way (C++)
+  transpose_cpu                       the last two dimensions swapped on the CPU, 8 x 8 blocks
+                                      in AVX2 registers (C++): the tensor layer's transposes
 
 `forms` decides, per backend, between a kernel and the lax lowering an operator hands it (and
 between lax forms where XLA:CPU runs one faster: JOIN's); its functions are what the operator

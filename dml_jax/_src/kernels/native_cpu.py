@@ -2,8 +2,9 @@
 
 `native/` holds C++ handlers for XLA's FFI (`runs.cc` for SPLIT and JOIN, `tile_rows.cc` for
 TILE, `transpose.cc` for the tensor layer's transposes, sharing `streaming_copies.h`): copies
-whose stores bypass the caches, which XLA:CPU's loops do not emit, and a transpose in AVX2
-registers (chosen where the processor has AVX2, which the built library reports). The first
+that never read a line before writing it, past the caches or in them (`stores_for`), which
+XLA:CPU's loops do not emit, and a transpose in AVX2 registers (chosen where the processor has
+AVX2, which the built library reports). The first
 trace that wants one (an operator on a large enough CPU output) builds its source into a shared
 library, with the compiler named by $CXX or the first of c++, g++ and clang++ on PATH, and
 jaxlib's FFI headers (`jax.ffi.include_dir()`):
@@ -36,6 +37,7 @@ import tempfile
 import threading
 
 import jax
+import numpy as np
 
 SOURCES = pathlib.Path(__file__).resolve().parent / "native"
 HEADERS = ("streaming_copies.h",)
@@ -128,13 +130,26 @@ def library(name: str) -> ctypes.CDLL:
 
 def stores_for(bytes_moved: int) -> str:
   """How a copy kernel's call that reads and writes `bytes_moved` should store: "in_cache" where
-  they fit in `in_cache_bytes()`, else "streaming" (non-temporal stores).
+  they fit in `in_cache_bytes()` (never where that is 0), else "streaming" (non-temporal
+  stores).
 
   Examples:
     >>> stores_for(1 << 40)
     'streaming'
   """
-  return "in_cache" if bytes_moved <= in_cache_bytes() else "streaming"
+  fits = in_cache_bytes()
+  return "in_cache" if 0 < fits and bytes_moved <= fits else "streaming"
+
+
+def stores_attribute(stores: str, bytes_moved: int) -> np.int64:
+  """The copy kernels' `stores` attribute for `stores`, a key of `STORES` or "auto"
+  (`stores_for(bytes_moved)`).
+
+  Examples:
+    >>> int(stores_attribute("streaming", 0))
+    1
+  """
+  return np.int64(STORES[stores_for(bytes_moved) if stores == "auto" else stores])
 
 
 @functools.cache

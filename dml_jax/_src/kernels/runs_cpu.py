@@ -1,6 +1,7 @@
 """SPLIT and JOIN on the CPU as one native kernel: the contiguous runs that each piece (an
-output of SPLIT, an input of JOIN) has in the whole tensor, copied with non-temporal stores, on
-the calling thread and XLA's intra-op pool.
+output of SPLIT, an input of JOIN) has in the whole tensor, copied without reading the
+destination first (non-temporal stores, or `rep movsb` where the call fits the cache:
+`native_cpu.stores_for`), on the calling thread and XLA's intra-op pool.
 
 XLA:CPU copies with loops whose stores go through the cache: each output line is read before
 it is written, three bytes moved per byte copied. On a 2-core x86-64 machine
@@ -96,13 +97,14 @@ def split_runs(
     results.append(jax.ShapeDtypeStruct(tuple(shape), input.dtype))
   call = jax.ffi.ffi_call(SPLIT_TARGET, results, vmap_method="expand_dims")
   axis_from_end = np.int64(input.ndim - axis)
-  stores_attribute = _stores(stores, 2 * input.size * input.dtype.itemsize)
-  return tuple(call(input, axis_from_end=axis_from_end, stores=stores_attribute))
+  attribute = native_cpu.stores_attribute(stores, 2 * input.size * input.dtype.itemsize)
+  return tuple(call(input, axis_from_end=axis_from_end, stores=attribute))
 
 
 def join_runs(*inputs: jax.Array, axis: int, stores: str = "auto") -> jax.Array:
   """`inputs` joined along `axis`, by the native kernel; `native_cpu.status()` must have
-  registered it. `stores`: a key of `native_cpu.STORES`, or "auto" (`native_cpu.stores_for` the call's bytes).
+  registered it. `stores`: a key of `native_cpu.STORES`, or "auto" (`native_cpu.stores_for`
+  the call's bytes).
 
   Examples:
     >>> from dml_jax._src.kernels import native_cpu
@@ -115,12 +117,5 @@ def join_runs(*inputs: jax.Array, axis: int, stores: str = "auto") -> jax.Array:
   shape[axis] = sum(x.shape[axis] for x in inputs)
   out = jax.ShapeDtypeStruct(tuple(shape), inputs[0].dtype)
   call = jax.ffi.ffi_call(JOIN_TARGET, out, vmap_method="expand_dims")
-  stores_attribute = _stores(stores, 2 * math.prod(shape) * out.dtype.itemsize)
-  return call(*inputs, axis_from_end=np.int64(len(shape) - axis), stores=stores_attribute)
-
-
-def _stores(stores: str, bytes_moved: int) -> np.int64:
-  """The kernel's `stores` attribute: "auto" as `native_cpu.stores_for` says."""
-  return np.int64(
-    native_cpu.STORES[native_cpu.stores_for(bytes_moved) if stores == "auto" else stores]
-  )
+  attribute = native_cpu.stores_attribute(stores, 2 * math.prod(shape) * out.dtype.itemsize)
+  return call(*inputs, axis_from_end=np.int64(len(shape) - axis), stores=attribute)
