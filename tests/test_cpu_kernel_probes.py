@@ -1,5 +1,6 @@
-"""The CPU kernels' probes (benchmarks/cpu_transpose.py, benchmarks/cpu_stores.py): a tiny run
-times and checks every form, or says why the native code does not run here and exits 2."""
+"""The CPU kernels' probes (benchmarks/cpu_transpose.py, cpu_stores.py, cpu_gather_rows.py): a
+tiny run times and checks every form, or says why the native code does not run here and exits
+2."""
 
 import os
 import pathlib
@@ -54,3 +55,24 @@ def test_stores_probe_times_both_ways_and_onnx_runtime():
   assert result.returncode == 0, result.stdout + result.stderr
   rows = [line.split() for line in result.stdout.splitlines()[2:]]
   assert [row[:2] for row in rows] == [["tile", "streaming"], ["tile", "in_cache"], ["tile", "ort"]]
+
+
+def test_row_gather_probe_times_every_form():
+  """benchmarks/cpu_gather_rows.py: one round of a small case through the kernel, its lax
+  path, XLA's take and ONNX Runtime."""
+  result = subprocess.run(
+    [sys.executable, str(ROOT / "benchmarks" / "cpu_gather_rows.py"), "--plain", "--rounds", "1"]
+    + ["--cases", "64,32,40"],
+    cwd=ROOT,
+    env=dict(os.environ, PYTHONPATH=str(ROOT), JAX_PLATFORMS="cpu"),
+    capture_output=True,
+    text=True,
+    timeout=120,
+  )
+  if not native_cpu.status().available:
+    assert result.returncode == 2 and "do not run here" in result.stderr, result.stderr
+    return
+  assert result.returncode == 0, result.stdout + result.stderr
+  rows = [line.split() for line in result.stdout.splitlines()[2:]]
+  assert [row[:2] for row in rows] == [["64,32,40", f] for f in ("dml", "lax", "take", "ort")]
+  assert all(float(row[2]) > 0 for row in rows)

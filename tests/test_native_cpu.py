@@ -1,5 +1,5 @@
 """The CPU's native kernels (SPLIT's and JOIN's runs, TILE's rows, the tensor layer's
-transpose): built with the machine's compiler, bit for bit against NumPy for every element width
+transpose, the row gathers): built with the machine's compiler, bit for bit against NumPy for every element width
 they take, under jit, vmap and grad, chosen by the operators on large shapes, and the lax path
 where they cannot be built.
 
@@ -8,6 +8,7 @@ them assert that first, so a machine that should build them cannot pass by falli
 """
 
 import dataclasses
+import functools
 import os
 import pathlib
 import platform
@@ -22,8 +23,15 @@ import pytest
 
 import dml_jax as dml
 from dml_jax._src import buffers
-from dml_jax._src.kernels import forms, native_cpu, runs_cpu, tile_rows_cpu, transpose_cpu
-from tests.helpers import assert_bits_equal, kernel_data
+from dml_jax._src.kernels import (
+  forms,
+  gather_rows_cpu,
+  native_cpu,
+  runs_cpu,
+  tile_rows_cpu,
+  transpose_cpu,
+)
+from tests.helpers import assert_bits_equal, kernel_data, kernel_indices
 
 WIDTHS = [np.int8, np.float16, np.float32, np.uint32]  # 1, 2 and 4 bytes
 # Bit patterns a copy must keep: NaN payloads, -0.0, infinities, a denormal.
@@ -73,6 +81,7 @@ def small_thresholds(monkeypatch):
   monkeypatch.setattr(runs_cpu, "DEFAULT", runs_cpu.RunsConfig(0, 0))
   monkeypatch.setattr(tile_rows_cpu, "DEFAULT", tile_rows_cpu.TileRowsConfig(0, 0))
   monkeypatch.setattr(transpose_cpu, "DEFAULT", transpose_cpu.TransposeConfig(min_bytes=0))
+  monkeypatch.setattr(gather_rows_cpu, "DEFAULT", gather_rows_cpu.GatherRowsConfig(0))
 
 
 def _custom_calls(f, *args) -> str:
@@ -183,6 +192,92 @@ def test_transpose_matches_np_swapaxes(dtype, shape):
   assert_bits_equal(got, np.swapaxes(x, -1, -2))
 
 
+def _gather_rows_reference(x, indices, batch_dims):
+  """GATHER_ND of whole rows in NumPy: each raw index counted from the end where negative
+  (signed types), then clamped into its dimension; batch coordinates from the tuple's place."""
+  t = indices.shape[-1]
+  sizes = np.array(x.shape[batch_dims : batch_dims + t], np.uint64)
+  if np.issubdtype(indices.dtype, np.signedinteger):
+    wide = indices.astype(np.int64)
+    wide = np.maximum(np.where(wide < 0, wide + sizes.astype(np.int64), wide), 0)
+  else:
+    wide = indices
+  coordinate = np.minimum(wide.astype(np.uint64), sizes - 1).astype(np.int64)
+  batch = np.indices(indices.shape[:batch_dims] + indices.shape[batch_dims:-1], sparse=True)
+  key = tuple(batch[:batch_dims]) + tuple(coordinate[..., j] for j in range(t))
+  return x[key]
+
+
+@pytest.mark.parametrize("dtype", WIDTHS, ids=lambda t: np.dtype(t).name)
+@pytest.mark.parametrize("index_dtype", [np.int32, np.uint32], ids=lambda t: t.__name__)
+@pytest.mark.parametrize(
+  "input_shape, indices_shape, batch_dims",
+  [
+    ((5, 7, 64), (300, 2), 0),  # rows of 64 elements picked by (H, W) tuples
+    ((4, 3, 2, 80), (7, 3), 0),  # tuples of 3
+    ((3, 11, 100), (3, 50, 1), 1),  # one batch dimension (GATHER_ND1)
+    ((2, 3, 9, 64), (2, 3, 5, 1), 2),  # two batch dimensions
+    ((1000, 300), (2, 2000, 1), 0),  # several items of work, rows of 300 elements
+    ((6, 64), (0, 1), 0),  # no tuple: an empty output
+  ],
+)
+def test_gather_rows_matches_numpy(
+  dtype, index_dtype, input_shape, indices_shape, batch_dims, stores
+):
+  if not _native():
+    return
+  rng = np.random.default_rng(9)
+  x = _data(rng, dtype, input_shape)
+  t = indices_shape[-1]
+  size = max(input_shape[batch_dims : batch_dims + t])
+  indices = kernel_indices(rng, index_dtype, indices_shape, size)
+  gather = functools.partial(gather_rows_cpu.gather_rows, batch_dims=batch_dims, stores=stores)
+  got = jax.jit(gather)(x, indices)
+  assert_bits_equal(got, _gather_rows_reference(x, indices, batch_dims))
+
+
+@pytest.mark.parametrize("index_dtype", [np.int64, np.uint64], ids=lambda t: t.__name__)
+def test_gather_rows_takes_64_bit_indices_and_elements(index_dtype, x64):
+  if not _native():
+    return
+  rng = np.random.default_rng(10)
+  x = kernel_data(rng, np.float64, (9, 5, 40))
+  indices = kernel_indices(rng, index_dtype, (200, 2), 9)
+  indices[:4, 0] = [2**32 + 1, 2**33, 2**63 - 1, 3]  # past 32 bits: clamped, never wrapped
+  if index_dtype == np.int64:
+    indices[4:8, 1] = [-(2**32) - 1, -(2**63), -5, -6]
+  got = gather_rows_cpu.gather_rows(jnp.asarray(x), jnp.asarray(indices), batch_dims=0)
+  assert_bits_equal(got, _gather_rows_reference(x, indices, 0))
+
+
+def test_the_row_kernel_under_vmap_makes_one_call():
+  """A batched input is one more batch dimension (unbatched indices broadcast to it); batched
+  indices into one input are more tuples, also between batch dimensions; nested vmaps fold into
+  the same single call."""
+  if not _native():
+    return
+  rng = np.random.default_rng(11)
+  x = _data(rng, np.float32, (2, 3, 4, 5, 64))  # vmap, vmap, batch dimension, tuple, row
+  i = kernel_indices(rng, np.int32, (2, 3, 4, 6, 1), 5)
+  reference = lambda x, i, b: _gather_rows_reference(x, i, b)  # noqa: E731
+  for batch_dims in (0, 1):
+    gather = functools.partial(gather_rows_cpu.gather_rows, batch_dims=batch_dims)
+    xs, is_ = x[0], i[0] if batch_dims else i[0, :, 0]  # (3, 4, 5, 64), (3, [4,] 6, 1)
+    one = x[0, 0] if batch_dims else x[0, 0, 0]  # one input: (4, 5, 64) or (5, 64)
+    for in_axes, args, want in [
+      ((0, 0), (xs, is_), [reference(xs[k], is_[k], batch_dims) for k in range(3)]),
+      ((None, 0), (one, is_), [reference(one, is_[k], batch_dims) for k in range(3)]),
+      ((0, None), (xs, is_[0]), [reference(xs[k], is_[0], batch_dims) for k in range(3)]),
+    ]:
+      batched = jax.vmap(gather, in_axes=in_axes)
+      assert _custom_calls(batched, *args).count("dml_jax_gather_rows") == 1, in_axes
+      assert_bits_equal(batched(*args), np.stack(want), context=f"{batch_dims} {in_axes}")
+  nested = jax.vmap(jax.vmap(functools.partial(gather_rows_cpu.gather_rows, batch_dims=1)))
+  assert _custom_calls(nested, x, i).count("dml_jax_gather_rows") == 1
+  want = [[reference(x[a, b], i[a, b], 1) for b in range(3)] for a in range(2)]
+  assert_bits_equal(nested(x, i), np.array(want))
+
+
 @pytest.mark.parametrize("dtype", [np.float64, np.int64, np.uint64], ids=lambda t: t.__name__)
 def test_kernels_move_64_bit_elements(dtype, x64):
   if not _native():
@@ -233,6 +328,74 @@ def test_operators_take_the_kernels_on_large_shapes_only():
   assert uses == (native and transpose_cpu.has_avx2())
   small = _nhwc_as_nchw((2, 16, 16, 32))  # 64 KiB
   assert _custom_calls(small, np.zeros(2 * 16 * 16 * 32, np.float32)) == ""
+
+
+def _row_gathers():
+  """GATHER_ND, GATHER_ND1 and GATHER of rows, as (name, function of (input, indices))."""
+  counts = dict(input_dimension_count=4, indices_dimension_count=3, batch_dimension_count=1)
+  return [
+    ("gather_nd", dml.gather_nd),
+    ("gather_nd1", lambda x, i: dml.gather_nd(x, i, **counts)),
+    ("gather", lambda x, i: dml.gather(x, i, axis=0, index_dimensions=1)),
+  ]
+
+
+def _row_gather_operands(rng, count, index_dtype=np.int32):
+  """Operands of `_row_gathers()` with `count` index tuples (per batch entry, GATHER_ND1):
+  rows of 64 float32, raw indices of every value class."""
+  table = _data(rng, np.float32, (48, 64))
+  volume = _data(rng, np.float32, (12, 10, 64))
+  batched = _data(rng, np.float32, (3, 7, 5, 64))
+  pairs = np.stack(
+    [
+      kernel_indices(rng, index_dtype, (1, count), 12),
+      kernel_indices(rng, index_dtype, (1, count), 10),
+    ],
+    -1,
+  )
+  per_batch = np.stack(
+    [
+      kernel_indices(rng, index_dtype, (1, 3, count), 7),
+      kernel_indices(rng, index_dtype, (1, 3, count), 5),
+    ],
+    -1,
+  )
+  ids = kernel_indices(rng, index_dtype, (1, count), 48)
+  return [(volume, pairs), (batched, per_batch), (table, ids)]
+
+
+def test_row_gathers_take_the_kernel_on_rows_of_128_bytes_or_more():
+  native = _native()
+  rng = np.random.default_rng(12)
+  for (name, gather), (x, i) in zip(_row_gathers(), _row_gather_operands(rng, 16), strict=True):
+    assert ("dml_jax_gather_rows" in _custom_calls(gather, x, i)) == native, name  # 256 bytes
+    narrow = x[..., :16]  # rows of 64 bytes
+    assert _custom_calls(gather, narrow, i) == "", name
+  f32 = np.float32
+  assert gather_rows_cpu.applies((256, 256, 256), (65536, 2), 0, f32)  # 1 KiB rows
+  assert gather_rows_cpu.applies((16, 64, 64, 256), (16, 4096, 2), 1, f32)
+  assert gather_rows_cpu.applies((1 << 16, 32), (1, 1), 0, f32)  # 128 bytes, one row
+  assert gather_rows_cpu.applies((1 << 16, 1 << 15, 64), (1024, 2), 0, f32)  # 2**31 rows
+  assert not gather_rows_cpu.applies((1 << 16, 16), (65536, 1), 0, f32)  # 64 bytes
+  assert not gather_rows_cpu.applies((1 << 16, 127), (65536, 1), 0, np.int8)  # 127 bytes
+  assert not gather_rows_cpu.applies((16, 64), (1024, 0), 0, f32)  # no tuple
+  assert not gather_rows_cpu.applies((16, 0, 64), (1024, 2), 0, f32)  # no row to gather
+
+
+def test_row_gathers_give_the_same_bits_either_way(monkeypatch):
+  rng = np.random.default_rng(13)
+  operands = _row_gather_operands(rng, 1024)
+  native = [
+    jax.jit(gather)(*args) for (_, gather), args in zip(_row_gathers(), operands, strict=True)
+  ]
+  unavailable = native_cpu.NativeStatus(False, "as without a compiler", None, None)
+  monkeypatch.setattr(native_cpu, "status", lambda: unavailable)
+  jax.clear_caches()
+  for (name, gather), args, got in zip(_row_gathers(), operands, native, strict=True):
+    assert _custom_calls(gather, *args) == "", name
+    assert_bits_equal(got, jax.jit(gather)(*args), context=name)
+  x, i = operands[0]
+  assert_bits_equal(native[0], _gather_rows_reference(x, i[0], 0)[None])
 
 
 def _nhwc_as_nchw(shape):
@@ -319,6 +482,40 @@ def test_operators_on_kernel_shapes_under_vmap_and_grad(small_thresholds):
   u = rng.integers(-3, 4, (3, 24, 16)).astype(np.float32)
   grad = jax.grad(lambda y: (moved(y) * u).sum())(y)
   np.testing.assert_array_equal(grad, np.swapaxes(u, 1, 2))
+
+
+def test_row_gathers_under_vmap_and_grad(small_thresholds):
+  native = _native()
+  rng = np.random.default_rng(14)
+  for (name, gather), (x, i) in zip(_row_gathers(), _row_gather_operands(rng, 40), strict=True):
+    assert ("dml_jax_gather_rows" in _custom_calls(gather, x, i)) == native, name
+    xs = np.stack([x, -x])
+    is_ = np.stack([i, i[..., ::-1, :] if name != "gather" else i[:, ::-1]])
+    want = np.stack([np.asarray(jax.jit(gather)(xs[k], is_[k])) for k in range(2)])
+    for in_axes, args, expected in [
+      ((0, 0), (xs, is_), want),
+      ((None, 0), (x, is_), np.stack([np.asarray(gather(x, is_[k])) for k in range(2)])),
+      ((0, None), (xs, i), np.stack([np.asarray(gather(xs[k], i)) for k in range(2)])),
+    ]:
+      assert_bits_equal(jax.vmap(gather, in_axes=in_axes)(*args), expected, context=name)
+    w = rng.integers(-3, 4, want.shape[1:]).astype(np.float32)
+    grad = jax.grad(lambda x, g=gather, i=i, w=w: (g(x, i) * w).sum())(x)
+    expected = np.zeros_like(x)  # each gathered row's weights added where it came from
+    np.add.at(expected, _source_rows(name, x.shape, i), w.reshape(-1, x.shape[-1]))
+    np.testing.assert_array_equal(grad, expected, err_msg=name)
+
+
+def _source_rows(name, shape, indices):
+  """The input rows (a NumPy index) that `_row_gathers()`'s `name` reads, output row by row."""
+  clamp = lambda i, n: np.clip(np.where(i < 0, i + n, i), 0, n - 1)  # noqa: E731
+  if name == "gather":
+    return clamp(indices[0].astype(np.int64), shape[0])
+  pairs = indices[0].astype(np.int64)  # (tuples, 2), or (batch, tuples, 2) for GATHER_ND1
+  h, w = clamp(pairs[..., 0], shape[-3]), clamp(pairs[..., 1], shape[-2])
+  if name == "gather_nd":
+    return h.reshape(-1), w.reshape(-1)
+  batch = np.broadcast_to(np.arange(shape[0])[:, None], h.shape)
+  return batch.reshape(-1), h.reshape(-1), w.reshape(-1)
 
 
 def test_a_build_error_leaves_the_lax_path_and_says_why(monkeypatch, tmp_path):

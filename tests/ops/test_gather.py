@@ -443,13 +443,15 @@ def _gathers(fn, *args):
       if eqn.primitive.name == "gather":
         found.append(eqn)
       for param in eqn.params.values():
-        inner = getattr(param, "jaxpr", None)
-        if inner is not None:
-          stack.append(getattr(inner, "jaxpr", inner))
+        for inner in param if isinstance(param, tuple) else (param,):  # cond's branches
+          inner = getattr(inner, "jaxpr", None)
+          if inner is not None:
+            stack.append(getattr(inner, "jaxpr", inner))
   return found
 
 
 def test_an_embedding_lookup_is_one_gather_of_whole_rows():
+  """The lax path: one gather (the CPU's native row kernel, where it runs, is another branch)."""
   table, ids = np.zeros((64, 8, 4), np.float32), np.zeros((1, 1, 35), np.int32)
   (gather,) = _gathers(lambda t, i: dml.gather(t, i, axis=0, index_dimensions=1), table, ids)
   assert gather.invars[0].aval.shape == (64, 32)  # the rows, flattened

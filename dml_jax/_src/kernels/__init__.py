@@ -30,6 +30,8 @@ on static shapes) and its tuning as a frozen config argument (None: the module's
                                       row the same way (C++)
   transpose_cpu                       the last two dimensions swapped on the CPU, 8 x 8 blocks
                                       in AVX2 registers (C++): the tensor layer's transposes
+  gather_rows_cpu                     GATHER_ND(1) and GATHER of whole rows on the CPU, the
+                                      index tuples read raw (DirectML's rule applied in C++)
 
 `forms` decides, per backend, between a kernel and the lax lowering an operator hands it (and
 between lax forms where XLA:CPU runs one faster: JOIN's); its functions are what the operator

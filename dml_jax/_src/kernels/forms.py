@@ -25,6 +25,7 @@ from dml_jax._src.kernels import (
   gather_elements_rows_triton,
   gather_elements_strips_triton,
   gather_nd_rows_triton,
+  gather_rows_cpu,
   native_cpu,
   one_hot_tiles_triton,
   reverse_subsequences_strips_mosaic,
@@ -74,21 +75,34 @@ def gather_elements(
 def gather_nd(
   input: jax.Array, indices: jax.Array, *, batch_dims: int, fallback: Lowering
 ) -> jax.Array:
-  """GATHER_ND as whole-row copies: the row-copy kernel on CUDA GPUs where it applies, else
-  `fallback(input, indices)`.
+  """GATHER_ND as whole-row copies: the row-copy kernel on CUDA GPUs where it applies, the
+  native row kernel on the CPU where it applies (rows of 128 bytes or more) and its code is
+  available; elsewhere `fallback(input, indices)`.
 
   `input` has the logical input sizes; `indices` (..., t) holds raw index tuples into its
   dimensions batch_dims .. batch_dims + t - 1, and its leading batch_dims sizes are the input's.
   `fallback` is the lax path with the same semantics, shaped indices.shape[:-1] +
   input.shape[batch_dims + t:].
+
+  Examples:
+    >>> table = np.arange(8, dtype=np.float32).reshape(4, 2)
+    >>> rows = lambda x, i: x[jnp.clip(i[:, 0], 0, 3)]  # no negative indices here
+    >>> gather_nd(table, np.array([[3], [1]], np.int32), batch_dims=0, fallback=rows).tolist()
+    [[6.0, 7.0], [2.0, 3.0]]
   """
+  kernels: dict[str, Lowering] = {}
   tuple_size = indices.shape[-1]
   if gather_nd_rows_triton.applies(input.shape, batch_dims, tuple_size, input.dtype):
-    kernel = functools.partial(
+    kernels["cuda"] = functools.partial(
       gather_nd_rows_triton.copy_rows, batch_dims=batch_dims, interpret=False
     )
-    return on_cuda(kernel, fallback, input, indices)
-  return fallback(input, indices)
+  if gather_rows_cpu.applies(input.shape, indices.shape, batch_dims, input.dtype) and (
+    _native_cpu()
+  ):
+    kernels["cpu"] = functools.partial(gather_rows_cpu.gather_rows, batch_dims=batch_dims)
+  if not kernels:
+    return fallback(input, indices)
+  return on_platforms(kernels, fallback, input, indices)
 
 
 def one_hot(

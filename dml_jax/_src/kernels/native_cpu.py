@@ -1,11 +1,11 @@
 """The CPU kernels' native code: built on first use with the machine's C++ compiler, cached.
 
 `native/` holds C++ handlers for XLA's FFI (`runs.cc` for SPLIT and JOIN, `tile_rows.cc` for
-TILE, `transpose.cc` for the tensor layer's transposes, sharing `streaming_copies.h`): copies
-that never read a line before writing it, past the caches or in them (`stores_for`), which
-XLA:CPU's loops do not emit, and a transpose in AVX2 registers (chosen where the processor has
-AVX2, which the built library reports). The first
-trace that wants one (an operator on a large enough CPU output) builds its source into a shared
+TILE, `transpose.cc` for the tensor layer's transposes, `gather_rows.cc` for the row gathers,
+sharing `streaming_copies.h`): copies that never read a line before writing it, past the caches
+or in them (`stores_for`), which XLA:CPU's loops do not emit, a transpose in AVX2 registers
+(chosen where the processor has AVX2, which the built library reports), and whole-row gathers
+with DirectML's index rule. The first trace that wants one (an operator on a large enough CPU output) builds its source into a shared
 library, with the compiler named by $CXX or the first of c++, g++ and clang++ on PATH, and
 jaxlib's FFI headers (`jax.ffi.include_dir()`):
 
@@ -46,6 +46,7 @@ KERNELS = {
   "runs.cc": (("dml_jax_split_runs", "DmlJaxSplitRuns"), ("dml_jax_join_runs", "DmlJaxJoinRuns")),
   "tile_rows.cc": (("dml_jax_tile_rows", "DmlJaxTileRows"),),
   "transpose.cc": (("dml_jax_transpose", "DmlJaxTranspose"),),
+  "gather_rows.cc": (("dml_jax_gather_rows", "DmlJaxGatherRows"),),
 }
 # The copy kernels' `stores` attribute (streaming_copies.h): past the caches, or in them by
 # `rep movsb`. `stores_for` picks one from a call's bytes.
