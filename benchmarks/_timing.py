@@ -75,3 +75,51 @@ def print_against(label, times, peer="ort"):
     low, high = ratios[len(ratios) // 4], ratios[(3 * len(ratios)) // 4]
     ms = statistics.median(values)
     print(f"{label:>16s} {name:>10s} {ms:8.3f} {peer_ms / ms:9.2f} [{low:.2f}..{high:.2f}]")
+
+
+def probe_parser(cases, *, flag="--cases", help=None, choices=None):
+  """The CPU kernel probes' arguments: --plain, --rounds and the cases (`flag`)."""
+  import argparse
+
+  parser = argparse.ArgumentParser()
+  parser.add_argument("--plain", action="store_true", help="no configure_allocator()")
+  parser.add_argument("--rounds", type=int, default=11)
+  parser.add_argument(flag, nargs="+", default=list(cases), help=help, choices=choices)
+  return parser
+
+
+def start_probe(args, *, label="case", runs=None, note=""):
+  """A CPU kernel probe's start: `dml_jax.cpu.configure_allocator()` unless --plain, exit 2
+  where the native kernels do not run (or `runs()`, if given, returns a reason), the header."""
+  import sys
+
+  import dml_jax as dml
+
+  if not args.plain:
+    dml.cpu.configure_allocator()
+  import jax
+  import onnxruntime as ort
+
+  from dml_jax._src.kernels import native_cpu
+
+  status = native_cpu.status()
+  reason = status.reason if not status.available else (runs() if runs else "")
+  if reason:
+    print(f"the native kernels do not run here: {reason}", file=sys.stderr)
+    sys.exit(2)
+  print(
+    f"# jax {jax.__version__}, onnxruntime {ort.__version__},"
+    f" {'plain process' if args.plain else 'configure_allocator()'}, {args.rounds} rounds{note}"
+  )
+  print(f"{label:>16s} {'form':>10s} {'ms':>8s} {'ORT/form':>9s} {'[quartiles]':>13s}")
+
+
+def ort_session(nodes, inputs, outputs, initializers=()):
+  """An ONNX Runtime session (default options, the CPU) of one opset-13 graph."""
+  import onnxruntime as ort
+  from onnx import helper
+
+  graph = helper.make_graph(nodes, "probe", inputs, outputs, initializer=list(initializers))
+  model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+  model.ir_version = 7  # opset 13's: loads in any onnxruntime since 1.6
+  return ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])

@@ -24,10 +24,13 @@ differs from NumPy.
 
 from __future__ import annotations
 
-import argparse
-import sys
-
-from _timing import interleaved, print_against  # benchmarks/ is on sys.path when run
+from _timing import (  # benchmarks/ is on sys.path when run
+  interleaved,
+  ort_session,
+  print_against,
+  probe_parser,
+  start_probe,
+)
 
 CASES = [
   "65536,256,65536",  # rows of 1 KiB, a 64 MiB table and output (run.py's small gather_rows)
@@ -41,32 +44,16 @@ CASES = [
 
 
 def main() -> None:
-  parser = argparse.ArgumentParser()
-  parser.add_argument("--plain", action="store_true", help="no configure_allocator()")
-  parser.add_argument("--rounds", type=int, default=11)
-  parser.add_argument("--cases", nargs="+", default=CASES, help="R,W,C: rows, width, ids")
-  args = parser.parse_args()
-  import dml_jax as dml
-
-  if not args.plain:
-    dml.cpu.configure_allocator()
+  args = probe_parser(CASES, help="R,W,C: rows, width, ids").parse_args()
+  start_probe(args)
   import jax
   import jax.numpy as jnp
   import numpy as np
-  import onnxruntime as ort
   from onnx import TensorProto, helper
 
+  import dml_jax as dml
   from dml_jax._src.kernels import native_cpu
 
-  status = native_cpu.status()
-  if not status.available:
-    print(f"the native kernels do not run here: {status.reason}", file=sys.stderr)
-    sys.exit(2)
-  print(
-    f"# jax {jax.__version__}, onnxruntime {ort.__version__},"
-    f" {'plain process' if args.plain else 'configure_allocator()'}, {args.rounds} rounds"
-  )
-  print(f"{'case':>16s} {'form':>10s} {'ms':>8s} {'ORT/form':>9s} {'[quartiles]':>13s}")
   cpu = jax.devices("cpu")[0]  # the CPU also where a GPU is the default
 
   def gather(x, ids):
@@ -90,18 +77,14 @@ def main() -> None:
     table = rng.standard_normal((rows, width)).astype(np.float32)
     ids = rng.integers(0, rows, (1, count)).astype(np.int32)
     xd, idd = jax.device_put(table, cpu), jax.device_put(ids, cpu)
-    graph = helper.make_graph(
+    session = ort_session(
       [helper.make_node("Gather", ["x", "i"], ["y"], axis=0)],
-      "gather",
       [
         helper.make_tensor_value_info("x", TensorProto.FLOAT, table.shape),
         helper.make_tensor_value_info("i", TensorProto.INT32, (count,)),
       ],
       [helper.make_tensor_value_info("y", TensorProto.FLOAT, (count, width))],
     )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
-    model.ir_version = 7  # opset 13's: loads in any onnxruntime since 1.6
-    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     kernel, lax_form = jax.jit(gather).lower(xd, idd).compile(), lax_path(xd, idd)
     take = jax.jit(lambda x, i: jnp.take(x, i[0], axis=0, mode="clip"))
     forms = {

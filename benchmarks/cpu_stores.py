@@ -23,50 +23,32 @@ differs from NumPy.
 
 from __future__ import annotations
 
-import argparse
 import sys
 
-from _timing import interleaved, print_against  # benchmarks/ is on sys.path when run
+from _timing import (  # benchmarks/ is on sys.path when run
+  interleaved,
+  ort_session,
+  print_against,
+  probe_parser,
+  start_probe,
+)
 
 CASES = ("tile", "split", "join")
 
 
 def main() -> None:
-  parser = argparse.ArgumentParser()
-  parser.add_argument("--plain", action="store_true", help="no configure_allocator()")
-  parser.add_argument("--rounds", type=int, default=11)
-  parser.add_argument("--cases", nargs="+", default=list(CASES), choices=CASES)
-  args = parser.parse_args()
-  import dml_jax as dml
-
-  if not args.plain:
-    dml.cpu.configure_allocator()
-  import jax
-  import numpy as np
-  import onnxruntime as ort
-  from onnx import TensorProto, helper
-
+  args = probe_parser(CASES, choices=CASES).parse_args()
   from dml_jax._src.kernels import native_cpu, runs_cpu, tile_rows_cpu
 
-  status = native_cpu.status()
-  if not status.available:
-    print(f"the native kernels do not run here: {status.reason}", file=sys.stderr)
-    sys.exit(2)
-  print(
-    f"# jax {jax.__version__}, onnxruntime {ort.__version__},"
-    f" {'plain process' if args.plain else 'configure_allocator()'}, {args.rounds} rounds;"
-    f" in the cache up to {native_cpu.in_cache_bytes() / 2**20:g} MiB moved"
-  )
-  print(f"{'case':>16s} {'form':>10s} {'ms':>8s} {'ORT/form':>9s} {'[quartiles]':>13s}")
+  start_probe(args, note=f"; in the cache up to {native_cpu.in_cache_bytes() / 2**20:g} MiB moved")
+  import jax
+  import numpy as np
+  from onnx import TensorProto, helper
+
   cpu = jax.devices("cpu")[0]
   rng = np.random.default_rng(0)
   f32 = TensorProto.FLOAT
-
-  def session(nodes, inputs, outputs, initializers=()):
-    graph = helper.make_graph(nodes, "probe", inputs, outputs, initializer=list(initializers))
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
-    model.ir_version = 7  # opset 13's: loads in any onnxruntime since 1.6
-    return ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+  session = ort_session
 
   def case_tile():
     x = rng.standard_normal((512, 512)).astype(np.float32)

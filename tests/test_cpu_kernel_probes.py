@@ -10,19 +10,23 @@ import sys
 from dml_jax._src.kernels import native_cpu, transpose_cpu
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-SCRIPT = ROOT / "benchmarks" / "cpu_transpose.py"
 
 
-def test_tiny_run_times_every_form_of_every_shape():
-  shapes = ["2,16,8", "3,40,24"]
-  result = subprocess.run(
-    [sys.executable, str(SCRIPT), "--plain", "--rounds", "1", "--shapes", *shapes],
+def _probe(script: str, *args: str) -> subprocess.CompletedProcess:
+  """benchmarks/`script` run with `args`, in a plain process, one round, on the CPU."""
+  return subprocess.run(
+    [sys.executable, str(ROOT / "benchmarks" / script), "--plain", "--rounds", "1", *args],
     cwd=ROOT,
     env=dict(os.environ, PYTHONPATH=str(ROOT), JAX_PLATFORMS="cpu"),
     capture_output=True,
     text=True,
     timeout=120,
   )
+
+
+def test_tiny_run_times_every_form_of_every_shape():
+  shapes = ["2,16,8", "3,40,24"]
+  result = _probe("cpu_transpose.py", "--shapes", *shapes)
   if not (native_cpu.status().available and transpose_cpu.has_avx2()):
     assert result.returncode == 2 and "does not run here" in result.stderr, result.stderr
     return
@@ -40,15 +44,7 @@ def test_tiny_run_times_every_form_of_every_shape():
 
 def test_stores_probe_times_both_ways_and_onnx_runtime():
   """benchmarks/cpu_stores.py: one round of TILE, both ways to store and ONNX Runtime."""
-  result = subprocess.run(
-    [sys.executable, str(ROOT / "benchmarks" / "cpu_stores.py"), "--plain", "--rounds", "1"]
-    + ["--cases", "tile"],
-    cwd=ROOT,
-    env=dict(os.environ, PYTHONPATH=str(ROOT), JAX_PLATFORMS="cpu"),
-    capture_output=True,
-    text=True,
-    timeout=120,
-  )
+  result = _probe("cpu_stores.py", "--cases", "tile")
   if not native_cpu.status().available:
     assert result.returncode == 2 and "do not run here" in result.stderr, result.stderr
     return
@@ -60,15 +56,7 @@ def test_stores_probe_times_both_ways_and_onnx_runtime():
 def test_row_gather_probe_times_every_form():
   """benchmarks/cpu_gather_rows.py: one round of a small case through the kernel, its lax
   path, XLA's take and ONNX Runtime."""
-  result = subprocess.run(
-    [sys.executable, str(ROOT / "benchmarks" / "cpu_gather_rows.py"), "--plain", "--rounds", "1"]
-    + ["--cases", "64,32,40"],
-    cwd=ROOT,
-    env=dict(os.environ, PYTHONPATH=str(ROOT), JAX_PLATFORMS="cpu"),
-    capture_output=True,
-    text=True,
-    timeout=120,
-  )
+  result = _probe("cpu_gather_rows.py", "--cases", "64,32,40")
   if not native_cpu.status().available:
     assert result.returncode == 2 and "do not run here" in result.stderr, result.stderr
     return
