@@ -123,3 +123,19 @@ def ort_session(nodes, inputs, outputs, initializers=()):
   model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
   model.ir_version = 7  # opset 13's: loads in any onnxruntime since 1.6
   return ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+
+
+def check_and_time(label, forms, want, rounds):
+  """Each of `forms` (name -> a call; "ort" returns ONNX Runtime's list of outputs) checked bit
+  for bit against `want` (exits 1 where one differs), then timed by `interleaved` and printed."""
+  import numpy as np
+
+  for name, form in forms.items():
+    got = form()
+    got = got[0] if name == "ort" else got
+    got, expected = np.ascontiguousarray(got), np.ascontiguousarray(want)
+    if got.shape != expected.shape or not np.array_equal(
+      got.view(np.uint8), expected.view(np.uint8)
+    ):
+      raise SystemExit(f"{name} differs from NumPy for {label}")
+  print_against(label, interleaved(forms, rounds))

@@ -25,9 +25,8 @@ differs from NumPy.
 from __future__ import annotations
 
 from _timing import (  # benchmarks/ is on sys.path when run
-  interleaved,
+  check_and_time,
   ort_session,
-  print_against,
   probe_parser,
   start_probe,
 )
@@ -94,12 +93,7 @@ def main() -> None:
       "ort": lambda: session.run(None, {"x": table, "i": ids[0]}),
     }
     want = table[ids[0]]
-    for name, form in forms.items():
-      got = form()
-      got = got[0] if name == "ort" else got
-      if not np.array_equal(np.asarray(got).view(np.uint32), want.view(np.uint32)):
-        raise SystemExit(f"{name} differs from NumPy for {text}")
-    print_against(text, interleaved(forms, args.rounds))
+    check_and_time(text, forms, want, args.rounds)
 
   for text in args.cases:
     run_case(text)

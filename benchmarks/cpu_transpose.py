@@ -23,9 +23,8 @@ Exits with status 2 where the native transpose does not run (no compiler, not x8
 from __future__ import annotations
 
 from _timing import (  # benchmarks/ is on sys.path when run
-  interleaved,
+  check_and_time,
   ort_session,
-  print_against,
   probe_parser,
   start_probe,
 )
@@ -60,12 +59,7 @@ def main() -> None:
       "ort": lambda: session.run(None, {"x": x}),
     }
     want = x.transpose(0, 2, 1)
-    for name, form in forms.items():
-      got = form()
-      got = got[0] if name == "ort" else got
-      if not np.array_equal(np.asarray(got).view(np.uint32), want.view(np.uint32)):
-        raise SystemExit(f"{name} differs from NumPy for {text}")
-    print_against(text, interleaved(forms, args.rounds))
+    check_and_time(text, forms, want, args.rounds)
 
   for text in args.shapes:
     run_shape(text)
