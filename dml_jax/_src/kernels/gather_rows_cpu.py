@@ -1,13 +1,13 @@
 """The row gathers on the CPU as a native kernel: GATHER_ND, GATHER_ND1 and GATHER whose index
-tuples leave whole rows, each row copied whole without reading the destination first
-(non-temporal stores, or `rep movsb` where the call fits the cache: `native_cpu.stores_for`),
-with the next source rows prefetched, on the calling thread and XLA's intra-op pool.
+tuples leave whole rows, each row copied whole, past the cache with non-temporal stores, or by
+memcpy where the call fits the cache (`native_cpu.stores_for`), with the next source rows
+prefetched, on the calling thread and XLA's intra-op pool.
 
 XLA:CPU copies a gathered row an element at a time and, with DirectML's index arithmetic fused
 into the gather, redoes that arithmetic for every element. On a 2-core x86-64 machine
 (`benchmarks/cpu_gather_rows.py`, BENCHMARKS.md) a gather of 65,536 rows of 1 KiB from a 64
-MiB table took 5.5 ms through lax, ONNX Runtime's Gather 5.4, this kernel 4.5. The code is
-`native/gather_rows.cc`, built on first use (`native_cpu`).
+MiB table took 5.1 to 7.4 ms through lax, ONNX Runtime's Gather 4.6 to 6.4, this kernel 3.5 to
+4.8 (three runs). The code is `native/gather_rows.cc`, built on first use (`native_cpu`).
 
 The kernel takes the raw index tuples and applies DirectML's index rule itself (negative
 indices of signed types count from the end, then every index is clamped into its dimension),
