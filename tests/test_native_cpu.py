@@ -192,11 +192,12 @@ def test_transpose_matches_np_swapaxes(dtype, shape):
   assert_bits_equal(got, np.swapaxes(x, -1, -2))
 
 
-def _gather_rows_reference(x, indices, batch_dims):
-  """GATHER_ND of whole rows in NumPy: each raw index counted from the end where negative
-  (signed types), then clamped into its dimension; batch coordinates from the tuple's place."""
+def _row_key(shape, indices, batch_dims):
+  """The NumPy index of the rows that GATHER_ND's raw index tuples pick from an input of
+  `shape`: each index counted from the end where negative (signed types), then clamped into its
+  dimension; batch coordinates from the tuple's place."""
   t = indices.shape[-1]
-  sizes = np.array(x.shape[batch_dims : batch_dims + t], np.uint64)
+  sizes = np.array(shape[batch_dims : batch_dims + t], np.uint64)
   if np.issubdtype(indices.dtype, np.signedinteger):
     wide = indices.astype(np.int64)
     wide = np.maximum(np.where(wide < 0, wide + sizes.astype(np.int64), wide), 0)
@@ -204,8 +205,12 @@ def _gather_rows_reference(x, indices, batch_dims):
     wide = indices
   coordinate = np.minimum(wide.astype(np.uint64), sizes - 1).astype(np.int64)
   batch = np.indices(indices.shape[:batch_dims] + indices.shape[batch_dims:-1], sparse=True)
-  key = tuple(batch[:batch_dims]) + tuple(coordinate[..., j] for j in range(t))
-  return x[key]
+  return tuple(batch[:batch_dims]) + tuple(coordinate[..., j] for j in range(t))
+
+
+def _gather_rows_reference(x, indices, batch_dims):
+  """GATHER_ND of whole rows in NumPy (`_row_key`)."""
+  return x[_row_key(x.shape, indices, batch_dims)]
 
 
 @pytest.mark.parametrize("dtype", WIDTHS, ids=lambda t: np.dtype(t).name)
@@ -507,15 +512,11 @@ def test_row_gathers_under_vmap_and_grad(small_thresholds):
 
 def _source_rows(name, shape, indices):
   """The input rows (a NumPy index) that `_row_gathers()`'s `name` reads, output row by row."""
-  clamp = lambda i, n: np.clip(np.where(i < 0, i + n, i), 0, n - 1)  # noqa: E731
-  if name == "gather":
-    return clamp(indices[0].astype(np.int64), shape[0])
-  pairs = indices[0].astype(np.int64)  # (tuples, 2), or (batch, tuples, 2) for GATHER_ND1
-  h, w = clamp(pairs[..., 0], shape[-3]), clamp(pairs[..., 1], shape[-2])
-  if name == "gather_nd":
-    return h.reshape(-1), w.reshape(-1)
-  batch = np.broadcast_to(np.arange(shape[0])[:, None], h.shape)
-  return batch.reshape(-1), h.reshape(-1), w.reshape(-1)
+  if name == "gather":  # ids (1, count): 1-tuples into the table
+    key = _row_key(shape, indices[0][:, None], 0)
+  else:  # (1, tuples, 2), or (1, batch, tuples, 2) with one batch dimension (GATHER_ND1)
+    key = _row_key(shape, indices[0], int(name == "gather_nd1"))
+  return tuple(k.reshape(-1) for k in np.broadcast_arrays(*key))
 
 
 def test_a_build_error_leaves_the_lax_path_and_says_why(monkeypatch, tmp_path):

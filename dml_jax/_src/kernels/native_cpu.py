@@ -5,9 +5,9 @@ TILE, `transpose.cc` for the tensor layer's transposes, `gather_rows.cc` for the
 sharing `streaming_copies.h`): copies that never read a line before writing it, past the caches
 or in them (`stores_for`), which XLA:CPU's loops do not emit, a transpose in AVX2 registers
 (chosen where the processor has AVX2, which the built library reports), and whole-row gathers
-with DirectML's index rule. The first trace that wants one (an operator on a large enough CPU output) builds its source into a shared
-library, with the compiler named by $CXX or the first of c++, g++ and clang++ on PATH, and
-jaxlib's FFI headers (`jax.ffi.include_dir()`):
+with DirectML's index rule. The first trace that wants one (an operator on a large enough CPU
+output) builds its source into a shared library, with the compiler named by $CXX or the first
+of c++, g++ and clang++ on PATH, and jaxlib's FFI headers (`jax.ffi.include_dir()`):
 
   c++ -O3 -std=c++17 -shared -fPIC -I<jax.ffi.include_dir()> -I<native/> SOURCE -o LIBRARY
 
@@ -48,8 +48,8 @@ KERNELS = {
   "transpose.cc": (("dml_jax_transpose", "DmlJaxTranspose"),),
   "gather_rows.cc": (("dml_jax_gather_rows", "DmlJaxGatherRows"),),
 }
-# The copy kernels' `stores` attribute (streaming_copies.h): past the caches, or in them by
-# `rep movsb`. `stores_for` picks one from a call's bytes.
+# The copy kernels' `stores` attribute (streaming_copies.h): past the caches, or in them (by
+# `rep movsb`; the row gathers by memcpy). `stores_for` picks one from a call's bytes.
 STORES = {"streaming": 1, "in_cache": 2}
 IN_CACHE_MAX_BYTES = 24 * 1024 * 1024  # the most a call copying in the cache may move
 # Non-temporal stores are x86-64's (SSE2); elsewhere the lax forms run.
