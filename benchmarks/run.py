@@ -4,6 +4,7 @@ Run from the repository root (one process does everything):
 
   PYTHONPATH=. python3 benchmarks/run.py                          # sizes for the default device
   PYTHONPATH=. python3 benchmarks/run.py --size small --only 'gather_elements*' --json out.json
+  PYTHONPATH=. python3 benchmarks/run.py --devices 2 --only join_axis1,one_hot_last  # 2 GPUs
 
 Options:
   --size auto|tiny|small|large  auto (default): large on a GPU or TPU, small on the CPU. large is
@@ -17,6 +18,8 @@ Options:
                                  is reported.
   --json PATH                    also write every number and every check as JSON.
   --no-peers                     time the copy and dml_jax only.
+  --devices N                    N >= 2: the sharded runs below instead of the one-device table
+                                 (default 1: none).
 
 The process exits with status 1 if any correctness check fails (or an implementation raised),
 2 for bad arguments, else 0.
@@ -171,6 +174,30 @@ for ONNX GatherND and ReverseSequence, int64 lengths for torch) are converted be
 best peer.
 torch, onnxruntime and onnx are optional: the script never needs them.
 
+Sharded runs (--devices N): a 1-D mesh of the first N devices of jax's default backend. A case
+runs sharded when its registration declares how (`@case(..., shard=...)`: for each family, the
+axis of each input split over the devices, None for replicated); --devices skips the others
+with a note. Two families: "batch", a dimension the operator treats independently (the rows of
+GATHER_ELEMENTS along axis 1, the batch of REVERSE_SUBSEQUENCES, the ids of an embedding lookup:
+no data needs to move), and "axis", the operator's own axis (gathered, joined, padded, tiled,
+reversed), where data must move. slice1_reversed_columns, SLICE1 over the whole input with its
+columns reversed, is the SLICE1 case whose rows are independent. For each family, dml_jax's
+function and the case's jnp formulation (its first jnp peer) are jitted with the same
+in_shardings and timed as above, and dml_jax on one device (the unsharded inputs on device 0) is
+timed in the same run. Each row gives the time on N devices, jnp's on N devices, the one-device
+time, (N-device time) / (one-device time / N), jnp / dml_jax, the collectives in each compiled
+program (all-gather, all-reduce, all-to-all, collective-permute, reduce-scatter and
+collective-broadcast in `lowered.compile().as_text()`; an asynchronous start/done pair counts
+once), dml_jax's output sharding and whether it equals jnp's. Both sharded outputs are checked
+bit for bit against the one-device output, itself checked as above. A family whose split axis
+is not a multiple of N does not run (a note says so). torch and ONNX Runtime do not run (they
+take no jax shardings), nor does the copy ceiling; --no-peers leaves out jnp. The JSON holds the
+rows under "sharded" and every timing under "rows". On the CPU, start the process with
+XLA_FLAGS=--xla_force_host_platform_device_count=N (and JAX_PLATFORMS=cpu); `--size tiny
+--devices 8` runs there in a minute or two. The large sizes fit two 80 GB GPUs: the inputs stay
+on device 0 for the one-device time while their shards run, and a program that replicates holds
+the whole output on every device.
+
 Memory: jax preallocates 75% of GPU memory at its first use, leaving PyTorch too little. The
 script therefore sets XLA_PYTHON_CLIENT_PREALLOCATE=false (unless already set) before importing
 jax, so that jax's pool grows on demand; cases run one after another and free their buffers
@@ -193,6 +220,7 @@ import importlib
 import json
 import math
 import platform
+import re
 import statistics
 import sys
 import time
@@ -204,6 +232,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 import dml_jax as dml
 from dml_jax._src import reference
@@ -563,21 +592,39 @@ class Case:
   subset: Callable[[list[np.ndarray]], tuple[np.ndarray, Callable[[np.ndarray], np.ndarray]]]
   peers: Callable[[Env, list[np.ndarray]], list[Impl]]
   notes: list[str] = dataclasses.field(default_factory=list)
+  # --devices: the jnp formulation timed sharded beside dml_jax, (name, function of *inputs);
+  # its peers' jnp row times the same function.
+  jnp_peer: tuple[str, Callable] | None = None
+
+
+# --devices: a family of shardings ("batch" or "axis", see SHARD_FAMILIES) -> the axis each
+# input is sharded along over the devices, in the order of Case.inputs (None: replicated).
+Shardings = dict[str, tuple[int | None, ...]]
+
+SHARD_FAMILIES = {
+  "batch": "along a dimension the operator treats independently: no data needs to move",
+  "axis": "along the operator's own axis (gathered, joined, padded, reversed, ...)",
+}
 
 
 @dataclasses.dataclass(frozen=True)
 class Registered:
   """A case in the registry: its name, the DirectML operator it times, the sizes each preset
-  gives it, and `make(sizes, rng, **params) -> Case`."""
+  gives it, `make(sizes, rng, **params) -> Case`, and `shard(**params) -> Shardings` (how
+  --devices shards its inputs; None: not run under --devices)."""
 
   name: str
   op: str
   sizes: dict[str, Any]  # preset -> the sizes `make` takes; a preset without them skips it
   make: Callable[..., Case]
   params: dict[str, Any]
+  shard: Callable[..., Shardings] | None = None
 
   def build(self, preset: str, rng: np.random.Generator) -> Case:
     return self.make(self.sizes[preset], rng, **self.params)
+
+  def shardings(self) -> Shardings:
+    return self.shard(**self.params) if self.shard else {}
 
 
 CASES: dict[str, Registered] = {}  # by case name, in the order registered
@@ -597,16 +644,23 @@ def ort_slice_impl(env: Env, x: np.ndarray, starts, ends, steps, sizes) -> Impl:
   return ort_impl(env, "Slice", model, feeds, sizes)
 
 
-def case(op: str, *, sizes: dict[str, Any], variants: dict[str, dict[str, Any]]):
+def case(
+  op: str,
+  *,
+  sizes: dict[str, Any],
+  variants: dict[str, dict[str, Any]],
+  shard: Callable[..., Shardings] | None = None,
+):
   """Registers the decorated `make(sizes, rng, **params) -> Case` as the cases of DirectML
   operator `op` named in `variants`, each with its `params`; `sizes` maps a preset to the sizes
-  it gives them (a preset not in it does not run them)."""
+  it gives them (a preset not in it does not run them). `shard(**params)` says how --devices
+  shards a variant's inputs (its Case then names a `jnp_peer`); without it --devices skips them."""
 
   def register(make):
     for name, params in variants.items():
       if name in CASES:
         raise ValueError(f"benchmark case {name} is registered twice")
-      CASES[name] = Registered(name, op, sizes, make, params)
+      CASES[name] = Registered(name, op, sizes, make, params, shard)
     return make
 
   return register
@@ -621,6 +675,7 @@ def cases_of(preset: str) -> list[str]:
   "JOIN",
   sizes={"large": (4096, 8192), "small": (2048, 2048), "tiny": (8, 16)},
   variants={"join_axis0": dict(axis=0), "join_axis1": dict(axis=1)},
+  shard=lambda axis: {"batch": (1 - axis,) * 4, "axis": (axis,) * 4},
 )
 def join_case(shape: tuple[int, int], rng, *, axis: int, dtype=np.float32) -> Case:
   """JOIN of 4 inputs of `shape` along `axis`."""
@@ -640,12 +695,10 @@ def join_case(shape: tuple[int, int], rng, *, axis: int, dtype=np.float32) -> Ca
     )
     return reference.join([pick(x) for x in host], axis=axis), pick
 
+  concatenate = lambda *xs: jnp.concatenate(xs, axis=axis)
+
   def peers(env, host):
-    impls = [
-      jax_impl(
-        env, "jnp.concatenate", "jax", jax.jit(lambda *xs: jnp.concatenate(xs, axis=axis)), *xs
-      )
-    ]
+    impls = [jax_impl(env, "jnp.concatenate", "jax", jax.jit(concatenate), *xs)]
     if env.torch:
       ts = [env.torch_from_jax(x) for x in xs]
       impls.append(torch_impl(env, "torch.cat", lambda: env.torch.cat(ts, dim=axis), out_shape))
@@ -666,18 +719,20 @@ def join_case(shape: tuple[int, int], rng, *, axis: int, dtype=np.float32) -> Ca
     expected=lambda host: np.concatenate(host, axis=axis),
     subset=subset,
     peers=peers,
+    jnp_peer=("jnp.concatenate", concatenate),
   )
 
 
 @case(
   "GATHER_ELEMENTS",
-  sizes={"large": (8192, 8192), "small": (4096, 4096), "tiny": (12, 20)},
+  sizes={"large": (8192, 8192), "small": (4096, 4096), "tiny": (16, 24)},
   variants={
     "gather_elements_axis1": dict(axis=1),
     "gather_elements_axis0": dict(axis=0),
     "gather_elements_axis1_f16": dict(axis=1, dtype=np.float16),
     "gather_elements_axis1_i8": dict(axis=1, dtype=np.int8),
   },
+  shard=lambda axis, **_: {"batch": (1 - axis,) * 2, "axis": (axis,) * 2},
 )
 def gather_elements_case(shape: tuple[int, int], rng, *, axis: int, dtype=np.float32) -> Case:
   """GATHER_ELEMENTS of an input of `shape` along `axis`, random int32 indices of the same shape."""
@@ -695,16 +750,11 @@ def gather_elements_case(shape: tuple[int, int], rng, *, axis: int, dtype=np.flo
     pick = lambda a: take(a, *selection)
     return reference.gather_elements(pick(x), pick(indices), axis=axis), pick
 
+  take_along_axis = lambda x, i: jnp.take_along_axis(x, i, axis=axis)
+
   def peers(env, host):
     impls = [
-      jax_impl(
-        env,
-        "jnp.take_along_axis",
-        "jax",
-        jax.jit(lambda x, i: jnp.take_along_axis(x, i, axis=axis)),
-        x,
-        indices,
-      ),
+      jax_impl(env, "jnp.take_along_axis", "jax", jax.jit(take_along_axis), x, indices),
       jax_impl(
         env,
         "lax.gather (in bounds)",
@@ -740,6 +790,7 @@ def gather_elements_case(shape: tuple[int, int], rng, *, axis: int, dtype=np.flo
     expected=lambda host: np.take_along_axis(host[0], normalized(host[1], shape[axis]), axis),
     subset=subset,
     peers=peers,
+    jnp_peer=("jnp.take_along_axis", take_along_axis),
   )
 
 
@@ -934,18 +985,20 @@ def gather_nd1_case(sizes: tuple[tuple[int, int, int, int], int], rng) -> Case:
   sizes={
     "large": ((4096, 8192), 4096),
     "small": ((2048, 4096), 2048),
-    "tiny": ((6, 10), 7),
+    "tiny": ((8, 16), 7),
   },
   variants={"gather_axis1": dict(axis=1)},
+  shard=lambda axis: {"batch": (0, None), "axis": (1, None)},
 )
 @case(
   "GATHER",
   sizes={
     "large": ((1 << 20, 256), 65536),
     "small": ((1 << 16, 256), 65536),
-    "tiny": ((16, 8), 12),
+    "tiny": ((16, 8), 16),
   },
   variants={"gather_rows": dict(axis=0)},
+  shard=lambda axis: {"batch": (None, 1), "axis": (0, None)},
 )
 def gather_case(sizes: tuple[tuple[int, int], int], rng, *, axis: int) -> Case:
   """GATHER of a 2-D float32 input along `axis`: `sizes` is the input's shape and the count of
@@ -968,6 +1021,8 @@ def gather_case(sizes: tuple[tuple[int, int], int], rng, *, axis: int) -> Case:
     chosen = edge(shape[0], 4)
     return reference.gather(data[chosen], ids, axis=1, index_dimensions=1), lambda a: a[chosen]
 
+  take = lambda x, i: jnp.take(x, i[0], axis=axis)
+
   def peers(env, host):
     pick = (
       (lambda x, i: x.at[i[0]].get(mode="promise_in_bounds"))
@@ -975,7 +1030,7 @@ def gather_case(sizes: tuple[tuple[int, int], int], rng, *, axis: int) -> Case:
       else (lambda x, i: x.at[:, i[0]].get(mode="promise_in_bounds"))
     )
     impls = [
-      jax_impl(env, "jnp.take", "jax", jax.jit(lambda x, i: jnp.take(x, i[0], axis=axis)), x, ids),
+      jax_impl(env, "jnp.take", "jax", jax.jit(take), x, ids),
       jax_impl(env, "lax.gather (in bounds)", "jax", jax.jit(pick), x, ids),
     ]
     if env.torch:
@@ -1013,6 +1068,7 @@ def gather_case(sizes: tuple[tuple[int, int], int], rng, *, axis: int) -> Case:
     expected=expected,
     subset=subset,
     peers=peers,
+    jnp_peer=("jnp.take", take),
   )
 
 
@@ -1026,13 +1082,14 @@ _REVERSE_LENGTHS = {
 
 @case(
   "REVERSE_SUBSEQUENCES",
-  sizes={"large": (64, 4096, 1024), "small": (16, 1024, 1024), "tiny": (2, 9, 6)},
+  sizes={"large": (64, 4096, 1024), "small": (16, 1024, 1024), "tiny": (8, 16, 6)},
   variants={
     "reverse_subsequences": {},
     "reverse_subsequences_equal": dict(form="equal"),
     "reverse_subsequences_per_batch": dict(form="per batch"),
     "reverse_subsequences_i8": dict(dtype=np.int8),
   },
+  shard=lambda **_: {"batch": (0, 0), "axis": (1, None)},
 )
 def reverse_case(
   shape: tuple[int, int, int], rng, *, form: str = "per lane", dtype=np.float32
@@ -1120,18 +1177,21 @@ def reverse_case(
     subset=subset,
     peers=peers,
     notes=notes,
+    jnp_peer=("jnp take_along_axis(src)", jnp_reverse),
   )
 
 
 @case(
   "TILE",
-  sizes={"large": (4096, 4096), "small": (1024, 2048), "tiny": (6, 10)},
+  sizes={"large": (4096, 4096), "small": (1024, 2048), "tiny": (8, 16)},
   variants={"tile_rows": dict(repeats=(4, 1)), "tile_columns": dict(repeats=(1, 4))},
+  shard=lambda repeats, **_: _tile_shardings(repeats),
 )
 @case(
   "TILE",  # the layout target's case: a 4 MiB input repeated along both dimensions
   sizes={"large": (1024, 1024), "small": (512, 512), "tiny": (5, 7)},
   variants={"tile_both": dict(repeats=(4, 4))},
+  shard=lambda repeats, **_: _tile_shardings(repeats),
 )
 def tile_case(shape: tuple[int, int], rng, *, repeats: tuple[int, int], dtype=np.float32) -> Case:
   """TILE of an input of `shape`, `repeats` copies along each dimension."""
@@ -1153,8 +1213,10 @@ def tile_case(shape: tuple[int, int], rng, *, repeats: tuple[int, int], dtype=np
     )
     return reference.tile(take(host[0], *chosen), repeats=repeats), pick
 
+  tile = lambda x: jnp.tile(x, repeats)
+
   def peers(env, host):
-    impls = [jax_impl(env, "jnp.tile", "jax", jax.jit(lambda x: jnp.tile(x, repeats)), x)]
+    impls = [jax_impl(env, "jnp.tile", "jax", jax.jit(tile), x)]
     if env.torch:
       tx = env.torch_from_jax(x)
       impls.append(torch_impl(env, "torch.Tensor.repeat", lambda: tx.repeat(*repeats), out_shape))
@@ -1175,7 +1237,16 @@ def tile_case(shape: tuple[int, int], rng, *, repeats: tuple[int, int], dtype=np
     expected=lambda host: np.tile(host[0], repeats),
     subset=subset,
     peers=peers,
+    jnp_peer=("jnp.tile", tile),
   )
+
+
+def _tile_shardings(repeats: tuple[int, ...]) -> Shardings:
+  """TILE's input sharded along an axis it does not repeat (batch), or the first it repeats."""
+  once = [k for k, r in enumerate(repeats) if r == 1]
+  shardings: Shardings = {"batch": (once[0],)} if once else {}
+  shardings["axis"] = (next(k for k, r in enumerate(repeats) if r > 1),)
+  return shardings
 
 
 @case(
@@ -1435,8 +1506,9 @@ _DEPTH_SPACE_MODES = {"DEPTH_COLUMN_ROW": "DCR", "COLUMN_ROW_DEPTH": "CRD"}  # O
 _DEPTH_SPACE_SIZES = {
   "large": (16, 256, 256, 256),
   "small": (8, 64, 128, 128),
-  "tiny": (2, 8, 3, 5),
+  "tiny": (8, 32, 3, 5),
 }
+_DEPTH_SPACE_SHARDS: Shardings = {"batch": (0,), "axis": (1,)}
 
 
 @case(
@@ -1446,15 +1518,25 @@ _DEPTH_SPACE_SIZES = {
     "depth_to_space1_dcr": dict(op="DEPTH_TO_SPACE1", order="DEPTH_COLUMN_ROW"),
     "depth_to_space1_crd": dict(op="DEPTH_TO_SPACE1", order="COLUMN_ROW_DEPTH"),
   },
+  shard=lambda **_: _DEPTH_SPACE_SHARDS,
 )
-@case("DEPTH_TO_SPACE", sizes=_DEPTH_SPACE_SIZES, variants={"depth_to_space": {}})
+@case(
+  "DEPTH_TO_SPACE",
+  sizes=_DEPTH_SPACE_SIZES,
+  variants={"depth_to_space": {}},
+  shard=lambda **_: _DEPTH_SPACE_SHARDS,
+)
 @case(
   "SPACE_TO_DEPTH1",
   sizes=_DEPTH_SPACE_SIZES,
   variants={"space_to_depth1_crd": dict(op="SPACE_TO_DEPTH1", order="COLUMN_ROW_DEPTH")},
+  shard=lambda **_: _DEPTH_SPACE_SHARDS,
 )
 @case(
-  "SPACE_TO_DEPTH", sizes=_DEPTH_SPACE_SIZES, variants={"space_to_depth": dict(op="SPACE_TO_DEPTH")}
+  "SPACE_TO_DEPTH",
+  sizes=_DEPTH_SPACE_SIZES,
+  variants={"space_to_depth": dict(op="SPACE_TO_DEPTH")},
+  shard=lambda **_: _DEPTH_SPACE_SHARDS,
 )
 def depth_space_case(
   depth_shape: tuple[int, int, int, int],
@@ -1540,6 +1622,7 @@ def depth_space_case(
     subset=subset,
     peers=peers,
     notes=notes,
+    jnp_peer=("jnp reshape/transpose", numpy_form),
   )
 
 
@@ -1656,13 +1739,15 @@ _ORT_PAD_MODES = {"CONSTANT": "constant", "EDGE": "edge", "REFLECTION": "reflect
 
 @case(
   "PADDING",
-  sizes={"large": (64, 64, 512, 512), "small": (8, 16, 256, 256), "tiny": (1, 2, 6, 7)},
+  sizes={"large": (64, 64, 512, 512), "small": (8, 16, 256, 256), "tiny": (8, 2, 8, 7)},
   variants={"padding_reflection": dict(mode="REFLECTION", op="PADDING")},
+  shard=lambda **_: {"batch": (0,), "axis": (2,)},
 )
 @case(
   "PADDING1",
-  sizes={"large": (64, 64, 512, 512), "small": (8, 16, 256, 256), "tiny": (1, 2, 6, 7)},
+  sizes={"large": (64, 64, 512, 512), "small": (8, 16, 256, 256), "tiny": (8, 2, 8, 7)},
   variants={f"padding1_{mode.lower()}": dict(mode=mode) for mode in _PAD_MODES},
+  shard=lambda **_: {"batch": (0,), "axis": (2,)},
 )
 def padding_case(
   shape: tuple[int, int, int, int], rng, *, mode: str, op: str = "PADDING1", pad: int = 3
@@ -1697,11 +1782,10 @@ def padding_case(
     pick = lambda a: take(a, *planes, rows(shape[2]), rows(shape[3]))
     return oracle(take(host[0], *chosen), **kwargs), pick
 
+  pad_jnp = lambda x: jnp.pad(x, widths, mode=_NP_PAD_MODES[mode])
+
   def peers(env, host):
-    np_mode = _NP_PAD_MODES[mode]
-    impls = [
-      jax_impl(env, "jnp.pad", "jax", jax.jit(lambda x: jnp.pad(x, widths, mode=np_mode)), x)
-    ]
+    impls = [jax_impl(env, "jnp.pad", "jax", jax.jit(pad_jnp), x)]
     if env.torch and mode in _TORCH_PAD_MODES:
       tx = env.torch_from_jax(x)
       pads = (pad, pad, pad, pad)  # last dimension first
@@ -1726,6 +1810,7 @@ def padding_case(
     expected=lambda host: np.pad(host[0], widths, mode=_NP_PAD_MODES[mode]),
     subset=subset,
     peers=peers,
+    jnp_peer=("jnp.pad", pad_jnp),
   )
 
 
@@ -1784,12 +1869,25 @@ def slice_case(shape: tuple[int, int], rng, *, strides: tuple[int, int], dtype=n
   sizes={"large": (8192, 8192), "small": (2048, 2048), "tiny": (9, 12)},
   variants={"slice1_reversed": dict(strides=(-1, 1)), "slice1_strided": dict(strides=(1, -2))},
 )
-def slice1_case(shape: tuple[int, int], rng, *, strides: tuple[int, int], dtype=np.float32) -> Case:
-  """SLICE1 of the window of `shape` less its first row and column, walked by `strides`."""
+@case(
+  "SLICE1",
+  sizes={"large": (8192, 8192), "small": (2048, 2048), "tiny": (16, 24)},
+  variants={"slice1_reversed_columns": dict(strides=(1, -1), offsets=(0, 0))},
+  shard=lambda **_: {"batch": (0,), "axis": (1,)},
+)
+def slice1_case(
+  shape: tuple[int, int],
+  rng,
+  *,
+  strides: tuple[int, int],
+  offsets: tuple[int, int] = (1, 1),
+  dtype=np.float32,
+) -> Case:
+  """SLICE1 of the window of `shape` from `offsets` to its end (by default less its first row and
+  column), walked by `strides`."""
   host = [random_data(rng, shape, dtype)]
   (x,) = device_put(host)
-  offsets = (1, 1)
-  windows = tuple(n - 1 for n in shape)
+  windows = tuple(n - o for n, o in zip(shape, offsets, strict=True))
   sizes = tuple((w - 1) // abs(t) + 1 for w, t in zip(windows, strides, strict=True))
   attributes = dict(
     input_window_offsets=offsets, input_window_sizes=windows, input_window_strides=strides
@@ -1797,9 +1895,9 @@ def slice1_case(shape: tuple[int, int], rng, *, strides: tuple[int, int], dtype=
   starts = tuple(
     o if t > 0 else o + w - 1 for o, w, t in zip(offsets, windows, strides, strict=True)
   )
-  # As Python slices: a negative walk stops before offset - 1 = 0.
+  # As Python slices: a negative walk stops before offset - 1 (from offset 0: runs to the start).
   index = tuple(
-    np.s_[b::t] if t > 0 else np.s_[b : o - 1 : t]
+    np.s_[b::t] if t > 0 else np.s_[b : o - 1 if o else None : t]
     for b, o, t in zip(starts, offsets, strides, strict=True)
   )
   itemsize = np.dtype(dtype).itemsize
@@ -1817,8 +1915,10 @@ def slice1_case(shape: tuple[int, int], rng, *, strides: tuple[int, int], dtype=
     )
     return picked, lambda a: take(a, *chosen)
 
+  walk = lambda x: x[index]
+
   def peers(env, host):
-    impls = [jax_impl(env, "jnp x[a:b:s]", "jax", jax.jit(lambda x: x[index]), x)]
+    impls = [jax_impl(env, "jnp x[a:b:s]", "jax", jax.jit(walk), x)]
     if env.torch:
       tx = env.torch_from_jax(x)
       flips = [d for d, t in enumerate(strides) if t < 0]
@@ -1828,7 +1928,9 @@ def slice1_case(shape: tuple[int, int], rng, *, strides: tuple[int, int], dtype=
       )
       impls.append(torch_impl(env, "torch.flip(x[a:b:s])", lambda: tx[forward].flip(flips), sizes))
     if env.ort:
-      stops = tuple(2**62 if t > 0 else o - 1 for o, t in zip(offsets, strides, strict=True))
+      stops = tuple(
+        2**62 if t > 0 else o - 1 if o else -(2**62) for o, t in zip(offsets, strides, strict=True)
+      )
       impls.append(ort_slice_impl(env, host[0], starts, stops, strides, sizes))
     return impls
 
@@ -1844,6 +1946,7 @@ def slice1_case(shape: tuple[int, int], rng, *, strides: tuple[int, int], dtype=
     subset=subset,
     peers=peers,
     notes=walk_notes,
+    jnp_peer=("jnp x[a:b:s]", walk),
   )
 
 
@@ -1875,8 +1978,9 @@ def _rows_of_permutations(rng: np.random.Generator, rows: int, cols: int) -> np.
 
 @case(
   "SCATTER_ELEMENTS",
-  sizes={"large": (8192, 8192), "small": (2048, 2048), "tiny": (12, 20)},
+  sizes={"large": (8192, 8192), "small": (2048, 2048), "tiny": (16, 24)},
   variants={"scatter_elements_axis1": {}},
+  shard=lambda: {"batch": (0, 0, 0), "axis": (1, 1, 1)},
 )
 def scatter_elements_case(shape: tuple[int, int], rng, *, dtype=np.float32) -> Case:
   """SCATTER_ELEMENTS along axis 1 of `shape`: indices of `shape`, each row a random
@@ -1899,17 +2003,17 @@ def scatter_elements_case(shape: tuple[int, int], rng, *, dtype=np.float32) -> C
     pick = lambda a: take(a, edge(rows, 1), every(a.shape[1]))  # a few whole rows
     return reference.scatter_elements(*map(pick, host), axis=1), pick
 
+  def set_rows(x, i, u, **set_options):
+    return x.at[jnp.arange(rows)[:, None], i].set(u, **set_options)
+
   def peers(env, host):
-    row = jnp.arange(rows)[:, None]
     impls = [
-      jax_impl(
-        env, "x.at[r, i].set", "jax", jax.jit(lambda x, i, u: x.at[row, i].set(u)), *host_inputs
-      ),
+      jax_impl(env, "x.at[r, i].set", "jax", jax.jit(set_rows), *host_inputs),
       jax_impl(
         env,
         "x.at[r, i].set (unique)",
         "jax",
-        jax.jit(lambda x, i, u: x.at[row, i].set(u, unique_indices=True)),
+        jax.jit(lambda x, i, u: set_rows(x, i, u, unique_indices=True)),
         *host_inputs,
       ),
     ]
@@ -1944,6 +2048,7 @@ def scatter_elements_case(shape: tuple[int, int], rng, *, dtype=np.float32) -> C
     expected=expected,
     subset=subset,
     peers=peers,
+    jnp_peer=("x.at[r, i].set", set_rows),
     notes=[
       "bytes: input read, output written, updates and indices read (the input is not donated,"
       " so every implementation copies it)"
@@ -2045,6 +2150,7 @@ def scatter_nd_case(sizes: tuple[tuple[int, int], int], rng) -> Case:
   "ONE_HOT",
   sizes={"large": (1 << 20, 1024), "small": (1 << 14, 1024), "tiny": (40, 16)},
   variants={"one_hot": dict(axis=0), "one_hot_last": dict(axis=1)},
+  shard=lambda axis: {"batch": (1 - axis, None)},
 )
 def one_hot_case(sizes: tuple[int, int], rng, *, axis: int) -> Case:
   """ONE_HOT of `count` random in-range int32 indices into `depth`, float32 values [0, 1]:
@@ -2069,17 +2175,11 @@ def one_hot_case(sizes: tuple[int, int], rng, *, axis: int) -> Case:
     pick = lambda a: take(a, chosen, every(a.shape[1]))
     return reference.one_hot(host[0][chosen], host[1], axis=1, depth=depth), pick
 
+  def jnp_one_hot(indices, values):  # values [0, 1]: jax.nn.one_hot's own
+    return jax.nn.one_hot(indices.reshape(-1), depth, dtype=jnp.float32, axis=axis)
+
   def peers(env, host):
-    flat = indices.reshape(-1)
-    impls = [
-      jax_impl(
-        env,
-        "jax.nn.one_hot",
-        "jax",
-        jax.jit(lambda i: jax.nn.one_hot(i, depth, dtype=jnp.float32, axis=axis)),
-        flat,
-      )
-    ]
+    impls = [jax_impl(env, "jax.nn.one_hot", "jax", jax.jit(jnp_one_hot), indices, values)]
     if env.torch:
       torch = env.torch
       ti = env.torch_from_numpy(host[0].reshape(-1).astype(np.int64))
@@ -2125,6 +2225,7 @@ def one_hot_case(sizes: tuple[int, int], rng, *, axis: int) -> Case:
     expected=expected,
     subset=subset,
     peers=peers,
+    jnp_peer=("jax.nn.one_hot", jnp_one_hot),
   )
 
 
@@ -2275,6 +2376,25 @@ def copy_ceiling(env: Env, preset: Preset, repeats: int) -> list[Row]:
   return rows
 
 
+def dml_check(case: Case, dml_out: dict[str, np.ndarray]) -> Callable[[np.ndarray], str]:
+  """Judges dml_jax's output against the oracle's subset and the NumPy formulation, keeping it
+  in dml_out["out"] for the peers' checks."""
+  host = case.host
+
+  def check_dml(out: np.ndarray) -> str:
+    dml_out["out"] = out
+    problems = []
+    oracle, pick = case.subset(host)
+    if not bit_equal(oracle, pick(out)):
+      problems.append(f"reference subset {list(oracle.shape)}: {mismatch(oracle, pick(out))}")
+    expected = case.expected(host)
+    if not bit_equal(expected, out):
+      problems.append(f"NumPy formulation: {mismatch(expected, out)}")
+    return "FAIL: " + "; ".join(problems) if problems else "ok"
+
+  return check_dml
+
+
 def run_case(
   registered: Registered, case: Case, env: Env, preset: Preset, repeats: int
 ) -> list[Row]:
@@ -2290,17 +2410,7 @@ def run_case(
     note=impl.note,
   )
   dml_out: dict[str, np.ndarray] = {}
-
-  def check_dml(out: np.ndarray) -> str:
-    dml_out["out"] = out
-    problems = []
-    oracle, pick = case.subset(host)
-    if not bit_equal(oracle, pick(out)):
-      problems.append(f"reference subset {list(oracle.shape)}: {mismatch(oracle, pick(out))}")
-    expected = case.expected(host)
-    if not bit_equal(expected, out):
-      problems.append(f"NumPy formulation: {mismatch(expected, out)}")
-    return "FAIL: " + "; ".join(problems) if problems else "ok"
+  check_dml = dml_check(case, dml_out)
 
   def check_peer(out: np.ndarray) -> str:
     if "out" not in dml_out:
@@ -2366,6 +2476,265 @@ def peak_memory(env: Env) -> str:
   if env.torch_device == "cuda":
     parts.append(f"torch {_bytes(env.torch.cuda.max_memory_allocated(), 1024)} allocated at most")
   return ", ".join(parts)
+
+
+# -- sharded runs (--devices N) ------------------------------------------------------------
+
+MESH_AXIS = "devices"  # the 1-D mesh's axis name
+# The collectives counted in a compiled program's HLO; an asynchronous one (kind-start, then
+# kind-done) counts once.
+COLLECTIVES = (
+  "all-gather",
+  "all-reduce",
+  "all-to-all",
+  "collective-permute",
+  "reduce-scatter",
+  "collective-broadcast",
+)
+_COLLECTIVE_OP = re.compile(r"\b(" + "|".join(COLLECTIVES) + r")(?:-start)?\(")
+
+
+def collectives(hlo: str) -> dict[str, int]:
+  """The collectives of a compiled program's HLO text: kind -> how many, in order of appearance."""
+  counts: dict[str, int] = {}
+  for kind in _COLLECTIVE_OP.findall(hlo):
+    counts[kind] = counts.get(kind, 0) + 1
+  return counts
+
+
+def collectives_text(counts: dict[str, int] | None) -> str:
+  if counts is None:
+    return "-"
+  return ", ".join(f"{kind} x{n}" for kind, n in counts.items()) or "none"
+
+
+def sharding_text(sharding: jax.sharding.Sharding, ndim: int) -> str:
+  """Says "replicated", or the axes that are split over the devices ("axis 0")."""
+  if sharding.is_fully_replicated:
+    return "replicated"
+  spec = getattr(sharding, "spec", None)
+  if spec is None:
+    return str(sharding)
+  split = [str(k) for k, part in enumerate(tuple(spec) + (None,) * ndim) if part is not None]
+  return f"axis {','.join(split)}"
+
+
+def sharded_spec(axis: int | None, ndim: int) -> PartitionSpec:
+  return PartitionSpec(*(MESH_AXIS if k == axis else None for k in range(ndim)))
+
+
+@dataclasses.dataclass
+class Sharded:
+  """One case run with its inputs sharded over the devices as one family declares (the rows
+  that timed it are in the run's rows too)."""
+
+  case: str
+  op: str
+  family: str  # a key of SHARD_FAMILIES
+  axes: tuple[int | None, ...]  # per input: the axis split over the devices (None: replicated)
+  devices: int
+  one: Row  # dml_jax on one device (the unsharded inputs on device 0)
+  dml: Row | None = None
+  jnp: Row | None = None
+  collectives: dict[str, dict[str, int]] = dataclasses.field(default_factory=dict)  # dml, jnp
+  out_sharding: dict[str, str] = dataclasses.field(default_factory=dict)  # dml, jnp
+  same_sharding: bool | None = None  # dml_jax's output sharding equals jnp's
+  note: str = ""  # why it did not run
+
+  def scaling(self) -> float | None:
+    """Time on N devices over the one-device time / N: 1 is perfect scaling."""
+    if self.dml and self.dml.timing and self.one.timing:
+      return self.dml.timing.median_s / (self.one.timing.median_s / self.devices)
+    return None
+
+  def jnp_over_dml(self) -> float | None:
+    if self.dml and self.dml.timing and self.jnp and self.jnp.timing and not self.jnp.failed:
+      return self.jnp.timing.median_s / self.dml.timing.median_s
+    return None
+
+
+def run_sharded_case(
+  registered: Registered,
+  case: Case,
+  env: Env,
+  preset: Preset,
+  repeats: int,
+  mesh: Mesh,
+  peers: bool,
+) -> tuple[list[Row], list[Sharded]]:
+  """Times dml_jax on one device, then each family of shardings the case declares
+  (run_sharded_family)."""
+  one_out: dict[str, np.ndarray] = {}
+  one_impl = jax_impl(env, "dml_jax", "dml", case.dml, *case.inputs)
+  one = run_impl(
+    sharded_row(registered, case, "dml_jax", "dml"),
+    one_impl,
+    repeats,
+    preset,
+    dml_check(case, one_out),
+  )
+  rows, summaries = [one], []
+  for family, axes in registered.shardings().items():
+    summary = Sharded(registered.name, registered.op, family, axes, mesh.size, one)
+    rows.extend(
+      run_sharded_family(summary, registered, case, env, preset, repeats, mesh, peers, one_out)
+    )
+    summaries.append(summary)
+  one_out.clear()
+  return rows, summaries
+
+
+def sharded_row(registered: Registered, case: Case, name: str, kind: str) -> Row:
+  return Row(registered.name, registered.op, case.dtype, case.shape, name, kind, case.bytes_moved)
+
+
+def run_sharded_family(
+  summary: Sharded,
+  registered: Registered,
+  case: Case,
+  env: Env,
+  preset: Preset,
+  repeats: int,
+  mesh: Mesh,
+  peers: bool,
+  one_out: dict[str, np.ndarray],
+) -> list[Row]:
+  """dml_jax and its jnp peer jitted with the same in_shardings, the inputs split as `summary`
+  says over the mesh's devices: their compiled programs' collectives and output shardings into
+  `summary`, their outputs bit for bit against the one-device output (one_out["out"])."""
+  devices = mesh.size
+  uneven = [
+    f"input {k}'s axis {axis} ({x.shape[axis]})"
+    for k, (x, axis) in enumerate(zip(case.inputs, summary.axes, strict=True))
+    if axis is not None and x.shape[axis] % devices
+  ]
+  if uneven:
+    summary.note = f"not run: {', '.join(uneven)} not divisible by {devices} devices"
+    return []
+  shardings = tuple(
+    NamedSharding(mesh, sharded_spec(axis, x.ndim))
+    for x, axis in zip(case.inputs, summary.axes, strict=True)
+  )
+  inputs = tuple(
+    jax.block_until_ready(jax.device_put(x, s)) for x, s in zip(case.inputs, shardings, strict=True)
+  )
+  forms = [("dml", "dml_jax", case.dml)]
+  if peers and case.jnp_peer:
+    forms.append(("jnp", *case.jnp_peer))
+  elif peers:
+    summary.note = "no jnp peer: the case names no jnp_peer"
+  outputs: dict[str, tuple[jax.sharding.Sharding, int]] = {}  # kind -> sharding, rank
+
+  def same_as_one_device(out: np.ndarray) -> str:
+    if "out" not in one_out:
+      return "ok (one-device output missing: not compared)"
+    if bit_equal(one_out["out"], out):
+      return "ok"
+    return f"FAIL: differs from one device: {mismatch(one_out['out'], out)}"
+
+  rows = []
+  for kind, name, fn in forms:
+    row = sharded_row(
+      registered, case, f"{name} x{devices} {summary.family}", "dml" if kind == "dml" else "jax"
+    )
+    rows.append(row)
+    setattr(summary, kind, row)
+    jitted = jax.jit(fn, in_shardings=shardings)
+    try:
+      summary.collectives[kind] = collectives(jitted.lower(*inputs).compile().as_text() or "")
+    except Exception as e:
+      row.check = f"ERROR: {type(e).__name__}: {e}".splitlines()[0][:200]
+      traceback.print_exc(file=sys.stderr)
+      continue
+
+    def to_numpy(out: jax.Array, kind: str = kind) -> np.ndarray:
+      outputs.setdefault(kind, (out.sharding, out.ndim))
+      return np.asarray(out)
+
+    impl = dataclasses.replace(
+      jax_impl(env, row.impl, row.kind, jitted, *inputs), to_numpy=to_numpy
+    )
+    run_impl(row, impl, repeats, preset, same_as_one_device)
+  for kind, (sharding, ndim) in outputs.items():
+    summary.out_sharding[kind] = sharding_text(sharding, ndim)
+  if len(outputs) == 2:
+    (dml_sharding, ndim), (jnp_sharding, _) = outputs["dml"], outputs["jnp"]
+    summary.same_sharding = dml_sharding.is_equivalent_to(jnp_sharding, ndim)
+  return rows
+
+
+SHARDED_COLUMNS = (
+  "case",
+  "shard",
+  "inputs",
+  "xN ms",
+  "jnp xN ms",
+  "x1 ms",
+  "xN/(x1/N)",
+  "jnp/dml",
+  "dml collectives",
+  "jnp collectives",
+  "output",
+  "check",
+)
+
+
+def sharded_table_row(s: Sharded) -> tuple[str, ...]:
+  ms = lambda row: f"{row.timing.median_s * 1e3:.3f}" if row and row.timing else "-"
+  ratio = lambda x: "-" if x is None else f"{x:.2f}"
+  output = s.out_sharding.get("dml", "-")
+  if s.same_sharding is not None:
+    output += " = jnp" if s.same_sharding else f" (jnp: {s.out_sharding['jnp']})"
+  checks = [r.check for r in (s.dml, s.jnp) if r]
+  failed = [c for c in checks if not c.startswith("ok")]
+  return (
+    s.case,
+    s.family,
+    ",".join("-" if a is None else str(a) for a in s.axes),
+    ms(s.dml),
+    ms(s.jnp),
+    ms(s.one),
+    ratio(s.scaling()),
+    ratio(s.jnp_over_dml()),
+    collectives_text(s.collectives.get("dml")) if s.dml else "-",
+    collectives_text(s.collectives.get("jnp")) if s.jnp else "-",
+    output,
+    s.note or ("; ".join(failed) if failed else "ok" if checks else "-"),
+  )
+
+
+def format_sharded_table(summaries: list[Sharded]) -> str:
+  cells = [SHARDED_COLUMNS, *map(sharded_table_row, summaries)]
+  widths = [max(len(r[i]) for r in cells) for i in range(len(SHARDED_COLUMNS) - 1)]
+  right = {3, 4, 5, 6, 7}
+  lines = []
+  for r in cells:
+    parts = [r[i].rjust(w) if i in right else r[i].ljust(w) for i, w in enumerate(widths)]
+    lines.append("  ".join(parts + [r[-1]]).rstrip())
+  lines.insert(1, "-" * max(len(line) for line in lines))
+  return "\n".join(lines)
+
+
+def sharded_json(s: Sharded) -> dict[str, Any]:
+  ms = lambda row: row.timing.median_s * 1e3 if row and row.timing else None
+  return {
+    "case": s.case,
+    "op": s.op,
+    "family": s.family,
+    "axes": list(s.axes),
+    "devices": s.devices,
+    "dml_ms": ms(s.dml),
+    "jnp_ms": ms(s.jnp),
+    "one_device_ms": ms(s.one),
+    "scaling": s.scaling(),
+    "jnp_over_dml": s.jnp_over_dml(),
+    "collectives": s.collectives,
+    "out_sharding": s.out_sharding,
+    "same_sharding_as_jnp": s.same_sharding,
+    "checks": {kind: row.check for kind, row in (("dml", s.dml), ("jnp", s.jnp)) if row},
+    "passed": not any(row.failed for row in (s.dml, s.jnp) if row),
+    "note": s.note,
+  }
 
 
 # -- output --------------------------------------------------------------------------------
@@ -2518,9 +2887,19 @@ def parse_args(argv):
   parser.add_argument("--repeats", type=int, default=7, help="timed repeats, >= 5 (default 7)")
   parser.add_argument("--json", metavar="PATH", help="also write all numbers as JSON to PATH")
   parser.add_argument("--no-peers", action="store_true", help="time the copy and dml_jax only")
+  parser.add_argument(
+    "--devices",
+    type=int,
+    default=1,
+    metavar="N",
+    help="N >= 2: run the cases that declare shardings with their inputs sharded over the first"
+    " N devices, beside dml_jax on one (default 1: no sharding)",
+  )
   args = parser.parse_args(argv)
   if args.repeats < 5:
     parser.error("--repeats must be at least 5")
+  if args.devices < 1:
+    parser.error("--devices must be at least 1")
   patterns = [p.strip() for value in args.only for p in value.split(",") if p.strip()]
   names = [
     name
@@ -2543,6 +2922,18 @@ def main(argv=None) -> int:
   if not names:
     print(f"no case selected has sizes for --size {size}", file=sys.stderr)
     return 2
+  mesh = None
+  if args.devices > 1:
+    if jax.device_count() < args.devices:
+      print(
+        f"--devices {args.devices}: jax sees {jax.device_count()} {jax.default_backend()}"
+        " device(s); on a CPU, start the process with"
+        f" XLA_FLAGS=--xla_force_host_platform_device_count={args.devices}",
+        file=sys.stderr,
+      )
+      return 2
+    mesh = Mesh(np.array(jax.devices()[: args.devices]), (MESH_AXIS,))
+    return run_sharded(args, names, size, preset, mesh)
   env = make_env(not args.no_peers)
   header = header_lines(env, size, args)
   print("\n".join(header), flush=True)
@@ -2631,6 +3022,105 @@ ort: ONNX Runtime, CPU.""")
           "load_average_end": _load(),
           "cases": cases_json,
           "rows": [row_json(r, ceiling, kernel_ceiling) for r in rows],
+          "passed": not failed,
+        },
+        f,
+        indent=1,
+      )
+  return 1 if failed else 0
+
+
+def run_sharded(args, names: list[str], size: str, preset: Preset, mesh: Mesh) -> int:
+  """main under --devices N: the cases that declare shardings, as run_sharded_case times them."""
+  env = make_env(False)
+  env.torch_note = env.ort_note = "not run under --devices (they take no jax shardings)"
+  header = header_lines(env, size, args)
+  header.insert(
+    2,
+    f"# --devices {mesh.size}: a 1-D mesh ({MESH_AXIS!r}) of"
+    f" {', '.join(str(d.id) for d in mesh.devices.flat)};"
+    f" peers: {'none (--no-peers)' if args.no_peers else 'jnp'}; no copy ceiling",
+  )
+  print("\n".join(header), flush=True)
+  rows: list[Row] = []
+  summaries: list[Sharded] = []
+  cases_json = []
+  for i, name in enumerate(names):
+    registered = CASES[name]
+    if not registered.shard:
+      print(f"# {name}: skipped under --devices (the case declares no sharding)", flush=True)
+      continue
+    case = registered.build(size, np.random.default_rng(1000 + i))
+    print(
+      f"# {name}: {case.description}; {_bytes(case.bytes_moved)} to move at least; sharded "
+      + "; ".join(
+        f"{family}: {','.join('-' if a is None else str(a) for a in axes)}"
+        for family, axes in registered.shardings().items()
+      ),
+      flush=True,
+    )
+    case_rows, case_summaries = run_sharded_case(
+      registered, case, env, preset, args.repeats, mesh, not args.no_peers
+    )
+    cases_json.append(
+      {
+        "case": name,
+        "op": registered.op,
+        "sizes": registered.sizes[size],
+        "description": case.description,
+        "bytes_moved": case.bytes_moved,
+        "shardings": registered.shardings(),
+      }
+    )
+    rows.extend(case_rows)
+    summaries.extend(case_summaries)
+    del case, case_rows
+    free_memory(env)
+
+  print()
+  print(format_sharded_table(summaries))
+  n = mesh.size
+  print()
+  print("\n".join(f"shard {k}: the inputs split {v}" for k, v in SHARD_FAMILIES.items()))
+  print(f"""inputs: the axis of each input split over the {n} devices (-: replicated). xN ms: dml_jax
+on {n} devices; jnp xN ms: the jnp formulation jitted with the same in_shardings; x1 ms: dml_jax
+on one device (the unsharded inputs); xN/(x1/N): 1 is perfect scaling; jnp/dml: above 1 when
+dml_jax is faster on {n} devices; collectives: in each compiled program (an asynchronous one
+counts once); output: dml_jax's output sharding (= jnp: the same as jnp's); check: both outputs
+bit for bit against the one-device output (itself checked against the reference subset and
+NumPy).""")
+  failed = [r for r in rows if r.failed]
+  checked = [r for r in rows if r.check]
+  memory = peak_memory(env)
+  if memory:
+    print(f"\npeak device memory (device 0): {memory}")
+  print(f"\nload average at the end: {_load()}")
+  print()
+  if failed:
+    for r in failed:
+      print(f"CHECK FAILED: {r.case} / {r.impl}: {r.check}")
+    print(f"{len(checked) - len(failed)} checks passed, {len(failed)} failed")
+  else:
+    print(
+      f"all {len(checked)} checks passed (one device vs reference subset and NumPy, sharded vs"
+      " one device, bit for bit)"
+    )
+  if args.json:
+    with open(args.json, "w") as f:
+      json.dump(
+        {
+          "header": header,
+          "size": size,
+          "devices": n,
+          "device_kinds": sorted({d.device_kind for d in mesh.devices.flat}),
+          "argv": sys.argv[1:],
+          "platform": env.platform,
+          "jax": jax.__version__,
+          "peak_device_memory": memory,
+          "load_average_end": _load(),
+          "cases": cases_json,
+          "sharded": [sharded_json(s) for s in summaries],
+          "rows": [row_json(r, None, None) for r in rows],
           "passed": not failed,
         },
         f,

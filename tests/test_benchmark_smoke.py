@@ -69,6 +69,69 @@ def test_tiny_run_times_and_checks_every_case(tmp_path):
     assert row["median_ms"] > 0 and row["gb_per_s"] > 0 and len(row["times_ms"]) == 7
 
 
+# Cases whose jnp formulation needs no data to move when the batch is sharded, and must move
+# some when the operator's own axis is (a concatenation along a split axis).
+SHARDED_CASES = ("join_axis0", "one_hot_last")
+
+
+def test_tiny_sharded_run_on_8_cpu_devices(tmp_path):
+  out = tmp_path / "sharded.json"
+  env = dict(
+    os.environ,
+    PYTHONPATH=str(ROOT),
+    JAX_PLATFORMS="cpu",
+    XLA_FLAGS="--xla_force_host_platform_device_count=8",
+  )
+  argv = ["--size", "tiny", "--devices", "8", "--only", ",".join(SHARDED_CASES), "--repeats", "5"]
+  result = subprocess.run(
+    [sys.executable, str(SCRIPT), *argv, "--json", str(out)],
+    cwd=ROOT,
+    env=env,
+    capture_output=True,
+    text=True,
+    timeout=120,
+  )
+  assert result.returncode == 0, result.stdout + result.stderr
+  lines = result.stdout.splitlines()
+  assert lines[-1].startswith("all ") and " checks passed" in lines[-1], lines[-1]
+  report = json.loads(out.read_text())
+  assert report["passed"] and report["devices"] == 8
+  bench = _load_benchmark()
+  families = [(name, f) for name in SHARDED_CASES for f in bench.CASES[name].shardings()]
+  assert ("join_axis0", "axis") in families
+  assert [(s["case"], s["family"]) for s in report["sharded"]] == families
+  for s in report["sharded"]:
+    assert s["passed"] and not s["note"] and s["checks"] == {"dml": "ok", "jnp": "ok"}, s
+    assert min(s["dml_ms"], s["jnp_ms"], s["one_device_ms"]) > 0
+    assert s["scaling"] == pytest.approx(s["dml_ms"] / (s["one_device_ms"] / 8))
+    assert any(line.split()[:2] == [s["case"], s["family"]] for line in lines), s
+    if s["family"] == "batch":
+      assert s["collectives"]["jnp"] == {} and s["out_sharding"]["jnp"] != "replicated", s
+    else:
+      assert sum(s["collectives"]["jnp"].values()) > 0, s
+  # Every sharded run is in the rows too: dml_jax on one device, then dml_jax and jnp per family.
+  assert len(report["rows"]) == len(SHARDED_CASES) + 2 * len(families)
+
+
+def test_collectives_are_counted_by_kind_once_each():
+  bench = _load_benchmark()
+  hlo = """
+  %all-gather.1 = f32[8,16]{1,0} all-gather(f32[1,16]{1,0} %p0), dimensions={0}
+  %ags = (f32[1,16]{1,0}, f32[8,16]{1,0}) all-gather-start(f32[1,16]{1,0} %p1), dimensions={0}
+  %agd = f32[8,16]{1,0} all-gather-done(%ags)
+  %cp = f32[8,16]{1,0} collective-permute(f32[8,16]{1,0} %all-gather.1), source_target_pairs={{0,1}}
+  ROOT %t = (f32[8,16]{1,0}, f32[8,16]{1,0}) tuple(%agd, %cp)
+  """
+  assert bench.collectives(hlo) == {"all-gather": 2, "collective-permute": 1}
+  assert bench.collectives_text({}) == "none"
+
+
+def test_more_devices_than_jax_sees_exit_2(capsys):
+  bench = _load_benchmark()
+  assert bench.main(["--size", "tiny", "--devices", "4096", "--only", "join_axis0"]) == 2
+  assert "--xla_force_host_platform_device_count=4096" in capsys.readouterr().err
+
+
 def test_a_wrong_dml_output_fails_the_run(monkeypatch, capsys):
   bench = _load_benchmark()
   real = bench.reference
@@ -156,7 +219,8 @@ def test_only_selects_cases_by_name_pattern_or_operator():
 
 
 @pytest.mark.parametrize(
-  "argv", [["--repeats", "4"], ["--only", "no_such_case"], ["--size", "huge"]]
+  "argv",
+  [["--repeats", "4"], ["--only", "no_such_case"], ["--size", "huge"], ["--devices", "0"]],
 )
 def test_bad_arguments_exit_2(argv):
   bench = _load_benchmark()
