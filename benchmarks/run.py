@@ -802,6 +802,7 @@ def gather_elements_case(shape: tuple[int, int], rng, *, axis: int, dtype=np.flo
     "tiny": ((8, 6, 4), 16),
   },
   variants={"gather_nd": {}},
+  shard=lambda: {"batch": (None, 1), "axis": (0, None)},
 )
 def gather_nd_case(sizes: tuple[tuple[int, int, int], int], rng) -> Case:
   """GATHER_ND: `sizes` is the input's (H, W, row) and the count of (H, W) tuples."""
@@ -826,11 +827,11 @@ def gather_nd_case(sizes: tuple[tuple[int, int, int], int], rng) -> Case:
     pick = lambda a: a[:, chosen]
     return reference.gather_nd(x, pick(i)), pick
 
+  rows_jnp = lambda x, i: x[i[..., 0], i[..., 1]]
+
   def peers(env, host):
     impls = [
-      jax_impl(
-        env, "jnp x[i0,i1]", "jax", jax.jit(lambda x, i: x[i[..., 0], i[..., 1]]), x, indices
-      ),
+      jax_impl(env, "jnp x[i0,i1]", "jax", jax.jit(rows_jnp), x, indices),
       jax_impl(
         env,
         "lax.gather (in bounds)",
@@ -874,6 +875,7 @@ def gather_nd_case(sizes: tuple[tuple[int, int, int], int], rng) -> Case:
     expected=expected,
     subset=subset,
     peers=peers,
+    jnp_peer=("jnp x[i0,i1]", rows_jnp),
   )
 
 
@@ -882,9 +884,10 @@ def gather_nd_case(sizes: tuple[tuple[int, int, int], int], rng) -> Case:
   sizes={
     "large": ((64, 128, 128, 256), 1024),
     "small": ((16, 64, 64, 256), 4096),
-    "tiny": ((2, 5, 4, 3), 6),
+    "tiny": ((8, 8, 4, 3), 6),
   },
   variants={"gather_nd1": {}},
+  shard=lambda: {"batch": (0, 1), "axis": (1, None)},
 )
 def gather_nd1_case(sizes: tuple[tuple[int, int, int, int], int], rng) -> Case:
   """GATHER_ND1 with one batch dimension: `sizes` is the input's (batch, H, W, row) and the count
@@ -976,6 +979,7 @@ def gather_nd1_case(sizes: tuple[tuple[int, int, int, int], int], rng) -> Case:
     expected=expected,
     subset=subset,
     peers=peers,
+    jnp_peer=("jnp x[b,i0,i1]", jnp_rows),
   )
 
 
@@ -2061,9 +2065,10 @@ def scatter_elements_case(shape: tuple[int, int], rng, *, dtype=np.float32) -> C
   sizes={
     "large": ((1 << 20, 256), 65536),
     "small": ((1 << 16, 256), 16384),
-    "tiny": ((16, 4), 6),
+    "tiny": ((16, 8), 6),
   },
   variants={"scatter_nd": {}},
+  shard=lambda: {"batch": (1, None, 1), "axis": (0, None, None)},
 )
 def scatter_nd_case(sizes: tuple[tuple[int, int], int], rng) -> Case:
   """SCATTER_ND of `count` rows into an input of `shape`: indices (count, 1) int32, distinct
@@ -2089,11 +2094,11 @@ def scatter_nd_case(sizes: tuple[tuple[int, int], int], rng) -> Case:
     picked = reference.scatter_nd(host[0][targets], local, host[2][chosen])
     return picked, lambda a: a[targets]
 
+  set_rows = lambda x, i, u: x.at[i[:, 0]].set(u)
+
   def peers(env, host):
     impls = [
-      jax_impl(
-        env, "x.at[i].set", "jax", jax.jit(lambda x, i, u: x.at[i[:, 0]].set(u)), *host_inputs
-      ),
+      jax_impl(env, "x.at[i].set", "jax", jax.jit(set_rows), *host_inputs),
       jax_impl(
         env,
         "x.at[i].set (unique)",
@@ -2140,6 +2145,7 @@ def scatter_nd_case(sizes: tuple[tuple[int, int], int], rng) -> Case:
     expected=expected,
     subset=subset,
     peers=peers,
+    jnp_peer=("x.at[i].set", set_rows),
     notes=[
       "bytes: the input copied (read and written: it is not donated), updates and indices read"
     ],
