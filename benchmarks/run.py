@@ -182,21 +182,23 @@ GATHER_ELEMENTS along axis 1, the batch of REVERSE_SUBSEQUENCES, the ids of an e
 no data needs to move), and "axis", the operator's own axis (gathered, joined, padded, tiled,
 reversed), where data must move. slice1_reversed_columns, SLICE1 over the whole input with its
 columns reversed, is the SLICE1 case whose rows are independent. For each family, dml_jax's
-function and the case's jnp formulation (its first jnp peer) are jitted with the same
-in_shardings and timed as above, and dml_jax on one device (the unsharded inputs on device 0) is
-timed in the same run. Each row gives the time on N devices, jnp's on N devices, the one-device
-time, (N-device time) / (one-device time / N), jnp / dml_jax, the collectives in each compiled
-program (all-gather, all-reduce, all-to-all, collective-permute, reduce-scatter and
-collective-broadcast in `lowered.compile().as_text()`; an asynchronous start/done pair counts
-once), dml_jax's output sharding and whether it equals jnp's. Both sharded outputs are checked
-bit for bit against the one-device output, itself checked as above. A family whose split axis
-is not a multiple of N does not run (a note says so). torch and ONNX Runtime do not run (they
-take no jax shardings), nor does the copy ceiling; --no-peers leaves out jnp. The JSON holds the
-rows under "sharded" and every timing under "rows". On the CPU, start the process with
-XLA_FLAGS=--xla_force_host_platform_device_count=N (and JAX_PLATFORMS=cpu); `--size tiny
---devices 8` runs there in a minute or two. The large sizes fit two 80 GB GPUs: the inputs stay
-on device 0 for the one-device time while their shards run, and a program that replicates holds
-the whole output on every device.
+function and the case's jnp formulation (its first jnp peer, `Case.jnp_peer`) are jitted with
+the same in_shardings and timed as above, and dml_jax on one device (the unsharded inputs on
+device 0) is timed in the same run. Each row gives the time on N devices, jnp's on N devices,
+the one-device time, (N-device time) / (one-device time / N), jnp / dml_jax, the collectives in
+each compiled program (all-gather, all-reduce, all-to-all, collective-permute, reduce-scatter
+and collective-broadcast in `lowered.compile().as_text()`; an asynchronous start/done pair
+counts once), dml_jax's output sharding and whether it equals jnp's. Both sharded outputs are
+checked bit for bit against the one-device output, itself checked as above. A family whose split
+axis is not a multiple of N does not run (a note says so). torch and ONNX Runtime do not run
+(they take no jax shardings), nor does the copy ceiling; --no-peers leaves out jnp. The JSON
+holds the rows under "sharded" and every timing under "rows"; it is written after every case,
+with "complete": false until the run ends, so that a run cut short keeps what it measured. On
+the CPU, start the process with XLA_FLAGS=--xla_force_host_platform_device_count=N (and
+JAX_PLATFORMS=cpu); `--size tiny --devices 8` runs there in a minute or two. Memory: device 0
+holds the unsharded inputs (for the one-device time) beside its shards, and a program that
+replicates holds the whole output on every device; the largest case, PADDING1 (4 GiB in, 4 GiB
+out), needs about 20 GiB on device 0.
 
 Memory: jax preallocates 75% of GPU memory at its first use, leaving PyTorch too little. The
 script therefore sets XLA_PYTHON_CLIENT_PREALLOCATE=false (unless already set) before importing
@@ -3050,7 +3052,34 @@ def run_sharded(args, names: list[str], size: str, preset: Preset, mesh: Mesh) -
   print("\n".join(header), flush=True)
   rows: list[Row] = []
   summaries: list[Sharded] = []
-  cases_json = []
+  cases_json: list[dict[str, Any]] = []
+
+  def write_json(complete: bool) -> None:
+    """The report so far: written after every case, so that a run cut short keeps its figures."""
+    if not args.json:
+      return
+    with open(args.json, "w") as f:
+      json.dump(
+        {
+          "header": header,
+          "size": size,
+          "devices": mesh.size,
+          "device_kinds": sorted({d.device_kind for d in mesh.devices.flat}),
+          "argv": sys.argv[1:],
+          "platform": env.platform,
+          "jax": jax.__version__,
+          "peak_device_memory": peak_memory(env),
+          "load_average_end": _load(),
+          "cases": cases_json,
+          "sharded": [sharded_json(s) for s in summaries],
+          "rows": [row_json(r, None, None) for r in rows],
+          "passed": not any(r.failed for r in rows),
+          "complete": complete,
+        },
+        f,
+        indent=1,
+      )
+
   for i, name in enumerate(names):
     registered = CASES[name]
     if not registered.shard:
@@ -3082,6 +3111,7 @@ def run_sharded(args, names: list[str], size: str, preset: Preset, mesh: Mesh) -
     summaries.extend(case_summaries)
     del case, case_rows
     free_memory(env)
+    write_json(complete=False)
 
   print()
   print(format_sharded_table(summaries))
@@ -3111,27 +3141,7 @@ NumPy).""")
       f"all {len(checked)} checks passed (one device vs reference subset and NumPy, sharded vs"
       " one device, bit for bit)"
     )
-  if args.json:
-    with open(args.json, "w") as f:
-      json.dump(
-        {
-          "header": header,
-          "size": size,
-          "devices": n,
-          "device_kinds": sorted({d.device_kind for d in mesh.devices.flat}),
-          "argv": sys.argv[1:],
-          "platform": env.platform,
-          "jax": jax.__version__,
-          "peak_device_memory": memory,
-          "load_average_end": _load(),
-          "cases": cases_json,
-          "sharded": [sharded_json(s) for s in summaries],
-          "rows": [row_json(r, None, None) for r in rows],
-          "passed": not failed,
-        },
-        f,
-        indent=1,
-      )
+  write_json(complete=True)
   return 1 if failed else 0
 
 

@@ -95,7 +95,7 @@ def test_tiny_sharded_run_on_8_cpu_devices(tmp_path):
   lines = result.stdout.splitlines()
   assert lines[-1].startswith("all ") and " checks passed" in lines[-1], lines[-1]
   report = json.loads(out.read_text())
-  assert report["passed"] and report["devices"] == 8
+  assert report["passed"] and report["complete"] and report["devices"] == 8
   bench = _load_benchmark()
   families = [(name, f) for name in SHARDED_CASES for f in bench.CASES[name].shardings()]
   assert ("join_axis0", "axis") in families
