@@ -189,8 +189,10 @@ the one-device time, (N-device time) / (one-device time / N), jnp / dml_jax, the
 each compiled program (all-gather, all-reduce, all-to-all, collective-permute, reduce-scatter
 and collective-broadcast in `lowered.compile().as_text()`; an asynchronous start/done pair
 counts once), dml_jax's output sharding and whether it equals jnp's. Both sharded outputs are
-checked bit for bit against the one-device output, itself checked as above. A family whose split
-axis is not a multiple of N does not run (a note says so). torch and ONNX Runtime do not run
+checked bit for bit against the one-device output, itself checked against the oracle's subset
+(jnp's output, the same bits, checks the whole of it; the NumPy formulation, which takes tens of
+seconds on some large cases, is left to the run without --devices). A family whose split axis
+is not a multiple of N does not run (a note says so). torch and ONNX Runtime do not run
 (they take no jax shardings), nor does the copy ceiling; --no-peers leaves out jnp. The JSON
 holds the rows under "sharded" and every timing under "rows"; it is written after every case,
 with "complete": false until the run ends, so that a run cut short keeps what it measured. On
@@ -2384,9 +2386,11 @@ def copy_ceiling(env: Env, preset: Preset, repeats: int) -> list[Row]:
   return rows
 
 
-def dml_check(case: Case, dml_out: dict[str, np.ndarray]) -> Callable[[np.ndarray], str]:
-  """Judges dml_jax's output against the oracle's subset and the NumPy formulation, keeping it
-  in dml_out["out"] for the peers' checks."""
+def dml_check(
+  case: Case, dml_out: dict[str, np.ndarray], whole: bool = True
+) -> Callable[[np.ndarray], str]:
+  """Judges dml_jax's output against the oracle's subset and (if `whole`) the NumPy formulation,
+  keeping it in dml_out["out"] for the peers' checks."""
   host = case.host
 
   def check_dml(out: np.ndarray) -> str:
@@ -2395,9 +2399,10 @@ def dml_check(case: Case, dml_out: dict[str, np.ndarray]) -> Callable[[np.ndarra
     oracle, pick = case.subset(host)
     if not bit_equal(oracle, pick(out)):
       problems.append(f"reference subset {list(oracle.shape)}: {mismatch(oracle, pick(out))}")
-    expected = case.expected(host)
-    if not bit_equal(expected, out):
-      problems.append(f"NumPy formulation: {mismatch(expected, out)}")
+    if whole:
+      expected = case.expected(host)
+      if not bit_equal(expected, out):
+        problems.append(f"NumPy formulation: {mismatch(expected, out)}")
     return "FAIL: " + "; ".join(problems) if problems else "ok"
 
   return check_dml
@@ -2571,7 +2576,11 @@ def run_sharded_case(
   peers: bool,
 ) -> tuple[list[Row], list[Sharded]]:
   """Times dml_jax on one device, then each family of shardings the case declares
-  (run_sharded_family)."""
+  (run_sharded_family).
+
+  The one-device output is checked against the oracle's subset; the whole of it against the
+  sharded outputs, jnp's among them (the NumPy formulation, slow on the large sizes, is left to
+  the run without --devices)."""
   one_out: dict[str, np.ndarray] = {}
   one_impl = jax_impl(env, "dml_jax", "dml", case.dml, *case.inputs)
   one = run_impl(
@@ -2579,7 +2588,7 @@ def run_sharded_case(
     one_impl,
     repeats,
     preset,
-    dml_check(case, one_out),
+    dml_check(case, one_out, whole=False),
   )
   rows, summaries = [one], []
   for family, axes in registered.shardings().items():
@@ -3123,8 +3132,7 @@ on {n} devices; jnp xN ms: the jnp formulation jitted with the same in_shardings
 on one device (the unsharded inputs); xN/(x1/N): 1 is perfect scaling; jnp/dml: above 1 when
 dml_jax is faster on {n} devices; collectives: in each compiled program (an asynchronous one
 counts once); output: dml_jax's output sharding (= jnp: the same as jnp's); check: both outputs
-bit for bit against the one-device output (itself checked against the reference subset and
-NumPy).""")
+bit for bit against the one-device output (itself checked against the reference subset).""")
   failed = [r for r in rows if r.failed]
   checked = [r for r in rows if r.check]
   memory = peak_memory(env)
@@ -3138,8 +3146,8 @@ NumPy).""")
     print(f"{len(checked) - len(failed)} checks passed, {len(failed)} failed")
   else:
     print(
-      f"all {len(checked)} checks passed (one device vs reference subset and NumPy, sharded vs"
-      " one device, bit for bit)"
+      f"all {len(checked)} checks passed (one device vs reference subset, sharded vs one device,"
+      " bit for bit)"
     )
   write_json(complete=True)
   return 1 if failed else 0

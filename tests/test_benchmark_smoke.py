@@ -113,6 +113,30 @@ def test_tiny_sharded_run_on_8_cpu_devices(tmp_path):
   assert len(report["rows"]) == len(SHARDED_CASES) + 2 * len(families)
 
 
+def test_a_sharded_output_that_differs_from_one_device_fails():
+  import dataclasses
+
+  import jax
+  import jax.numpy as jnp
+
+  bench = _load_benchmark()
+  registered = bench.CASES["join_axis0"]
+  case = registered.build("tiny", np.random.default_rng(0))
+  wrong = lambda *xs: jnp.concatenate(xs, axis=0).at[0, 0].add(1)
+  case = dataclasses.replace(case, jnp_peer=("wrong concatenate", wrong))
+  mesh = jax.sharding.Mesh(np.array(jax.devices()[:1]), (bench.MESH_AXIS,))
+  env = bench.make_env(False)
+  rows, summaries = bench.run_sharded_case(
+    registered, case, env, bench.PRESETS["tiny"], 5, mesh, True
+  )
+  assert [s.family for s in summaries] == list(registered.shardings())
+  for summary in summaries:
+    assert summary.dml.check == "ok" and summary.collectives["dml"] == {}
+    assert summary.jnp.check.startswith("FAIL: differs from one device"), summary.jnp.check
+    assert not bench.sharded_json(summary)["passed"]
+  assert rows[0].check == "ok" and sum(r.failed for r in rows) == len(summaries)
+
+
 def test_collectives_are_counted_by_kind_once_each():
   bench = _load_benchmark()
   hlo = """
