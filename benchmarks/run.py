@@ -2702,8 +2702,9 @@ def sharded_table_row(s: Sharded) -> tuple[str, ...]:
   output = s.out_sharding.get("dml", "-")
   if s.same_sharding is not None:
     output += " = jnp" if s.same_sharding else f" (jnp: {s.out_sharding['jnp']})"
-  checks = [r.check for r in (s.dml, s.jnp) if r]
-  failed = [c for c in checks if not c.startswith("ok")]
+  ran = [r for r in (s.one, s.dml, s.jnp) if r and r.check]
+  failed = [f"{r.impl}: {r.check}" for r in ran if r.failed]
+  check = "; ".join(failed) or ("ok" if s.dml else "-")
   return (
     s.case,
     s.family,
@@ -2716,7 +2717,7 @@ def sharded_table_row(s: Sharded) -> tuple[str, ...]:
     collectives_text(s.collectives.get("dml")) if s.dml else "-",
     collectives_text(s.collectives.get("jnp")) if s.jnp else "-",
     output,
-    s.note or ("; ".join(failed) if failed else "ok" if checks else "-"),
+    f"{check} [{s.note}]" if s.note else check,
   )
 
 
@@ -2748,8 +2749,10 @@ def sharded_json(s: Sharded) -> dict[str, Any]:
     "collectives": s.collectives,
     "out_sharding": s.out_sharding,
     "same_sharding_as_jnp": s.same_sharding,
-    "checks": {kind: row.check for kind, row in (("dml", s.dml), ("jnp", s.jnp)) if row},
-    "passed": not any(row.failed for row in (s.dml, s.jnp) if row),
+    "checks": {
+      kind: row.check for kind, row in (("one", s.one), ("dml", s.dml), ("jnp", s.jnp)) if row
+    },
+    "passed": not any(row.failed for row in (s.one, s.dml, s.jnp) if row),
     "note": s.note,
   }
 
@@ -2939,7 +2942,6 @@ def main(argv=None) -> int:
   if not names:
     print(f"no case selected has sizes for --size {size}", file=sys.stderr)
     return 2
-  mesh = None
   if args.devices > 1:
     if jax.device_count() < args.devices:
       print(

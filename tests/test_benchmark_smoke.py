@@ -101,7 +101,9 @@ def test_tiny_sharded_run_on_8_cpu_devices(tmp_path):
   assert ("join_axis0", "axis") in families
   assert [(s["case"], s["family"]) for s in report["sharded"]] == families
   for s in report["sharded"]:
-    assert s["passed"] and not s["note"] and s["checks"] == {"dml": "ok", "jnp": "ok"}, s
+    assert (
+      s["passed"] and not s["note"] and s["checks"] == {"one": "ok", "dml": "ok", "jnp": "ok"}
+    ), s
     assert min(s["dml_ms"], s["jnp_ms"], s["one_device_ms"]) > 0
     assert s["scaling"] == pytest.approx(s["dml_ms"] / (s["one_device_ms"] / 8))
     assert any(line.split()[:2] == [s["case"], s["family"]] for line in lines), s
