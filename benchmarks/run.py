@@ -1305,8 +1305,9 @@ def element_wise_identity_case(
 
 @case(
   "ELEMENT_WISE_IDENTITY",
-  sizes={"large": (32, 256, 256, 64), "small": (8, 64, 64, 32), "tiny": (2, 3, 4, 5)},
+  sizes={"large": (32, 256, 256, 64), "small": (8, 64, 64, 32), "tiny": (8, 3, 4, 5)},
   variants={"element_wise_identity_nhwc_to_nchw": {}},
+  shard=lambda: {"batch": (0,)},
 )
 def nhwc_to_nchw_case(shape: tuple[int, int, int, int], rng, *, dtype=np.float32) -> Case:
   """ELEMENT_WISE_IDENTITY run on buffers (`dml.execute`): an NHWC buffer read through
@@ -1331,10 +1332,10 @@ def nhwc_to_nchw_case(shape: tuple[int, int, int, int], rng, *, dtype=np.float32
     oracle = reference.element_wise_identity(take(host[0], *chosen)).transpose(0, 3, 1, 2)
     return oracle, lambda a: take(a, chosen[0], chosen[3], chosen[1], chosen[2])
 
+  transpose = lambda x: jnp.transpose(x, (0, 3, 1, 2))
+
   def peers(env, host):
-    impls = [
-      jax_impl(env, "jnp.transpose", "jax", jax.jit(lambda x: jnp.transpose(x, (0, 3, 1, 2))), x)
-    ]
+    impls = [jax_impl(env, "jnp.transpose", "jax", jax.jit(transpose), x)]
     if env.torch:
       tx = env.torch_from_jax(x)
       impls.append(
@@ -1364,6 +1365,7 @@ def nhwc_to_nchw_case(shape: tuple[int, int, int, int], rng, *, dtype=np.float32
     expected=lambda host: host[0].transpose(0, 3, 1, 2),
     subset=subset,
     peers=peers,
+    jnp_peer=("jnp.transpose", transpose),
   )
 
 
