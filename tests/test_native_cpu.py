@@ -604,16 +604,18 @@ print(swap(xs).sharding.spec == P(None, "x"), "custom-call(" in swap.lower(xs).c
 """
 
 
-def test_sharded_arrays_keep_their_sharding():
+def test_sharded_arrays_keep_their_sharding(tmp_path):
   """Over several CPU devices the operators keep the lax forms, which keep the shards (a
-  kernel's operands would be gathered and its result replicated)."""
+  kernel's operands would be gathered and its result replicated), and build nothing."""
   env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=2")
   env.update(JAX_PLATFORMS="cpu", PYTHONPATH=str(pathlib.Path(__file__).resolve().parents[1]))
+  env[native_cpu.CACHE_FOLDER] = str(tmp_path / "cache")
   result = subprocess.run(
     [sys.executable, "-c", SHARDED], env=env, capture_output=True, text=True, timeout=300
   )
   assert result.returncode == 0, result.stderr
   assert result.stdout.split() == ["True", "False"] * 2, result.stdout  # kept; no kernel
+  assert not (tmp_path / "cache").exists()  # nothing built
 
 
 def test_no_cpu_backend_means_no_kernel(monkeypatch):

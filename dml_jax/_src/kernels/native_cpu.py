@@ -175,18 +175,18 @@ def status() -> NativeStatus:
     return NativeStatus(False, str(unavailable), None, unavailable.compiler)
   compiler = shlex.join(setup.compiler)
   kernels = {}
-  with _lock:
-    for name in KERNELS:
-      if name in _libraries:
-        kernels[name] = f"loaded: {_loaded_from[name]}"
-      elif name in _failures:
-        kernels[name] = f"failed: {_failures[name]}"
-      else:
-        built = [p for p in _library_paths(setup, name) if p.exists()]
-        kernels[name] = (
-          f"built: {built[-1]} (loaded on first use)" if built else "not built (built on first use)"
-        )
-    reason = "; ".join(f"{name}: {why}" for name, why in _failures.items())
+  failures = dict(_failures)  # read without the lock, which a build in progress holds
+  for name in KERNELS:
+    if (loaded := _loaded_from.get(name)) is not None:
+      kernels[name] = f"loaded: {loaded}"
+    elif name in failures:
+      kernels[name] = f"failed: {failures[name]}"
+    else:
+      built = [p for p in _library_paths(setup, name) if p.exists()]
+      kernels[name] = (
+        f"built: {built[-1]} (loaded on first use)" if built else "not built (built on first use)"
+      )
+  reason = "; ".join(f"{name}: {why}" for name, why in failures.items())
   return NativeStatus(not reason, reason, str(setup.folder), compiler, kernels)
 
 
