@@ -283,8 +283,9 @@ def command_line(argv: Sequence[str]) -> int:
   finally:
     _log.removeHandler(handler)
     _log.setLevel(level)
-  print(f"cache folder: {result.library}")
-  print(f"compiler: {result.compiler}")
+  if result.library:
+    print(f"cache folder: {result.library}")
+    print(f"compiler: {result.compiler}")
   for name, state in result.kernels.items():
     print(f"{name}: {state}")
   wanted = args.kernels or list(KERNELS)
@@ -560,7 +561,7 @@ def _warn(message: str) -> None:
   if message not in _warned:
     _warned.add(message)
     warnings.warn(
-      f"dml_jax: {message} The operators take their lax forms (the same bits, slower);"
+      f"dml_jax: {message.rstrip('.')}. The operators take their lax forms (the same bits, slower);"
       f" {SWITCH}=0 turns the native kernels off.",
       RuntimeWarning,
       stacklevel=3,
