@@ -292,3 +292,28 @@ def test_two_processes_building_at_once_build_once(tiny, tmp_path):
   assert (marks / "builds").read_text() == "build\n"  # once
   assert "dml_jax: building" in (tmp_path / "first.log").read_text()
   assert "dml_jax: building" not in (tmp_path / "second.log").read_text()
+
+
+def test_small_calls_build_nothing(monkeypatch, tmp_path):
+  """A 10 KB embedding lookup, and a SPLIT, TILE and transpose under their thresholds, take the
+  lax forms without building a kernel (the real kernels, a fresh process state)."""
+  import jax
+  import numpy as np
+
+  import dml_jax as dml
+  from dml_jax._src.kernels import forms
+
+  for state in ("_libraries", "_loaded_from", "_failures"):
+    monkeypatch.setattr(native_cpu, state, {})
+  monkeypatch.setenv(native_cpu.CACHE_FOLDER, str(tmp_path / "cache"))
+  table = np.arange(1000 * 64, dtype=np.float32).reshape(1000, 64)  # rows of 256 bytes
+  ids = np.arange(40, dtype=np.int32).reshape(1, 40) * 7
+  with jax.default_device(jax.devices("cpu")[0]):
+    lookup = jax.jit(lambda t, i: dml.gather(t, i, axis=0, index_dimensions=1))(table, ids)
+    np.testing.assert_array_equal(np.reshape(lookup, (40, 64)), table[ids[0]])
+    x = table[:512]
+    jax.jit(lambda x: dml.split(x, axis=0, split_sizes=(256, 256)))(x)
+    jax.jit(lambda x: dml.tile(x, repeats=(2, 2)))(x)
+    jax.jit(lambda x: forms.transpose(x, (1, 0)))(x)
+  assert not (tmp_path / "cache").exists()
+  assert native_cpu._libraries == {}
