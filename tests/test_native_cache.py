@@ -317,3 +317,22 @@ def test_small_calls_build_nothing(monkeypatch, tmp_path):
     jax.jit(lambda x: forms.transpose(x, (1, 0)))(x)
   assert not (tmp_path / "cache").exists()
   assert native_cpu._libraries == {}
+
+
+def test_a_read_only_cache_built_ahead_is_loaded(tiny, monkeypatch):
+  """A folder of the user's that this process may not write (a cache built ahead, then made
+  read-only; here the lock file's creation refused as it would be): its libraries load
+  without the lock."""
+  tiny.mkdir(parents=True, mode=0o700)
+  library, _ = _paths(tiny)
+  native_cpu._build(native_cpu._Setup(("c++",), tiny), "tiny.cc", library)  # no lock file
+  opened = os.open
+
+  def read_only(path, flags, *args, **kwargs):
+    if str(path).endswith(".lock") and flags & os.O_CREAT:
+      raise PermissionError(13, "Permission denied", str(path))
+    return opened(path, flags, *args, **kwargs)
+
+  monkeypatch.setattr(os, "open", read_only)
+  assert native_cpu.kernel_ready("tiny.cc")
+  assert native_cpu._loaded_from["tiny.cc"] == library

@@ -47,6 +47,7 @@ import argparse
 import contextlib
 import ctypes
 import dataclasses
+import errno
 import fcntl
 import functools
 import hashlib
@@ -450,9 +451,18 @@ def _obtain(setup: _Setup, name: str) -> tuple[ctypes.CDLL, pathlib.Path]:
 
 @contextlib.contextmanager
 def _build_lock(folder: pathlib.Path) -> Iterator[None]:
-  """Holds `folder`/.lock (flock), waiting at most LOCK_SECONDS for a process building."""
+  """Holds `folder`/.lock (flock), waiting at most LOCK_SECONDS for a process building. In a
+  folder this process may not write (a read-only cache built ahead), nothing can be built, and
+  the libraries there are loaded without it."""
   path = folder / ".lock"
-  descriptor = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+  try:
+    descriptor = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+  except OSError as error:
+    if error.errno not in (errno.EACCES, errno.EPERM, errno.EROFS):
+      raise
+    _log.debug("dml_jax: no build lock in %s (%s)", folder, error)
+    yield
+    return
   try:
     deadline = time.monotonic() + LOCK_SECONDS
     waiting = False
