@@ -102,7 +102,7 @@ def start_probe(args, *, label="case", runs=None, note=""):
 
   from dml_jax._src.kernels import native_cpu
 
-  status = native_cpu.status()
+  status = native_cpu.build()  # every kernel now, not in the first timed call
   reason = status.reason if not status.available else (runs() if runs else "")
   if reason:
     print(f"the native kernels do not run here: {reason}", file=sys.stderr)

@@ -16,10 +16,13 @@ Examples:
   >>> from dml_jax import cpu
   >>> released = cpu.release_memory()  # after a burst of large outputs
 
-The CPU's native kernels: SPLIT and TILE of large outputs run as C++ kernels that store past
-the caches, built on first use with the machine's C++ compiler (x86-64). `native_kernels()`
-says whether they run in this process, and why not; where they do not, the lax forms give the
-same bits.
+The CPU's native kernels: SPLIT, JOIN, TILE, the row gathers and the tensor layer's transposes
+of large outputs run as C++ kernels, each built by the first call that needs it with the
+machine's C++ compiler (x86-64) into a per-user cache folder that dml_jax checks before it loads
+anything from it (the documentation's security page). `native_kernels()` says whether they run
+in this process, and why not, without building; `build_native_kernels()` (or `python -m dml_jax
+build-native`) builds them ahead; DML_JAX_NATIVE_KERNELS=0 turns them off. Where they do not
+run, the lax forms give the same bits.
 
   >>> cpu.native_kernels().available in (True, False)
   True
@@ -29,11 +32,13 @@ from dml_jax._src.cpu_allocator import AllocatorSetup as AllocatorSetup
 from dml_jax._src.cpu_allocator import configure_allocator as configure_allocator
 from dml_jax._src.cpu_allocator import release_memory as release_memory
 from dml_jax._src.kernels.native_cpu import NativeStatus as NativeStatus
+from dml_jax._src.kernels.native_cpu import build as build_native_kernels
 from dml_jax._src.kernels.native_cpu import status as native_kernels
 
 __all__ = [
   "AllocatorSetup",
   "NativeStatus",
+  "build_native_kernels",
   "configure_allocator",
   "native_kernels",
   "release_memory",

@@ -6,9 +6,17 @@ other tests run in whatever mode the process has.
 
 Hypothesis profiles: "ci" (default; bounded so the suite stays fast on two
 cores) and "long" (HYPOTHESIS_PROFILE=long, for the documented long runs).
+
+The native CPU kernels' cache is the test run's own: `pytest_configure` points
+DML_JAX_CACHE_DIR at a fresh private folder made by the run's first process (the
+pytest-xdist workers and the tests' subprocesses inherit it) and removes it at the
+end, so a run never loads a library from a user's cache nor a file planted there,
+and builds each kernel it needs once (a few seconds each).
 """
 
 import os
+import shutil
+import tempfile
 
 if os.environ.get("PYTEST_XDIST_WORKER"):
   # Several test processes share a GPU: none takes most of its memory up front.
@@ -42,6 +50,26 @@ settings.register_profile(
   ],
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+_KERNEL_CACHE = "_DML_JAX_TEST_KERNEL_CACHE"  # the run's kernel cache, made by its first process
+_KERNEL_CACHE_KEY = pytest.StashKey[str]()
+
+
+def pytest_configure(config):
+  if os.environ.get(_KERNEL_CACHE):  # a pytest-xdist worker: the controller's folder
+    os.environ["DML_JAX_CACHE_DIR"] = os.environ[_KERNEL_CACHE]
+    return
+  folder = tempfile.mkdtemp(prefix="dml_jax-test-kernels-")  # made 0700
+  os.environ["DML_JAX_CACHE_DIR"] = os.environ[_KERNEL_CACHE] = folder
+  config.stash[_KERNEL_CACHE_KEY] = folder
+
+
+def pytest_unconfigure(config):
+  folder = config.stash.get(_KERNEL_CACHE_KEY, None)
+  if folder:
+    shutil.rmtree(folder, ignore_errors=True)
+    os.environ.pop(_KERNEL_CACHE, None)
+
 
 # The shared helpers assert too: rewrite their asserts as pytest does a test file's.
 pytest.register_assert_rewrite("tests.helpers")

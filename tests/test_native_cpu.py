@@ -46,8 +46,9 @@ def _can_build() -> bool:
 
 
 def _native() -> bool:
-  """Whether the kernels run here; asserts they do where they must."""
-  status = native_cpu.status()
+  """Whether the kernels run here, built (once per test run: the run's own cache folder) and
+  loaded; asserts they do where they must."""
+  status = native_cpu.build()
   if _can_build():
     assert status.available, f"the native kernels should build here: {status.reason}"
   else:
@@ -81,7 +82,7 @@ def small_thresholds(monkeypatch):
   monkeypatch.setattr(runs_cpu, "DEFAULT", runs_cpu.RunsConfig(0, 0))
   monkeypatch.setattr(tile_rows_cpu, "DEFAULT", tile_rows_cpu.TileRowsConfig(0, 0))
   monkeypatch.setattr(transpose_cpu, "DEFAULT", transpose_cpu.TransposeConfig(min_bytes=0))
-  monkeypatch.setattr(gather_rows_cpu, "DEFAULT", gather_rows_cpu.GatherRowsConfig(0))
+  monkeypatch.setattr(gather_rows_cpu, "DEFAULT", gather_rows_cpu.GatherRowsConfig(0, 0))
 
 
 def _custom_calls(f, *args) -> str:
@@ -91,11 +92,14 @@ def _custom_calls(f, *args) -> str:
 
 
 def test_status_says_whether_the_kernels_run_here():
+  native = _native()
   status = native_cpu.status()
-  assert status.available == _can_build(), status
+  assert status.available == native == _can_build(), status
   assert dml.cpu.native_kernels() == status
   if status.available:
     assert status.reason == "" and os.path.isdir(status.library)
+    assert list(status.kernels) == list(native_cpu.KERNELS)
+    assert all(state.startswith("loaded: ") for state in status.kernels.values()), status
   else:
     assert status.reason
 
@@ -372,29 +376,33 @@ def _row_gather_operands(rng, count, index_dtype=np.int32):
 def test_row_gathers_take_the_kernel_on_rows_of_128_bytes_or_more():
   native = _native()
   rng = np.random.default_rng(12)
-  for (name, gather), (x, i) in zip(_row_gathers(), _row_gather_operands(rng, 16), strict=True):
+  operands = _row_gather_operands(rng, 4096)  # 1 MiB outputs (3 MiB for GATHER_ND1)
+  small = _row_gather_operands(rng, 16)  # 4 KiB (12 KiB): the lax path, nothing to build
+  for (name, gather), (x, i), few in zip(_row_gathers(), operands, small, strict=True):
     assert ("dml_jax_gather_rows" in _custom_calls(gather, x, i)) == native, name  # 256 bytes
     narrow = x[..., :16]  # rows of 64 bytes
     assert _custom_calls(gather, narrow, i) == "", name
+    assert _custom_calls(gather, *few) == "", name
   f32 = np.float32
   assert gather_rows_cpu.applies((256, 256, 256), (65536, 2), 0, f32)  # 1 KiB rows
   assert gather_rows_cpu.applies((16, 64, 64, 256), (16, 4096, 2), 1, f32)
-  assert gather_rows_cpu.applies((1 << 16, 32), (1, 1), 0, f32)  # 128 bytes, one row
-  assert gather_rows_cpu.applies((1 << 16, 1 << 15, 64), (1024, 2), 0, f32)  # 2**31 rows
+  assert gather_rows_cpu.applies((1 << 16, 32), (8192, 1), 0, f32)  # 128 bytes, 1 MiB out
+  assert not gather_rows_cpu.applies((1 << 16, 32), (8191, 1), 0, f32)  # under 1 MiB out
+  assert not gather_rows_cpu.applies((1 << 16, 256), (64, 1), 0, f32)  # an embedding lookup
+  assert gather_rows_cpu.applies((1 << 16, 1 << 15, 64), (4096, 2), 0, f32)  # 2**31 rows
   assert not gather_rows_cpu.applies((1 << 16, 16), (65536, 1), 0, f32)  # 64 bytes
   assert not gather_rows_cpu.applies((1 << 16, 127), (65536, 1), 0, np.int8)  # 127 bytes
   assert not gather_rows_cpu.applies((16, 64), (1024, 0), 0, f32)  # no tuple
   assert not gather_rows_cpu.applies((16, 0, 64), (1024, 2), 0, f32)  # no row to gather
 
 
-def test_row_gathers_give_the_same_bits_either_way(monkeypatch):
+def test_row_gathers_give_the_same_bits_either_way(monkeypatch, small_thresholds):
   rng = np.random.default_rng(13)
   operands = _row_gather_operands(rng, 1024)
   native = [
     jax.jit(gather)(*args) for (_, gather), args in zip(_row_gathers(), operands, strict=True)
   ]
-  unavailable = native_cpu.NativeStatus(False, "as without a compiler", None, None)
-  monkeypatch.setattr(native_cpu, "status", lambda: unavailable)
+  monkeypatch.setenv(native_cpu.SWITCH, "0")  # the kernels off
   jax.clear_caches()
   for (name, gather), args, got in zip(_row_gathers(), operands, native, strict=True):
     assert _custom_calls(gather, *args) == "", name
@@ -425,8 +433,7 @@ def test_operators_give_the_same_bits_either_way(monkeypatch):
   split = jax.jit(lambda x: dml.split(x, axis=0, split_sizes=(1000, 3096)))
   tile = jax.jit(lambda x: dml.tile(x, repeats=(4, 4)))
   native = (split(x), tile(t))
-  unavailable = native_cpu.NativeStatus(False, "as without a compiler", None, None)
-  monkeypatch.setattr(native_cpu, "status", lambda: unavailable)
+  monkeypatch.setenv(native_cpu.SWITCH, "0")  # the kernels off
   jax.clear_caches()  # the operators' programs traced with the kernels
   split_lax = jax.jit(lambda x: dml.split(x, axis=0, split_sizes=(1000, 3096)))
   tile_lax = jax.jit(lambda x: dml.tile(x, repeats=(4, 4)))
@@ -519,36 +526,15 @@ def _source_rows(name, shape, indices):
   return tuple(k.reshape(-1) for k in np.broadcast_arrays(*key))
 
 
-def test_a_build_error_leaves_the_lax_path_and_says_why(monkeypatch, tmp_path):
-  monkeypatch.setenv("DML_JAX_CACHE_DIR", str(tmp_path))
-  monkeypatch.setenv("CXX", shutil.which("false") or "/bin/false")
-  monkeypatch.setattr(platform, "machine", lambda: "x86_64")
-  status = native_cpu._load.__wrapped__()
-  assert not status.available and "could not build runs.cc" in status.reason
-  assert list(tmp_path.iterdir()) == []  # nothing half-written left behind
-
-
 def test_other_machines_and_no_compiler_say_why(monkeypatch):
   monkeypatch.setattr(platform, "machine", lambda: "aarch64")
-  assert "aarch64, not x86-64" in native_cpu._load.__wrapped__().reason
+  assert "aarch64, not x86-64" in native_cpu.status().reason
+  assert not native_cpu.kernel_ready("tile_rows.cc")
   monkeypatch.setattr(platform, "machine", lambda: "x86_64")
   monkeypatch.delenv("CXX", raising=False)
   monkeypatch.setattr(shutil, "which", lambda name: None)
-  assert "no C++ compiler" in native_cpu._load.__wrapped__().reason
-
-
-def test_a_built_library_is_reused(monkeypatch, tmp_path):
-  if not _native():
-    return
-  compiler = native_cpu.status().compiler
-  first = native_cpu._build(compiler, "tile_rows.cc", tmp_path)
-
-  def no_compiler(*args, **kwargs):
-    raise AssertionError("built again")
-
-  monkeypatch.setattr(subprocess, "run", no_compiler)
-  assert native_cpu._build(compiler, "tile_rows.cc", tmp_path) == first
-  assert sorted(p.name for p in tmp_path.iterdir()) == [first.name]
+  status = native_cpu.status()
+  assert "no C++ compiler" in status.reason and not status.available and status.kernels == {}
 
 
 def test_copies_stay_in_the_cache_where_the_call_fits_three_quarters_of_it(tmp_path):
@@ -618,16 +604,18 @@ print(swap(xs).sharding.spec == P(None, "x"), "custom-call(" in swap.lower(xs).c
 """
 
 
-def test_sharded_arrays_keep_their_sharding():
+def test_sharded_arrays_keep_their_sharding(tmp_path):
   """Over several CPU devices the operators keep the lax forms, which keep the shards (a
-  kernel's operands would be gathered and its result replicated)."""
+  kernel's operands would be gathered and its result replicated), and build nothing."""
   env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=2")
   env.update(JAX_PLATFORMS="cpu", PYTHONPATH=str(pathlib.Path(__file__).resolve().parents[1]))
+  env[native_cpu.CACHE_FOLDER] = str(tmp_path / "cache")
   result = subprocess.run(
     [sys.executable, "-c", SHARDED], env=env, capture_output=True, text=True, timeout=300
   )
   assert result.returncode == 0, result.stderr
   assert result.stdout.split() == ["True", "False"] * 2, result.stdout  # kept; no kernel
+  assert not (tmp_path / "cache").exists()  # nothing built
 
 
 def test_no_cpu_backend_means_no_kernel(monkeypatch):
@@ -638,4 +626,4 @@ def test_no_cpu_backend_means_no_kernel(monkeypatch):
     raise RuntimeError(f"Unknown backend {backend}")
 
   monkeypatch.setattr(jax, "devices", devices)
-  assert forms._native_cpu() is False
+  assert forms._native_cpu("runs.cc") is False

@@ -5,7 +5,9 @@ whether the output matched DirectML's bit for bit (shape-only examples check
 the inferred output sizes), then a summary table (passed/failed per operator
 and device) and the line ``N passed, M failed``. The exit status is 1 if any
 example fails. Options: ``--device cpu|gpu|tpu|default|all``,
-``--feature-level 4_1``, ``--op NAME`` (repeatable), ``--json``.
+``--feature-level 4_1``, ``--op NAME`` (repeatable), ``--json``. ``python -m dml_jax run
+MODEL.json`` runs a DxDispatch model; ``python -m dml_jax build-native`` builds the native CPU
+kernels ahead (`native_cpu.command_line`).
 """
 
 from __future__ import annotations
@@ -235,11 +237,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     from dml_jax._src.model import cli
 
     return cli.main(args_given[1:])
+  if args_given[:1] == ["build-native"]:  # python -m dml_jax build-native: the CPU kernels now
+    from dml_jax._src.kernels import native_cpu
+
+    return native_cpu.command_line(args_given[1:])
   parser = argparse.ArgumentParser(
     prog="python -m dml_jax",
     description="Runs every DirectML fixture on JAX devices and reports pass/fail, bit for bit."
     " Exits with status 1 if any example fails. `python -m dml_jax run MODEL.json` runs a"
-    " DxDispatch model file instead (see `python -m dml_jax run --help`).",
+    " DxDispatch model file instead (see `python -m dml_jax run --help`); `python -m dml_jax"
+    " build-native` builds the native CPU kernels ahead of their first use.",
   )
   parser.add_argument(
     "--device",

@@ -76,8 +76,8 @@ def gather_nd(
   input: jax.Array, indices: jax.Array, *, batch_dims: int, fallback: Lowering
 ) -> jax.Array:
   """GATHER_ND as whole-row copies: the row-copy kernel on CUDA GPUs where it applies, the
-  native row kernel on the CPU where it applies (rows of 128 bytes or more) and its code is
-  available; elsewhere `fallback(input, indices)`.
+  native row kernel on the CPU where it applies (rows of 128 bytes or more, an output of 1
+  MiB or more) and its code is available; elsewhere `fallback(input, indices)`.
 
   `input` has the logical input sizes; `indices` (..., t) holds raw index tuples into its
   dimensions batch_dims .. batch_dims + t - 1, and its leading batch_dims sizes are the input's.
@@ -97,7 +97,7 @@ def gather_nd(
       gather_nd_rows_triton.copy_rows, batch_dims=batch_dims, interpret=False
     )
   if gather_rows_cpu.applies(input.shape, indices.shape, batch_dims, input.dtype) and (
-    _native_cpu()
+    _native_cpu("gather_rows.cc")
   ):
     kernels["cpu"] = functools.partial(gather_rows_cpu.gather_rows, batch_dims=batch_dims)
   if not kernels:
@@ -332,7 +332,7 @@ def split(
     >>> [p.tolist() for p in pieces]
     [[[0.0, 1.0]], [[2.0, 3.0], [4.0, 5.0]]]
   """
-  if not (runs_cpu.applies(input.shape, sizes, axis, input.dtype) and _native_cpu()):
+  if not (runs_cpu.applies(input.shape, sizes, axis, input.dtype) and _native_cpu("runs.cc")):
     return fallback(input)
   kernel = functools.partial(runs_cpu.split_runs, sizes=tuple(sizes), axis=axis)
   return on_platforms({"cpu": kernel}, fallback, input)
@@ -361,7 +361,7 @@ def tile(
     kernels["cuda"] = functools.partial(
       tile_rows_triton.tile_rows, repeats=repeats, interpret=False
     )
-  if tile_rows_cpu.applies(input.shape, repeats, input.dtype) and _native_cpu():
+  if tile_rows_cpu.applies(input.shape, repeats, input.dtype) and _native_cpu("tile_rows.cc"):
     kernels["cpu"] = functools.partial(tile_rows_cpu.tile_rows, repeats=repeats)
   if not kernels:
     return fallback(input)
@@ -380,22 +380,25 @@ def transpose(x: jax.Array, perm: tuple[int, ...]) -> jax.Array:
   """
   fallback = functools.partial(lax.transpose, permutation=tuple(perm))
   if not (
-    transpose_cpu.applies(x.shape, perm, x.dtype) and _native_cpu() and transpose_cpu.has_avx2()
+    transpose_cpu.applies(x.shape, perm, x.dtype)
+    and _native_cpu("transpose.cc")
+    and transpose_cpu.has_avx2()
   ):
     return fallback(x)
   return on_platforms({"cpu": transpose_cpu.transpose}, fallback, x)
 
 
-def _native_cpu() -> bool:
-  """Whether the CPU's native kernels may run: built, and one CPU device. Over several, XLA
+def _native_cpu(kernel: str) -> bool:
+  """Whether the CPU's native `kernel` (a source file of `native_cpu.KERNELS`) may run: one CPU
+  device, and the kernel built (here, on first use) and loaded. Over several devices, XLA
   would gather a kernel's sharded operands and replicate its result, where the lax forms keep
-  the sharding."""
-  if not native_cpu.status().available:
-    return False
+  the sharding; nothing is built there."""
   try:
-    return len(jax.devices("cpu")) == 1
+    if len(jax.devices("cpu")) != 1:
+      return False
   except (RuntimeError, ValueError):  # no CPU backend here (JAX_PLATFORMS without cpu)
     return False
+  return native_cpu.kernel_ready(kernel)
 
 
 def on_cuda(
@@ -492,7 +495,7 @@ def join(inputs: Sequence[jax.Array], axis: int, *, from_parts: bool = False) ->
   if (
     not from_parts  # the kernel's operands would be copied out of their buffers first
     and runs_cpu.applies(joined, sizes, axis, inputs[0].dtype)
-    and _native_cpu()
+    and _native_cpu("runs.cc")
   ):
     kernel = functools.partial(runs_cpu.join_runs, axis=axis)
     return on_platforms({"cpu": kernel}, concatenate, *inputs)

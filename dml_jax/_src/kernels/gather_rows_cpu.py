@@ -17,7 +17,7 @@ numbers first would cost more than the copy of a small output: on that machine a
 step in a CPU program added about 70 us a call.
 
 `applies` decides from static shapes; `forms.gather_nd` runs the kernel on the CPU only, with
-the lax path's gradient, where `native_cpu.status()` says it is available.
+the lax path's gradient, where `native_cpu.kernel_ready("gather_rows.cc")` (built on first use).
 """
 
 from __future__ import annotations
@@ -43,11 +43,13 @@ class GatherRowsConfig:
   Attributes:
     min_row_bytes: the narrowest row worth a copy of its own. On a 2-core x86-64 machine rows of
       128 bytes took 0.27 ms here against 0.57 through lax, rows of 64 bytes were level (0.22
-      against 0.20), and rows of 16 bytes 2.8x slower (BENCHMARKS.md). Outputs of every size
-      gain or tie: one row of 1 KiB took 6 us both ways, 64 rows 8 us against 13.
+      against 0.20), and rows of 16 bytes 2.8x slower (BENCHMARKS.md).
+    min_out_bytes: smaller outputs take the lax path, level there (64 KiB: 8 us against 10),
+      so that a small lookup never pays the kernel's build (seconds); 1 MiB: 0.026 ms, 0.082.
   """
 
   min_row_bytes: int = 128
+  min_out_bytes: int = 1024 * 1024
 
 
 DEFAULT = GatherRowsConfig()
@@ -68,19 +70,27 @@ def applies(
     True
     >>> applies((256, 256, 4), (65536, 2), 0, np.float32)  # rows of 16 bytes
     False
+    >>> applies((256, 256, 256), (64, 2), 0, np.float32)  # 64 KiB out
+    False
   """
   config = config or DEFAULT
   t = indices_shape[-1]
   leading = batch_dims + t
   row_bytes = math.prod(input_shape[leading:]) * np.dtype(dtype).itemsize
-  return t >= 1 and 0 not in input_shape[:leading] and row_bytes >= config.min_row_bytes
+  out_bytes = math.prod(indices_shape[:-1]) * row_bytes
+  return (
+    t >= 1
+    and 0 not in input_shape[:leading]
+    and row_bytes >= config.min_row_bytes
+    and out_bytes >= config.min_out_bytes
+  )
 
 
 def gather_rows(
   input: jax.Array, indices: jax.Array, *, batch_dims: int, stores: str = "auto"
 ) -> jax.Array:
-  """GATHER_ND as whole-row copies by the native kernel; `native_cpu.status()` must have
-  registered it. `stores`: a key of `native_cpu.STORES`, or "auto" (`native_cpu.stores_for`
+  """GATHER_ND as whole-row copies by the native kernel;
+  `native_cpu.kernel_ready("gather_rows.cc")` must have registered it. `stores`: a key of `native_cpu.STORES`, or "auto" (`native_cpu.stores_for`
   the call's bytes).
 
   `input` has the logical input sizes; `indices` (..., t) holds raw index tuples of int32,
@@ -90,7 +100,7 @@ def gather_rows(
 
   Examples:
     >>> from dml_jax._src.kernels import native_cpu
-    >>> native = native_cpu.status().available  # False: no compiler, or not x86-64
+    >>> native = native_cpu.kernel_ready("gather_rows.cc")  # False: no compiler, or not x86-64
     >>> x = np.arange(12, dtype=np.float32).reshape(3, 4)
     >>> i = np.array([[2], [-3], [7]], np.int32)
     >>> (gather_rows(x, i, batch_dims=0) if native else x[[2, 0, 2]])[:, 0].tolist()

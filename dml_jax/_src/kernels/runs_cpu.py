@@ -12,8 +12,8 @@ concatenate sat at 0.90 to 0.95 of ONNX Runtime's Concat along axis 0, and passe
 this way. The code is `native/runs.cc`, built on first use (`native_cpu`).
 
 `applies` decides from static shapes, for both operators; `forms.split` and `forms.join` run
-the kernel on the CPU only, with the lax path's gradient, where `native_cpu.status()` says it
-is available.
+the kernel on the CPU only, with the lax path's gradient, where
+`native_cpu.kernel_ready("runs.cc")` (built on first use).
 """
 
 from __future__ import annotations
@@ -79,12 +79,12 @@ def split_runs(
   input: jax.Array, sizes: Sequence[int], axis: int, *, stores: str = "auto"
 ) -> tuple[jax.Array, ...]:
   """`input` cut along `axis` into pieces of `sizes` (which sum to its size there), by the
-  native kernel; `native_cpu.status()` must have registered it. `stores`: a key of
+  native kernel; `native_cpu.kernel_ready("runs.cc")` must have registered it. `stores`: a key of
   `native_cpu.STORES`, or "auto" (`native_cpu.stores_for` the call's bytes).
 
   Examples:
     >>> from dml_jax._src.kernels import native_cpu
-    >>> native = native_cpu.status().available  # False: no compiler, or not x86-64
+    >>> native = native_cpu.kernel_ready("runs.cc")  # False: no compiler, or not x86-64
     >>> x = np.arange(12, dtype=np.float32).reshape(3, 4)
     >>> pieces = split_runs(x, [1, 3], axis=1) if native else np.split(x, [1], axis=1)
     >>> [p.tolist() for p in pieces]
@@ -102,13 +102,13 @@ def split_runs(
 
 
 def join_runs(*inputs: jax.Array, axis: int, stores: str = "auto") -> jax.Array:
-  """`inputs` joined along `axis`, by the native kernel; `native_cpu.status()` must have
-  registered it. `stores`: a key of `native_cpu.STORES`, or "auto" (`native_cpu.stores_for`
+  """`inputs` joined along `axis`, by the native kernel; `native_cpu.kernel_ready("runs.cc")`
+  must have registered it. `stores`: a key of `native_cpu.STORES`, or "auto" (`native_cpu.stores_for`
   the call's bytes).
 
   Examples:
     >>> from dml_jax._src.kernels import native_cpu
-    >>> native = native_cpu.status().available  # False: no compiler, or not x86-64
+    >>> native = native_cpu.kernel_ready("runs.cc")  # False: no compiler, or not x86-64
     >>> a, b = np.zeros((2, 1), np.float32), np.ones((2, 2), np.float32)
     >>> (join_runs(a, b, axis=1) if native else np.concatenate([a, b], 1)).tolist()
     [[0.0, 1.0, 1.0], [0.0, 1.0, 1.0]]

@@ -9,7 +9,7 @@ ONNX Runtime's Tile 0.69; whole rows stored past the cache take 0.67
 first use (`native_cpu`).
 
 `applies` decides from static shapes; `forms.tile` runs the kernel on the CPU only, with the
-lax path's gradient, where `native_cpu.status()` says it is available.
+lax path's gradient, where `native_cpu.kernel_ready("tile_rows.cc")` (built on first use).
 """
 
 from __future__ import annotations
@@ -67,13 +67,13 @@ def applies(
 
 
 def tile_rows(input: jax.Array, repeats: tuple[int, ...], *, stores: str = "auto") -> jax.Array:
-  """`input` tiled by `repeats`, by the native kernel; `native_cpu.status()` must have
-  registered it. `stores`: a key of `native_cpu.STORES`, or "auto" (`native_cpu.stores_for`
+  """`input` tiled by `repeats`, by the native kernel; `native_cpu.kernel_ready("tile_rows.cc")`
+  must have registered it. `stores`: a key of `native_cpu.STORES`, or "auto" (`native_cpu.stores_for`
   the call's bytes).
 
   Examples:
     >>> from dml_jax._src.kernels import native_cpu
-    >>> native = native_cpu.status().available  # False: no compiler, or not x86-64
+    >>> native = native_cpu.kernel_ready("tile_rows.cc")  # False: no compiler, or not x86-64
     >>> x = np.arange(4, dtype=np.float32).reshape(2, 2)
     >>> (tile_rows(x, (2, 1)) if native else np.tile(x, (2, 1))).tolist()
     [[0.0, 1.0], [2.0, 3.0], [0.0, 1.0], [2.0, 3.0]]

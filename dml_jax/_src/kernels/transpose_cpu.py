@@ -10,8 +10,8 @@ ONNX Runtime's Transpose 0.15 to 0.16, this kernel 0.17 to 0.18; for (8, 4096, 1
 (`native_cpu`).
 
 `applies` decides from static shapes; `forms.transpose` runs the kernel on the CPU only, with
-the lax path's gradient, where `native_cpu.status()` says it is available and the processor has
-AVX2.
+the lax path's gradient, where `native_cpu.kernel_ready("transpose.cc")` (built on first use)
+and the processor has AVX2.
 """
 
 from __future__ import annotations
@@ -79,27 +79,30 @@ def applies(
   )
 
 
-@functools.cache
 def has_avx2() -> bool:
   """Whether the kernel's blocks run in AVX2 registers on this processor (else the library
-  keeps XLA's transpose); False where the native code is not available.
+  keeps XLA's transpose); False where the kernel is not available. Builds the kernel where it
+  is not yet.
 
   Examples:
     >>> isinstance(has_avx2(), bool)
     True
   """
-  return native_cpu.status().available and bool(
-    native_cpu.library("transpose.cc").DmlJaxTransposeAvx2()
-  )
+  return native_cpu.kernel_ready("transpose.cc") and _library_has_avx2()
+
+
+@functools.cache
+def _library_has_avx2() -> bool:
+  return bool(native_cpu.library("transpose.cc").DmlJaxTransposeAvx2())
 
 
 def transpose(x: jax.Array) -> jax.Array:
-  """`x` with its last two dimensions swapped, by the native kernel; `native_cpu.status()` must
-  have registered it.
+  """`x` with its last two dimensions swapped, by the native kernel;
+  `native_cpu.kernel_ready("transpose.cc")` must have registered it.
 
   Examples:
     >>> x = np.arange(6, dtype=np.float32).reshape(2, 3)
-    >>> (transpose(x) if native_cpu.status().available else x.T).tolist()
+    >>> (transpose(x) if native_cpu.kernel_ready("transpose.cc") else x.T).tolist()
     [[0.0, 3.0], [1.0, 4.0], [2.0, 5.0]]
   """
   shape = (*x.shape[:-2], x.shape[-1], x.shape[-2])
