@@ -15,9 +15,9 @@ written twice reads as its *first* value, while `JsonObject.pairs` keeps every
 occurrence in file order (the model's name maps take them all, the last one winning).
 Nesting deeper than `MAX_DEPTH` is refused (a hostile file cannot exhaust the stack).
 
-The comments and trailing commas are blanked out in one regular-expression pass (which
-keeps every offset), then Python's C decoder reads the text: a model parses at close to
-``json.loads``'s speed.
+Python's C decoder reads the text as it is; only a text it refuses is cleaned (comments
+and trailing commas blanked out in one pass that keeps every offset) and read again, so a
+model parses at close to ``json.loads``'s speed.
 
 Examples:
   >>> parse('{"a": [1, 2.0,], /* note */ "b": "inf", } trailing text')
