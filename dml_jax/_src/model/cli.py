@@ -299,7 +299,8 @@ def _write_file(
     content = file_bytes(resource, data, command)
     if args.compare is not None:
       reference = _reference_path(pathlib.Path(args.compare), command, path, trust)
-      lines = compare(resource, content, reference, max_bytes=args.max_bytes)
+      limit = getattr(args, "max_bytes", DEFAULT_MAX_BYTES)
+      lines = compare(resource, content, reference, max_bytes=limit)
       for line in lines:
         out.write(line.encode("utf-8", "backslashreplace") + b"\n")
       return 1 if any(not line.startswith("same:") for line in lines) else 0
@@ -309,8 +310,9 @@ def _write_file(
     )
   except (ValueError, OSError) as error:  # UnsafePathError is a ValueError
     out.flush()
+    verb = "compare" if args.compare is not None else "write"
     print(
-      f"Failed to write resource to file '{command.target_path}' ({describe(command)}): {error}",
+      f"Failed to {verb} resource to file '{command.target_path}' ({describe(command)}): {error}",
       file=err,
     )
     return 1

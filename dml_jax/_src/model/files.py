@@ -49,7 +49,7 @@ def show_bytes(count: int) -> str:
   """A byte count for a message: ``4294967296 bytes (4 GiB)``."""
   for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
     if count >= size:
-      return f"{count} bytes ({count / size:.3g} {unit})"
+      return f"{count} bytes ({count / size:.4g} {unit})"
   return f"{count} bytes"
 
 
