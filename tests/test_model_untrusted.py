@@ -251,3 +251,15 @@ def test_the_parser_reads_comments_and_long_integers_as_before():
   assert value["a"] == [2**64 - 1, float(2**64), -float(2**63 + 1)]
   assert isinstance(value["a"][0], int) and isinstance(value["a"][1], float)
   assert value["b"] == '"//' and [k for k, _ in value.pairs] == ["a", "b", "a"]
+
+
+def test_a_misspelled_required_field_is_named_beside_the_missing_one():
+  tensor = {"DataType": F32, "Sizes": [2, 2]}
+  desc = {"InputTensor": tensor, "IndicesTensor": {**tensor, "DataType": "UINT32"},
+          "OutputTensor": tensor, "Axiss": 0, "IndexDimensions": 2}  # fmt: skip
+  document = {"resources": {}, "dispatchables": {"g": {"type": "GATHER", "desc": desc}}}
+  _refused(
+    {**document, "commands": []},
+    "dispatchable 'g' (GATHER): Field 'Axis' is required. The desc has 'Axiss', which is not"
+    " a field: did you mean 'Axis'?",
+  )
