@@ -680,3 +680,11 @@ def _parse_text(text: str, source: str) -> Any:
     return jsonc.parse(text)
   except jsonc.JsonError as error:
     raise DmlModelError(source, [str(error)]) from None
+  except MemoryError:
+    raise DmlModelError(
+      source,
+      [
+        f"not enough memory to parse the model's {len(text)} characters; lower --max-bytes"
+        " (load_model(..., max_bytes=N)) to what this machine holds, or free memory"
+      ],
+    ) from None
