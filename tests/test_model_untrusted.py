@@ -263,3 +263,13 @@ def test_a_misspelled_required_field_is_named_beside_the_missing_one():
     "dispatchable 'g' (GATHER): Field 'Axis' is required. The desc has 'Axiss', which is not"
     " a field: did you mean 'Axis'?",
   )
+
+
+def test_a_long_float16_sequence_is_built_from_its_cycle():
+  count = 2**20  # one Python step per element took seconds; the halves repeat from 2048
+  entry = {"initialValuesDataType": "FLOAT16",
+           "initialValues": {"valueStart": 0, "valueDelta": 1, "valueCount": count}}  # fmt: skip
+  values = dml.load_model(_model({"r": entry})).resources["r"].initial
+  halves = np.frombuffer(values, np.float16)
+  assert len(halves) == count and halves[:2049].tolist() == list(range(2049))
+  assert (halves[2049:] == 2048).all()  # 2048 + 1 truncates back to 2048
