@@ -42,9 +42,12 @@ from dml_jax._src.model.files import Budget
 from dml_jax._src.model.scalars import ConversionError
 
 RUN_COPIES = 4
-"""How many copies of a buffer a run holds at once: the initializer's bytes, the initial
-device buffer (on the CPU it shares the host image), the final buffer and its host copy.
-Measured on the CPU: a 256 MiB buffer peaks at about 1.05 GB."""
+"""How many copies of a buffer a load and a run hold at once, measured on the CPU (a 256
+MiB buffer with no command peaks at 1.05 GB, 3.9 copies): the initializer's bytes
+(`Resource.initial`), the host image `Resource.image` builds (which `jax.device_put`
+shares on the CPU rather than copying), the program's output buffer and XLA's working
+copy. A print or writeFile of the buffer adds up to two more while the run lasts (its
+snapshot and the bytes taken from it), which the budget does not charge."""
 
 
 class FieldError(ValueError):
