@@ -197,12 +197,12 @@ def test_a_buffer_over_the_budget_is_refused_before_it_is_built(entry, asked):
 def test_the_budget_covers_the_whole_model_and_can_be_raised(folders):
   model, _, _ = folders
   document = _model({f"r{i}": {**_floats(1), "sizeInBytes": 256} for i in range(4)})
-  _refused(document, "resource 'r3'", "limit of 4095 bytes", max_bytes=4 * 256 * 4 - 1)
-  assert dml.load_model(document, max_bytes=4 * 256 * 4).budget.used == 4096
+  _refused(document, "resource 'r3'", "limit of 5119 bytes", max_bytes=4 * 256 * 5 - 1)
+  assert dml.load_model(document, max_bytes=4 * 256 * 5).budget.used == 5120
   path = _save(model, document)
-  status, _, err = _run_cli(path, "--max-bytes", "5K")  # the model file counts too
+  status, _, err = _run_cli(path, "--max-bytes", "6K")  # the model file counts too
   assert status == 0, err
-  status, _, err = _run_cli(path, "--max-bytes", "4000")
+  status, _, err = _run_cli(path, "--max-bytes", "5000")
   assert status == 1 and "resource 'r3'" in err
   (model / "big.dat").write_bytes(bytes(2000))
   _refused(_model({"r": _from_file("big.dat")}), "2000 bytes", input_path=model, max_bytes=1999)

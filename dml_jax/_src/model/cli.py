@@ -153,7 +153,7 @@ def _parser() -> argparse.ArgumentParser:
     default=DEFAULT_MAX_BYTES,
     metavar="N",
     help="the most bytes the model may make the runner read or allocate (each buffer counts"
-    " 4 times its size, what a run holds); a number, or with a suffix K, M, G, T (powers of"
+    " 5 times its size, what a run holds); a number, or with a suffix K, M, G, T (powers of"
     " 1024); default 4G",
   )
   parser.add_argument(

@@ -622,7 +622,7 @@ def load_model(
       refused). True restores DxDispatch's behaviour, which follows every path as
       given: for a model you trust.
     max_bytes: the most bytes the model may make the runner read or allocate (the
-      model file, its ``sourcePath`` files, and each buffer four times its
+      model file, its ``sourcePath`` files, and each buffer five times its
       ``sizeInBytes``, what a run holds; default 4 GiB). Raise it for a large model
       you trust.
 

@@ -41,13 +41,14 @@ from dml_jax._src.model import files, npy, scalars
 from dml_jax._src.model.files import Budget
 from dml_jax._src.model.scalars import ConversionError
 
-RUN_COPIES = 4
-"""How many copies of a buffer a load and a run hold at once, measured on the CPU (a 256
-MiB buffer with no command peaks at 1.05 GB, 3.9 copies): the initializer's bytes
+RUN_COPIES = 5
+"""How many copies of a buffer a load and a run hold at once, measured on the CPU with a
+256 MiB buffer (5.0 copies at the peak, 1.33 GB): the initializer's bytes
 (`Resource.initial`), the host image `Resource.image` builds (which `jax.device_put`
-shares on the CPU rather than copying), the program's output buffer and XLA's working
-copy. A print or writeFile of the buffer adds up to two more while the run lasts (its
-snapshot and the bytes taken from it), which the budget does not charge."""
+shares on the CPU rather than copying), and three in the program that dispatches on it
+(its output and XLA's temporaries for the views a binding reads and writes). A print or
+writeFile of the buffer adds up to two more while the run lasts (its snapshot and the
+bytes taken from it), which the budget does not charge."""
 
 
 class FieldError(ValueError):
