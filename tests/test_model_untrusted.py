@@ -204,6 +204,9 @@ def test_the_budget_covers_the_whole_model_and_can_be_raised(folders):
   assert status == 0, err
   status, _, err = _run_cli(path, "--max-bytes", "5000")
   assert status == 1 and "resource 'r3'" in err
+  with pytest.raises(SystemExit) as exited:  # argparse: a refused command line
+    _run_cli(path, "--max-bytes", "lots")
+  assert exited.value.code == 2
   (model / "big.dat").write_bytes(bytes(2000))
   _refused(_model({"r": _from_file("big.dat")}), "2000 bytes", input_path=model, max_bytes=1999)
 

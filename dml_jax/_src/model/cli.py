@@ -4,8 +4,14 @@ stdout holds what DxDispatch's stdout holds for the same model, less its timing 
 each print's ``Resource '<name>': ...`` text and each writeFile's ``Resource '<name>'
 written to '<path>'``. Progress, timing, warnings and errors go to stderr. The exit status
 is 1 for a model that cannot run (every problem is listed), for a command that stops the
-run (the output of the commands before it stands), and, with ``--compare DIR``, when a
-file differs from the same-named file in DIR; 0 otherwise.
+run (the output of the commands before it stands), for a writeFile that fails (a path
+outside the output folder, a buffer it cannot write, an OSError; no partial file is left),
+and, with ``--compare DIR``, when a file differs from the same-named file in DIR; 0
+otherwise.
+
+A model file is untrusted input (docs/security.md): its paths stay inside their folders
+unless ``--trust-paths`` is given, and what it may read and allocate is bounded by
+``--max-bytes`` (default 4G).
 
 DxDispatch's own options: ``-i/--dispatch_iterations N`` and ``-r/--dispatch_repeat N``
 apply each dispatch N times (both multiply), which changes the buffers a dispatch both
