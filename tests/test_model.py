@@ -600,7 +600,7 @@ def test_write_file_paths_and_formats(tmp_path, monkeypatch):
   work = tmp_path / "cwd"
   work.mkdir()
   status, out, err = _run_cli([path], cwd=work, monkeypatch=monkeypatch)
-  assert status == 0  # a failed writeFile is reported and skipped
+  assert status == 1  # a failed writeFile is a failed command
   assert f"Resource 'h' written to '{work}/sub/h.npy'" in out  # relative to the current directory
   assert np.load(work / "sub" / "h.npy").shape == (6,)  # the allocated 12 bytes, as FLOAT16
   assert (work / "h.bin").read_bytes() == np.float16([1, 2, 3, 4, 5, 0]).tobytes()

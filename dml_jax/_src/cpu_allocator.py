@@ -191,6 +191,11 @@ def configure_allocator(*, if_late: Literal["raise", "apply"] = "raise") -> Allo
   MALLOC_TRIM_THRESHOLD_=... (docs/performance.md) set from inside the program. Nothing changes
   at import; only this call changes malloc, and only for this process.
 
+  It is permanent for the process: dml_jax has no call that undoes it (the threads that
+  started while one arena was the limit keep sharing the main heap whatever is set later).
+  A program that must keep glibc's defaults, or code that shares its process with others,
+  should not call it; run the work that wants it in a process of its own.
+
   When to call it: before anything computes with JAX (the first computation, transfer or
   device query creates the CPU client and its threads); importing jax and dml_jax first is
   fine. Called later, it raises (`if_late="raise"`, the default), or sets the parameters anyway

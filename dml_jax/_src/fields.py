@@ -169,14 +169,37 @@ def as_tensor_tuple(values: Any, what: str) -> tuple[TensorDesc, ...]:
 def as_float(value: Any, what: str) -> float:
   if isinstance(value, bool) or not isinstance(value, numbers.Real):
     raise TypeError(f"{what} must be a number; got {type(value).__name__} {value!r}")
-  return float(value)
+  return widened(value)
 
 
 def as_scalar(value: Any, what: str) -> int | float:
   """A DML_SCALAR_UNION's value: a Python int or float (the data type field says which member)."""
   if isinstance(value, bool) or not isinstance(value, numbers.Real):
     raise TypeError(f"{what} must be a number; got {type(value).__name__} {value!r}")
-  return int(value) if isinstance(value, numbers.Integral) else float(value)
+  return int(value) if isinstance(value, numbers.Integral) else widened(value)
+
+
+def widened(value: Any) -> float:
+  """`value` as a Python float; a NumPy float16/float32 NaN keeps its payload and its
+  signalling bit (a hardware widening sets the quiet bit), so `narrowed` gives it back."""
+  if isinstance(value, np.float16 | np.float32) and math.isnan(value):
+    info = np.finfo(value.dtype)
+    bits = int(value.view(np.uint16 if value.dtype == np.float16 else np.uint32))
+    sign, payload = bits >> (info.bits - 1), bits & ((1 << info.nmant) - 1)
+    double = (sign << 63) | (0x7FF << 52) | (payload << (52 - info.nmant))
+    return float(np.uint64(double).view(np.float64))
+  return float(value)
+
+
+def narrowed(value: float) -> np.float32:
+  """`value` as a float32 rounded to nearest (+-inf beyond the range); a NaN keeps the
+  top 23 bits of its payload and its signalling bit (a hardware narrowing quiets it)."""
+  if not math.isnan(value):
+    with np.errstate(over="ignore"):
+      return np.float32(value)
+  bits = int(np.float64(value).view(np.uint64))
+  payload = (bits >> 29) & 0x7FFFFF or 0x400000  # no payload bit left: a quiet NaN
+  return np.uint32(((bits >> 63) << 31) | 0x7F800000 | payload).view(np.float32)
 
 
 def coerce(field: DmlField, value: Any) -> Any:

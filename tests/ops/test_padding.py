@@ -365,6 +365,18 @@ def test_negative_zero_and_nan_are_kept_bit_for_bit():
       assert rebuilt == desc and hash(rebuilt) == hash(desc), repr(desc)
 
 
+def test_a_float32_signalling_nan_keeps_its_payload():
+  x = np.ones((1,), np.float32)
+  for bits in (0x7F800001, 0xFFA12345, 0x7FC00007):  # signalling, signalling negative, quiet
+    value = np.uint32(bits).view(np.float32)
+    for function in (dml.padding, dml.padding1):
+      pad = lambda x, f=function, v=value: f(
+        x, padding_mode="CONSTANT", padding_value=v, start_padding=(1,), end_padding=(0,)
+      )
+      for out in (pad(x), jax.jit(pad)(x)):
+        assert np.asarray(out).view(np.uint32).tolist() == [bits, 0x3F800000], function.__name__
+
+
 # -- the modes and their folding --------------------------------------------------------------
 
 

@@ -4,8 +4,14 @@ stdout holds what DxDispatch's stdout holds for the same model, less its timing 
 each print's ``Resource '<name>': ...`` text and each writeFile's ``Resource '<name>'
 written to '<path>'``. Progress, timing, warnings and errors go to stderr. The exit status
 is 1 for a model that cannot run (every problem is listed), for a command that stops the
-run (the output of the commands before it stands), and, with ``--compare DIR``, when a
-file differs from the same-named file in DIR; 0 otherwise.
+run (the output of the commands before it stands), for a writeFile that fails (a path
+outside the output folder, a buffer it cannot write, an OSError; no partial file is left),
+and, with ``--compare DIR``, when a file differs from the same-named file in DIR; 0
+otherwise.
+
+A model file is untrusted input (docs/security.md): its paths stay inside their folders
+unless ``--trust-paths`` is given, and what it may read and allocate is bounded by
+``--max-bytes`` (default 4G).
 
 DxDispatch's own options: ``-i/--dispatch_iterations N`` and ``-r/--dispatch_repeat N``
 apply each dispatch N times (both multiply), which changes the buffers a dispatch both
@@ -31,8 +37,9 @@ import numpy as np
 from dml_jax._src import device as device_lib
 from dml_jax._src.dtypes import x64_enabled
 from dml_jax._src.errors import DmlModelError, counted
-from dml_jax._src.model import npy
-from dml_jax._src.model.commands import Print, WriteFile
+from dml_jax._src.model import files, npy
+from dml_jax._src.model.commands import Print, WriteFile, describe
+from dml_jax._src.model.files import DEFAULT_MAX_BYTES
 from dml_jax._src.model.printing import PrintError, element_texts, print_text
 from dml_jax._src.model.program import Model, file_bytes, load_model, target_path
 from dml_jax._src.model.resources import Resource
@@ -140,6 +147,22 @@ def _parser() -> argparse.ArgumentParser:
     help="the directory writeFile's targetPath is relative to (default: the current one)",
   )
   parser.add_argument(
+    "--trust-paths",
+    action="store_true",
+    help="follow the model's paths as DxDispatch does (absolute paths, '..', symbolic links"
+    " out of the folder); by default sourcePath stays in the input folder, targetPath in the"
+    " output folder: use this only for a model you trust",
+  )
+  parser.add_argument(
+    "--max-bytes",
+    type=_byte_count,
+    default=DEFAULT_MAX_BYTES,
+    metavar="N",
+    help="the most bytes the model may make the runner read or allocate (each buffer counts"
+    " 5 times its size, what a run holds); a number, or with a suffix K, M, G, T (powers of"
+    " 1024); default 4G",
+  )
+  parser.add_argument(
     "--compare",
     metavar="DIR",
     default=None,
@@ -156,6 +179,21 @@ def _parser() -> argparse.ArgumentParser:
     else:
       ignored.add_argument(*flags, dest=dest, default=None, action="store_true", help=why)
   return parser
+
+
+def _byte_count(text: str) -> int:
+  units = {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+  stripped = text.strip().upper().removesuffix("IB").removesuffix("B")
+  scale = units.get(stripped[-1:], 1)
+  try:
+    value = int(stripped[:-1] if scale > 1 else stripped) * scale
+  except ValueError:
+    value = -1
+  if value < 0:
+    raise argparse.ArgumentTypeError(
+      f"expected a byte count such as 8G, 512M or 1000000; got {text!r}"
+    )
+  return value
 
 
 def _positive(text: str) -> int:
@@ -185,7 +223,13 @@ def main(argv: Sequence[str], stdout: BinaryIO | None = None, stderr: TextIO | N
     if getattr(args, f"ignored_{flags[-1].lstrip('-')}") not in (None, False):
       print(f"note: {'/'.join(flags)} ignored ({why})", file=err)
   try:
-    model = load_model(args.model, feature_level=args.feature_level, input_path=args.input_path)
+    model = load_model(
+      args.model,
+      feature_level=args.feature_level,
+      input_path=args.input_path,
+      trust_paths=args.trust_paths,
+      max_bytes=args.max_bytes,
+    )
   except DmlModelError as error:
     print(f"Failed to parse the model: {error}", file=err)
     return 1
@@ -252,39 +296,65 @@ def _write_file(
   out: BinaryIO,
   err: TextIO,
 ) -> int:
-  path = target_path(command, args.output_path)
+  """Writes (or, with --compare, compares) one writeFile's file: 0 when done, 1 when the
+  command failed (a refused path, a conversion error, an OSError, a file that differs);
+  the reason is on stderr (on stdout for a comparison), and no partial file is left."""
+  trust = getattr(args, "trust_paths", False)
   try:
+    path = target_path(command, args.output_path, trust_paths=trust)
     content = file_bytes(resource, data, command)
-  except ValueError as error:
-    print(f"Failed to write resource to file '{path}': {error}", file=err)
-    return 0
-  if args.compare is not None:
-    reference = pathlib.Path(args.compare) / (
-      command.target_path if not pathlib.PurePath(command.target_path).is_absolute() else path.name
+    if args.compare is not None:
+      reference = _reference_path(pathlib.Path(args.compare), command, path, trust)
+      limit = getattr(args, "max_bytes", DEFAULT_MAX_BYTES)
+      lines = compare(resource, content, reference, max_bytes=limit)
+      for line in lines:
+        out.write(line.encode("utf-8", "backslashreplace") + b"\n")
+      return 1 if any(not line.startswith("same:") for line in lines) else 0
+    base = pathlib.Path(args.output_path) if args.output_path is not None else pathlib.Path.cwd()
+    written = files.write_atomic(
+      base, command.target_path, content, "targetPath", trust_paths=trust
     )
-    lines = compare(resource, content, reference)
-    for line in lines:
-      out.write(line.encode("utf-8", "backslashreplace") + b"\n")
-    return 1 if any(not line.startswith("same:") for line in lines) else 0
-  try:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(content)
-  except OSError as error:
-    print(f"Failed to write resource to file '{path}': {error}", file=err)
-    return 0
-  out.write(f"Resource '{resource.name}' written to '{path}'\n".encode())
+  except (ValueError, OSError) as error:  # UnsafePathError is a ValueError
+    out.flush()
+    verb = "compare" if args.compare is not None else "write"
+    print(
+      f"Failed to {verb} resource to file '{command.target_path}' ({describe(command)}): {error}",
+      file=err,
+    )
+    return 1
+  out.write(f"Resource '{resource.name}' written to '{written}'\n".encode())
   return 0
 
 
-def compare(resource: Resource, content: bytes, reference: pathlib.Path) -> list[str]:
+def _reference_path(
+  folder: pathlib.Path, command: WriteFile, path: pathlib.Path, trust: bool
+) -> pathlib.Path:
+  """The file --compare reads for a writeFile: targetPath under `folder` (an absolute
+  targetPath, allowed by --trust-paths, gives its file name)."""
+  if trust:
+    relative = pathlib.PurePath(command.target_path)
+    return folder / (path.name if relative.is_absolute() else relative)
+  return files.contained(folder, command.target_path, "targetPath (under --compare)")
+
+
+def compare(
+  resource: Resource,
+  content: bytes,
+  reference: pathlib.Path,
+  *,
+  max_bytes: int = DEFAULT_MAX_BYTES,
+) -> list[str]:
   """Lines comparing a file's bytes with the file DxDispatch wrote: ``same: ...`` when
   they are equal byte for byte, else what differs (the header, or each element: its
-  index and both values, the first few of them)."""
+  index and both values, the first few of them). The reference must be a regular file
+  of at most `max_bytes`."""
   name = resource.name
   try:
-    expected = reference.read_bytes()
+    expected = files.read_regular(reference, files.Budget(max_bytes), "the reference file")
   except OSError:
     return [f"differs: Resource '{name}': no reference file '{reference}'"]
+  except ValueError as error:  # not a regular file, or too large
+    return [f"differs: Resource '{name}': {error}"]
   if expected == content:
     return [f"same: Resource '{name}' equals '{reference}' ({len(content)} bytes)"]
   ours, theirs = content, expected

@@ -24,6 +24,7 @@ read once, before the first command.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -32,7 +33,7 @@ from dml_jax._src.descriptor import OperatorDesc
 from dml_jax._src.dtypes import DataType
 from dml_jax._src.errors import DmlValidationError
 from dml_jax._src.feature_level import FeatureLevel
-from dml_jax._src.fields import UNION_MEMBERS, DmlField, FieldKind, dml_fields
+from dml_jax._src.fields import UNION_MEMBERS, DmlField, FieldKind, dml_fields, widened
 from dml_jax._src.model import fill, scalars
 from dml_jax._src.model.resources import FieldError, parse_data_type, parse_unsigned
 from dml_jax._src.model.scalars import ConversionError
@@ -224,7 +225,7 @@ def _ints(value: Any, field: str) -> list[int]:
 
 def _float(value: Any, field: str) -> float:
   try:
-    return float(scalars.as_float32(value))
+    return widened(scalars.as_float32(value))  # a NaN keeps its bits
   except ConversionError as error:
     raise FieldError(field, str(error)) from None
 
@@ -252,7 +253,7 @@ def _scalar_union(value: Any, field: str, data_type: DataType) -> Any:
     converted = scalars.element(raw, target)
   except ConversionError as error:
     raise FieldError(field, str(error)) from None
-  return float(converted) if target.is_float else int(converted)
+  return widened(converted) if target.is_float else int(converted)
 
 
 def _field_value(field: DmlField, value: Any, body: Mapping[str, Any]) -> Any:
@@ -290,6 +291,16 @@ def _field_value(field: DmlField, value: Any, body: Mapping[str, Any]) -> Any:
     raise FieldError(type_field, f"Field '{type_field}' is required.")
   data_type = parse_data_type(body[type_field], type_field)
   return _scalar_union(value, name, data_type)
+
+
+def _near(field: DmlField, unknown: list[str]) -> str:
+  """A hint for a missing required field that the desc holds misspelled (``Axiss``)."""
+  close = difflib.get_close_matches(field.dml_name, unknown, n=1, cutoff=0.75)
+  if not close:
+    close = [k for k in unknown if k.lower() == field.dml_name.lower()]
+  if not close:
+    return ""
+  return f" The desc has {close[0]!r}, which is not a field: did you mean {field.dml_name!r}?"
 
 
 def parse_dispatchable(name: str, entry: Any) -> tuple[Dispatchable | None, list[str], list[str]]:
@@ -345,7 +356,7 @@ def parse_dispatchable(name: str, entry: Any) -> tuple[Dispatchable | None, list
   for field in fields:
     if field.dml_name not in body:
       if field.kind is not FieldKind.SCALE_BIAS:
-        problems.append(f"{where}: Field '{field.dml_name}' is required.")
+        problems.append(f"{where}: Field '{field.dml_name}' is required.{_near(field, ignored)}")
       continue
     try:
       values[field.dml_name] = _field_value(field, body[field.dml_name], body)

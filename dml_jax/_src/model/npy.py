@@ -9,7 +9,10 @@ the shape needs: NumPy ignores them).
 Reading (`read_npy`): versions 1 to 3; the type comes from the letters and digits of
 ``descr`` (``b1``, NumPy's bool, reads as INT8; ``e`` and other codes give no type);
 the byte order mark is not acted on (big-endian files are read as they are); every
-byte after the header is data, zero-extended to the shape's size when shorter.
+byte after the header is data. Unlike DxDispatch, which zero-extends a file shorter than
+its shape, a file whose shape claims more data than it holds is refused (a truncated or
+hostile file; nothing is allocated for it), and a header longer than `MAX_HEADER_BYTES`
+is refused before it is parsed, as ``numpy.load`` refuses it.
 
 Examples:
   >>> import numpy as np
@@ -63,6 +66,10 @@ _LETTERS = {
 }
 
 
+MAX_HEADER_BYTES = 10_000
+"""The longest header read, as ``numpy.load``'s ``max_header_size`` default."""
+
+
 class NpyError(ValueError):
   """A .npy file DxDispatch cannot read."""
 
@@ -96,8 +103,9 @@ def read_npy(content: bytes) -> tuple[DataType, bytes]:
   """(type, data) of a .npy file's bytes, as DxDispatch reads them.
 
   Raises:
-    NpyError: a file shorter than 10 bytes, not .npy, of version 4 or later, or
-      Fortran-ordered.
+    NpyError: a file shorter than 10 bytes, not .npy, of version 4 or later,
+      Fortran-ordered, with a header over `MAX_HEADER_BYTES`, a shape that is not a
+      tuple of sizes, or less data than its shape claims.
   """
   if len(content) < 10 or not content.startswith(b"\x93NUMPY"):
     raise NpyError("not a .npy file (it must start with \\x93NUMPY and be at least 10 bytes)")
@@ -108,18 +116,29 @@ def read_npy(content: bytes) -> tuple[DataType, bytes]:
     length, start = int.from_bytes(content[8:10], "little"), 10
   else:
     length, start = int.from_bytes(content[8:12], "little"), 12
+  if length > MAX_HEADER_BYTES:
+    raise NpyError(
+      f"the .npy header is {length} bytes long, over the {MAX_HEADER_BYTES} bytes numpy.load"
+      " reads; save the array with numpy.save"
+    )
   header = content[start : start + length].decode("latin-1")
-  data = content[start + length :]
   fields = _header_fields(header)
   if fields.get("fortran_order") is True:
     raise NpyError("Fortran-ordered .npy files are not supported; save a C-ordered array")
   data_type = descr_type(str(fields.get("descr", "")))
   shape = fields.get("shape", ())
-  count = math.prod(shape) if isinstance(shape, tuple) else 1
-  needed = count * (data_type.size_in_bits // 8)
-  if len(data) < needed:
-    data = data + bytes(needed - len(data))
-  return data_type, data
+  if not isinstance(shape, tuple) or not all(
+    isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape
+  ):
+    raise NpyError(f"the .npy shape {shape!r} is not a tuple of sizes")
+  needed = math.prod(shape) * (data_type.size_in_bits // 8)
+  held = len(content) - start - length
+  if held < needed:
+    raise NpyError(
+      f"the .npy shape {shape} claims {needed} bytes of data but the file holds {max(held, 0)};"
+      " the file is truncated"
+    )
+  return data_type, content[start + length :]
 
 
 def _header_fields(header: str) -> dict[str, object]:

@@ -67,7 +67,7 @@ from dml_jax._src.buffers import Binding
 from dml_jax._src.errors import DmlCommandError, DmlModelError, counted
 from dml_jax._src.execute import CompiledOperator
 from dml_jax._src.feature_level import FeatureLevel, FeatureLevelLike
-from dml_jax._src.model import jsonc, npy
+from dml_jax._src.model import files, jsonc, npy
 from dml_jax._src.model.commands import Command, Dispatch, Print, WriteFile, describe, parse_command
 from dml_jax._src.model.dispatchables import Dispatchable, Source, parse_dispatchable, validate
 from dml_jax._src.model.printing import PrintError, print_text
@@ -151,10 +151,20 @@ def file_bytes(resource: Resource, data: bytes, command: WriteFile) -> bytes:
   return npy.npy_bytes(data, resource.data_type, dimensions)
 
 
-def target_path(command: WriteFile, output_path: str | os.PathLike[str] | None) -> pathlib.Path:
+def target_path(
+  command: WriteFile, output_path: str | os.PathLike[str] | None, *, trust_paths: bool = False
+) -> pathlib.Path:
   """Where writeFile writes: targetPath under the output path (default: the current
-  directory); an absolute targetPath stands as it is."""
+  directory), links not resolved. With `trust_paths`, an absolute targetPath stands as it
+  is (DxDispatch's behaviour); without, it is refused, as is a ``..`` that climbs out (a
+  symbolic link that leads out is refused when the file is written: `files.write_atomic`).
+
+  Raises:
+    files.UnsafePathError: a targetPath outside the output path (unless `trust_paths`).
+  """
   base = pathlib.Path(output_path) if output_path is not None else pathlib.Path.cwd()
+  if not trust_paths:
+    files.contained_relative(command.target_path, "targetPath")
   return (base / command.target_path).absolute()
 
 
@@ -172,6 +182,8 @@ class Model:
     commands: the commands, in order.
     feature_level: the DML_FEATURE_LEVEL the dispatchables were validated at.
     warnings: members the model holds that DxDispatch ignores (a misspelled field, ...).
+    trust_paths: whether the model's paths may leave their folders (`load_model`).
+    budget: the bytes the model may make the runner read or allocate, and those it did.
   """
 
   def __init__(
@@ -181,10 +193,15 @@ class Model:
     source: str = "<dict>",
     input_path: pathlib.Path | None = None,
     feature_level: FeatureLevelLike = None,
+    trust_paths: bool = False,
+    max_bytes: int = files.DEFAULT_MAX_BYTES,
+    budget: files.Budget | None = None,
   ) -> None:
     self.source = source
     self.feature_level = FeatureLevel.from_any(feature_level)
     self.input_path = input_path if input_path is not None else pathlib.Path.cwd()
+    self.trust_paths = trust_paths
+    self.budget = budget if budget is not None else files.Budget(max_bytes)
     self.resources: dict[str, Resource] = {}
     self.dispatchables: dict[str, Dispatchable] = {}
     self.commands: list[Command] = []
@@ -212,7 +229,9 @@ class Model:
       return problems
     for name, entry in _pairs(document["resources"]):
       try:
-        self.resources[name] = parse_resource(name, entry, self.input_path)
+        self.resources[name] = parse_resource(
+          name, entry, self.input_path, budget=self.budget, trust_paths=self.trust_paths
+        )
       except FieldError as error:
         problems.append(f"resource '{name}': {error}")
     declared_resources = {name for name, _ in _pairs(document["resources"])}
@@ -232,6 +251,11 @@ class Model:
         problems.append(f"command {i}: {error}")
         continue
       self.commands.append(command)
+      if isinstance(command, WriteFile) and not self.trust_paths:
+        try:
+          files.contained_relative(command.target_path, "targetPath")
+        except files.UnsafePathError as error:
+          problems.append(f"command {i} ({describe(command)}): {error}")
       problems += [
         f"command {i} ({describe(command)}): {p}"
         for p in _references(command, declared_resources, declared_dispatchables)
@@ -580,6 +604,8 @@ def load_model(
   *,
   feature_level: FeatureLevelLike = None,
   input_path: str | os.PathLike[str] | None = None,
+  trust_paths: bool = False,
+  max_bytes: int = files.DEFAULT_MAX_BYTES,
 ) -> Model:
   """Loads a DxDispatch model: a .json file's path, JSON text, or the parsed document.
 
@@ -588,17 +614,28 @@ def load_model(
       existing path), or a dict.
     feature_level: the DML_FEATURE_LEVEL to validate the dispatchables at (default:
       the newest).
-    input_path: where ``sourcePath`` files are looked for first (default: the model
+    input_path: the folder ``sourcePath`` files are read from (default: the model
       file's directory; the current directory for text and dicts).
+    trust_paths: a model file is untrusted input, so by default its ``sourcePath``
+      files must stay inside `input_path` and its writeFile ``targetPath`` inside the
+      output folder (absolute paths, ``..`` and symbolic links that lead out are
+      refused). True restores DxDispatch's behaviour, which follows every path as
+      given: for a model you trust.
+    max_bytes: the most bytes the model may make the runner read or allocate (the
+      model file, its ``sourcePath`` files, and each buffer five times its
+      ``sizeInBytes``, what a run holds; default 4 GiB). Raise it for a large model
+      you trust.
 
   Returns:
     The validated `Model`.
 
   Raises:
     DmlModelError: every problem of the model at once (each names the resource,
-      dispatchable and type, or command, and the field).
+      dispatchable and type, or command, and the field), a path that leaves its folder,
+      a limit passed.
     FileNotFoundError: for a model path that does not exist.
   """
+  budget = files.Budget(max_bytes)
   source = "<dict>"
   base = pathlib.Path(input_path) if input_path is not None else None
   if isinstance(model, Mapping):
@@ -615,9 +652,27 @@ def load_model(
     if not path.exists():
       raise FileNotFoundError(f"no model file {path}")
     source = str(path)
-    document = _parse_text(path.read_text(encoding="utf-8"), source)
+    document = _parse_text(_read_model(path, budget, source), source)
     base = base if base is not None else path.absolute().parent
-  return Model(document, source=source, input_path=base, feature_level=feature_level)
+  return Model(
+    document,
+    source=source,
+    input_path=base,
+    feature_level=feature_level,
+    trust_paths=trust_paths,
+    budget=budget,
+  )
+
+
+def _read_model(path: pathlib.Path, budget: files.Budget, source: str) -> str:
+  try:
+    content = files.read_regular(path, budget, "the model file")
+  except (files.UnsafePathError, files.BudgetError) as error:
+    raise DmlModelError(source, [str(error)]) from None
+  try:
+    return content.decode("utf-8")
+  except UnicodeDecodeError as error:
+    raise DmlModelError(source, [f"the model file is not UTF-8 text: {error}"]) from None
 
 
 def _parse_text(text: str, source: str) -> Any:
@@ -625,3 +680,11 @@ def _parse_text(text: str, source: str) -> Any:
     return jsonc.parse(text)
   except jsonc.JsonError as error:
     raise DmlModelError(source, [str(error)]) from None
+  except MemoryError:
+    raise DmlModelError(
+      source,
+      [
+        f"not enough memory to parse the model's {len(text)} characters; lower --max-bytes"
+        " (load_model(..., max_bytes=N)) to what this machine holds, or free memory"
+      ],
+    ) from None

@@ -141,6 +141,26 @@ def element_bytes(value: Any, data_type: DataType) -> bytes:
   return element(value, data_type).tobytes()
 
 
+def _half_sequence(first: np.generic, step: np.generic, count: int) -> np.ndarray:
+  """FLOAT16 `sequence`: each sum taken in float32 and truncated to half. The next half
+  depends on the one before only, so once a half comes back the sequence repeats: at most
+  65,537 sums are computed, whatever `count`."""
+  states: list[int] = []
+  seen: dict[int, int] = {}
+  half = f32_to_f16_bits_truncating(int(np.float32(first).view(np.uint32)))
+  while len(states) < count and half not in seen:
+    seen[half] = len(states)
+    states.append(half)
+    v = np.float32(np.uint16(half).view(np.float16)) + np.float32(step)
+    half = f32_to_f16_bits_truncating(int(np.float32(v).view(np.uint32)))
+  bits = np.array(states, np.uint16)
+  if len(states) < count:  # `half` came back: the states from its first place repeat
+    cycle, rest = bits[seen[half] :], count - len(states)
+    bits = np.concatenate([bits, np.tile(cycle, -(-rest // len(cycle)))[:rest]])
+  bits[0] = np.float16(first).view(np.uint16)
+  return bits.view(np.float16)
+
+
 def sequence(start: Any, delta: Any, count: int, data_type: DataType) -> np.ndarray:
   """`count` elements: start, start + delta, ..., each sum taken in the element type."""
   first, step = element(start, data_type), element(delta, data_type)
@@ -148,13 +168,7 @@ def sequence(start: Any, delta: Any, count: int, data_type: DataType) -> np.ndar
   if count == 0:
     return np.zeros(0, dtype)
   if data_type == DataType.FLOAT16:
-    bits = np.empty(count, np.uint16)
-    v = np.float32(first)
-    for i in range(count):
-      half = np.uint16(f32_to_f16_bits_truncating(int(np.float32(v).view(np.uint32))))
-      bits[i] = half if i else np.float16(first).view(np.uint16)
-      v = np.float32(half.view(np.float16)) + np.float32(step)
-    return bits.view(np.float16)
+    return _half_sequence(first, step, count)
   terms = np.full(count, step, dtype)
   terms[0] = first
   with np.errstate(over="ignore"):

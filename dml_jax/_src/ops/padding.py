@@ -47,7 +47,7 @@ from dml_jax._src.feature_level import (
   as_level,
   support,
 )
-from dml_jax._src.fields import FieldKind, as_float, as_scalar, dml_field
+from dml_jax._src.fields import FieldKind, as_float, as_scalar, dml_field, narrowed
 from dml_jax._src.integers import as_int_tuple
 from dml_jax._src.rules import braced
 from dml_jax._src.tensor_desc import TensorDesc
@@ -143,9 +143,11 @@ def float_padding_constant(value: float, data_type: DataType) -> np.ndarray:
   the extremes), and NaN gives 0.
   """
   dtype = data_type.numpy_dtype
-  with np.errstate(over="ignore"):  # beyond the range: +-inf, as IEEE rounding gives
-    single = np.float32(value)
-    if data_type.is_float:
+  single = narrowed(value)  # beyond the range: +-inf, as IEEE rounding gives; NaN bits kept
+  if data_type == DataType.FLOAT32:
+    return np.array(single, dtype)
+  if data_type.is_float:
+    with np.errstate(over="ignore"):
       return np.array(single, dtype)
   info = np.iinfo(dtype)
   if math.isnan(single):
@@ -181,6 +183,8 @@ def scalar_padding_constant(value: int | float, data_type: DataType) -> np.ndarr
   dtype = data_type.numpy_dtype
   if not data_type.is_float:
     return np.array(int(value), dtype)
+  if data_type == DataType.FLOAT32:
+    return np.array(narrowed(float(value)), dtype)  # a NaN keeps its payload bits
   with np.errstate(over="ignore"):
     return np.array(float(value), dtype)
 
