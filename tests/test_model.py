@@ -543,7 +543,9 @@ def test_a_refused_binding_is_found_at_load_and_nothing_runs(tmp_path, monkeypat
   status, out, err = _run_cli([path, "--output-path", tmp_path])
   assert status == 1 and out == "" and "Failed to parse the model" in err
   assert "Ran " not in err and not (tmp_path / "b.dat").exists()
-  with pytest.raises(dml.DmlModelError, match="resource 'A': InputTensor bound at offset 32") as caught:
+  with pytest.raises(
+    dml.DmlModelError, match="resource 'A': InputTensor bound at offset 32"
+  ) as caught:
     dml.load_model(_copy_model(8))  # 0 bytes left after offset 32
   assert "fewer than InputTensor.TotalTensorSizeInBytes = 16" in str(caught.value)
 
