@@ -617,6 +617,25 @@ class Model:
 
     Raises:
       ValueError: a repetition count that is not a positive integer.
+
+    Examples:
+      >>> import dml_jax as dml
+      >>> model = dml.load_model({
+      ...   "resources": {"x": {"initialValuesDataType": "FLOAT32", "initialValues": [1, 2]}},
+      ...   "dispatchables": {"double": {"type": "ELEMENT_WISE_IDENTITY", "desc": {
+      ...     "InputTensor": {"DataType": "FLOAT32", "Sizes": [2]},
+      ...     "OutputTensor": {"DataType": "FLOAT32", "Sizes": [2]},
+      ...     "ScaleBias": {"Scale": 2, "Bias": 0}}}},
+      ...   "commands": [{"type": "dispatch", "dispatchable": "double",
+      ...                 "bindings": {"InputTensor": "x", "OutputTensor": "x"}},
+      ...                {"type": "print", "resource": "x"}] * 20,
+      ... })
+      >>> for segment in model.execute_segments():
+      ...   print(segment.start, segment.stop, [o.index for o in segment.outputs][-2:])
+      0 32 [29, 31]
+      32 40 [37, 39]
+      >>> model.typed(segment.buffers)["x"].tolist()          # doubled 20 times
+      [1048576.0, 2097152.0]
     """
     times = repetitions(dispatch_iterations, dispatch_repeat)
     buffers = self.initial_buffers(device)
