@@ -529,31 +529,36 @@ def test_element_offset_counts_buffer_elements():
   assert _stdout(_copy_model(4)) == "Resource 'B': 0, 0, 0, 0\nResource 'B': 5, 6, 7, 8\n"
 
 
-def test_a_refused_binding_stops_the_run_after_the_commands_before_it(tmp_path, monkeypatch):
+def test_a_refused_binding_is_found_at_load_and_nothing_runs(tmp_path, monkeypatch):
   misaligned = _copy_model(1, [{"type": "writeFile", "resource": "B", "targetPath": "b.dat"}])
-  result = dml.load_model(misaligned).execute()
-  assert result.stdout == "Resource 'B': 0, 0, 0, 0\n"
-  assert isinstance(result.error, dml.DmlCommandError) and result.error.index == 1
-  assert "must be a multiple of 16" in str(result.error)
-  with pytest.raises(dml.DmlCommandError, match=r"command 1 \(dispatch 'copy'\)"):
-    dml.load_model(misaligned).run()
+  with pytest.raises(dml.DmlModelError) as caught:
+    dml.load_model(misaligned)
+  assert caught.value.problems == (
+    "command 1 (dispatch 'copy'): resource 'A': InputTensor bound at offset 4 of a buffer of"
+    " 32 bytes: the offset must be a multiple of 16 (DML_MINIMUM_BUFFER_TENSOR_ALIGNMENT); got"
+    " 4 = 16 * 0 + 4. Move the tensor to offset 0 or 16",
+  )
   path = tmp_path / "m.json"
   path.write_text(json.dumps(misaligned))
   status, out, err = _run_cli([path, "--output-path", tmp_path])
-  assert status == 1 and out == "Resource 'B': 0, 0, 0, 0\n"
-  assert "Failed to execute the model" in err and not (tmp_path / "b.dat").exists()
-  too_small = dml.load_model(_copy_model(8)).execute()  # 0 bytes left after offset 32
-  assert "fewer than InputTensor.TotalTensorSizeInBytes = 16" in str(too_small.error)
+  assert status == 1 and out == "" and "Failed to parse the model" in err
+  assert "Ran " not in err and not (tmp_path / "b.dat").exists()
+  with pytest.raises(
+    dml.DmlModelError, match="resource 'A': InputTensor bound at offset 32"
+  ) as caught:
+    dml.load_model(_copy_model(8))  # 0 bytes left after offset 32
+  assert "fewer than InputTensor.TotalTensorSizeInBytes = 16" in str(caught.value)
 
 
-def test_bind_point_counts_and_missing_bindings():
+def test_bind_point_counts_and_missing_bindings_are_found_at_load():
   model = _copy_model(0)
   model["commands"][1]["bindings"]["InputTensor"] = ["A", "A"]
-  error = dml.load_model(model).execute().error
-  assert "Bind point 'InputTensor' requires 1 resources, but 2 were bound." in str(error)
+  with pytest.raises(dml.DmlModelError, match=r"command 1 \(dispatch 'copy'\): Bind point"
+                     r" 'InputTensor' requires 1 resources, but 2 were bound\."):  # fmt: skip
+    dml.load_model(model)
   del model["commands"][1]["bindings"]["InputTensor"]
-  error = dml.load_model(model).execute().error
-  assert "Bind point 'InputTensor' is not bound" in str(error)
+  with pytest.raises(dml.DmlModelError, match="Bind point 'InputTensor' is not bound"):
+    dml.load_model(model)
 
 
 def test_owned_by_dml_inputs_are_read_before_the_first_command():

@@ -206,6 +206,23 @@ class CompiledOperator:
     program = self._bind(inputs, outputs)
     return program.outputs(jitted_program(donate)(program.static, *program.operands))
 
+  def check(self, inputs: Sequence[Binding | None], outputs: Sequence[Binding]) -> None:
+    """Raises what `execute` would raise for these bindings, and runs nothing.
+
+    Only the buffers' shapes, dtypes and identities matter (one buffer bound twice is one
+    object), so placeholders of the right size do; the OWNED_BY_DML inputs need not be
+    initialized yet.
+
+    Raises:
+      DmlBindingError, TypeError: as `execute`.
+    """
+    persistent = self._persistent
+    self._persistent = () if persistent is None else persistent
+    try:
+      self._bind(inputs, outputs)
+    finally:
+      self._persistent = persistent
+
   def _bind(self, inputs: Sequence[Binding | None], outputs: Sequence[Binding]) -> BoundProgram:
     """Checks the bindings (`execute`'s arguments and errors) and returns the program."""
     if self._persistent is None:

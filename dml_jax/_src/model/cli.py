@@ -3,15 +3,16 @@
 stdout holds what DxDispatch's stdout holds for the same model, less its timing lines:
 each print's ``Resource '<name>': ...`` text and each writeFile's ``Resource '<name>'
 written to '<path>'``. Progress, timing, warnings and errors go to stderr. The exit status
-is 1 for a model that cannot run (every problem is listed), for a command that stops the
-run (the output of the commands before it stands), for a writeFile that fails (a path
-outside the output folder, a buffer it cannot write, an OSError; no partial file is left),
-and, with ``--compare DIR``, when a file differs from the same-named file in DIR; 0
-otherwise.
+is 1 for a model that cannot run (every problem is listed, and nothing runs), for a
+command that stops the run (a failed writeFile too: the output of the commands before it
+stands, none after it runs), and, with ``--compare DIR``, when a file differs from the
+same-named file in DIR; 0 otherwise. The commands run in segments (`Model.execute_segments`),
+and each segment's prints and writeFiles are done as soon as it ran.
 
 A model file is untrusted input (docs/security.md): its paths stay inside their folders
 unless ``--trust-paths`` is given, and what it may read and allocate is bounded by
-``--max-bytes`` (default 4G).
+``--max-bytes`` (default 4G). A writeFile that fails (a path outside the output folder, a
+buffer it cannot write, an OSError) leaves no partial file.
 
 DxDispatch's own options: ``-i/--dispatch_iterations N`` and ``-r/--dispatch_repeat N``
 apply each dispatch N times (both multiply), which changes the buffers a dispatch both
@@ -41,7 +42,14 @@ from dml_jax._src.model import files, npy
 from dml_jax._src.model.commands import Print, WriteFile, describe
 from dml_jax._src.model.files import DEFAULT_MAX_BYTES
 from dml_jax._src.model.printing import PrintError, element_texts, print_text
-from dml_jax._src.model.program import Model, file_bytes, load_model, target_path
+from dml_jax._src.model.program import (
+  MAX_COMMANDS_PER_SEGMENT,
+  Model,
+  Output,
+  file_bytes,
+  load_model,
+  target_path,
+)
 from dml_jax._src.model.resources import Resource
 from dml_jax._src.model.scalars import element_size
 
@@ -92,7 +100,8 @@ def _parser() -> argparse.ArgumentParser:
   parser = argparse.ArgumentParser(
     prog="python -m dml_jax run",
     description="Runs a DxDispatch model file (DirectML operators, buffers, dispatch/print/"
-    "writeFile commands) as one JAX program and prints what DxDispatch prints.",
+    "writeFile commands) as XLA programs of at most 32 commands and prints what DxDispatch"
+    " prints, each segment's output as soon as it ran.",
     allow_abbrev=False,
   )
   parser.add_argument("model", help="the model's .json file")
@@ -247,44 +256,69 @@ def main(argv: Sequence[str], stdout: BinaryIO | None = None, stderr: TextIO | N
     return 1
   print(f"Running on '{device_lib.describe(target)}' (jax {jax.__version__})", file=err)
   start = time.perf_counter()
-  result = model.execute(
+  ran, segments, status, failure = 0, 0, 0, None
+  for segment in model.execute_segments(
     target, dispatch_iterations=args.dispatch_iterations, dispatch_repeat=args.dispatch_repeat
-  )
+  ):
+    segments += 1
+    for output in segment.outputs:
+      code, failure = _emit(model, output, args, out, err)
+      status |= code
+      if failure is not None:
+        ran = output.index
+        break
+    out.flush()  # each segment's output as soon as it ran
+    if failure is not None:
+      break
+    ran = segment.stop
+    if segment.error is not None:
+      failure = str(segment.error)
   seconds = time.perf_counter() - start
   times = args.dispatch_iterations * args.dispatch_repeat
   repeated = f", each dispatch {times} times" if times > 1 else ""
-  print(
-    f"Ran {counted(len(model.commands), 'command')}"
-    f" ({counted(len(model.dispatchables), 'dispatchable')}, FL"
-    f" {model.feature_level}{repeated}) as one program in {seconds * 1e3:.1f} ms (compilation"
-    " included)",
-    file=err,
-  )
-  status = 0
-  for output in result.outputs:
-    command = output.command
-    resource = model.resources[command.resource]
-    if isinstance(command, Print):
-      try:
-        text = print_text(
-          resource.name,
-          resource.data_type,
-          output.data,
-          len(resource.initial),
-          verbose=command.verbose,
-        )
-      except PrintError as error:
-        out.flush()
-        print(f"Failed to execute the model: command {output.index}: {error}", file=err)
-        return 1
-      out.write(text)
-      continue
-    status |= _write_file(model, resource, command, output.data, args, out, err)
-  out.flush()
-  if result.error is not None:
-    print(f"Failed to execute the model: {result.error}", file=err)
+  total = len(model.commands)
+  if ran or failure is None:  # only what ran
+    print(
+      f"Ran {f'{ran} of {total}' if ran < total else total} command{'' if total == 1 else 's'}"
+      f" ({counted(len(model.dispatchables), 'dispatchable')}, FL {model.feature_level}"
+      f"{repeated}) in {counted(segments, 'segment')} (XLA programs of at most"
+      f" {MAX_COMMANDS_PER_SEGMENT} commands), {seconds * 1e3:.1f} ms (compilation included)",
+      file=err,
+    )
+  if failure is not None:
+    print(f"Failed to execute the model: {failure}", file=err)
     return 1
   return status
+
+
+def _emit(
+  model: Model, output: Output, args: argparse.Namespace, out: BinaryIO, err: TextIO
+) -> tuple[int, str | None]:
+  """Prints a print's text or does a writeFile: (exit status, None), or (1, why the command
+  failed) when the run must stop there. A file that differs from --compare's is not a
+  failure of the command: the run goes on and exits 1."""
+  command = output.command
+  resource = model.resources[command.resource]
+  if isinstance(command, Print):
+    try:
+      text = print_text(
+        resource.name,
+        resource.data_type,
+        output.data,
+        len(resource.initial),
+        verbose=command.verbose,
+      )
+    except PrintError as error:
+      return 1, f"command {output.index} ({describe(command)}): {error}"
+    out.write(text)
+    return 0, None
+  code = _write_file(model, resource, command, output.data, args, out, err)
+  if code and args.compare is None:
+    return 1, (
+      f"command {output.index} ({describe(command)}): the file was not written, so no later"
+      " command ran"
+    )
+  return code, None
 
 
 def _write_file(

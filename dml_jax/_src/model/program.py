@@ -1,18 +1,24 @@
 """A DxDispatch model loaded, validated and run: `load_model` and `Model`.
 
-Loading parses the whole file and checks everything that DxDispatch checks before its
+Loading parses the whole file and checks everything that can be checked before the
 first command: every resource is built, every dispatchable parsed and validated (as
 DirectML's CreateOperator would, at the chosen feature level), every name a command or a
-dispatchable's ``bindings`` uses exists, and the inputs flagged OWNED_BY_DML have their
-initialization bindings. Every problem is reported at once, in one `DmlModelError`.
+dispatchable's ``bindings`` uses exists, the inputs flagged OWNED_BY_DML have their
+initialization bindings, and every dispatch's bindings follow DirectML's rules (each bind
+point bound, offsets aligned, each view at least the tensor's TotalTensorSizeInBytes,
+naming the resource; no output aliasing an input but in place). Every problem is reported
+at once, in one `DmlModelError`.
 
 Running executes the commands in order on persistent buffers (one byte array per
-resource, ``sizeInBytes`` long), as one XLA program: each dispatch reads its inputs
-from the buffers and writes its outputs into them (`dml.compile_operator`, the bindings
-of `dml.Binding`), so the whole command list becomes a chain of buffer updates that XLA
-compiles once, with no round trip to the host between dispatches. A print or writeFile
-takes the buffer as it is at that point of the chain (the program returns those
-snapshots too), and what they show is made on the host after the program ran.
+resource, ``sizeInBytes`` long), in segments of at most `MAX_COMMANDS_PER_SEGMENT`
+commands, each one XLA program: each dispatch reads its inputs from the buffers and
+writes its outputs into them (`dml.compile_operator`, the bindings of `dml.Binding`), so
+a segment is a chain of buffer updates that XLA compiles once, with no round trip to the
+host between its dispatches; the buffers stay on the device from one segment to the next,
+and segments of the same commands share one compiled program. A print or writeFile takes
+the buffer as it is at that point of the chain (the segment's program returns those
+snapshots too), and what they show is made on the host as soon as its segment ran
+(`Model.execute_segments`).
 
 Each dispatch applies its operator ``dispatch_iterations * dispatch_repeat`` times in a
 row (DxDispatch's ``-i`` and ``-r``, 1 and 1 by default). That changes the result only
@@ -28,7 +34,8 @@ offset that is a multiple of 16, a view at least TotalTensorSizeInBytes, ...), a
 library's: an output bound to a buffer that is also an input is refused, except for the
 operators with an in-place form (ELEMENT_WISE_IDENTITY and the fills). A dispatch that
 breaks one stops the run there: the commands before it ran, none after it does
-(`DmlCommandError`). OWNED_BY_DML inputs are read from the buffers' initial contents.
+(`DmlCommandError`); loading finds every such binding, so a run stops only for what it
+cannot see. OWNED_BY_DML inputs are read from the buffers' initial contents.
 
 Examples:
   >>> import dml_jax as dml
@@ -55,7 +62,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import pathlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import jax
@@ -63,8 +70,8 @@ import numpy as np
 from jax import lax
 
 from dml_jax._src import device as device_lib
-from dml_jax._src.buffers import Binding
-from dml_jax._src.errors import DmlCommandError, DmlModelError, counted
+from dml_jax._src.buffers import Binding, check_binding
+from dml_jax._src.errors import DmlBindingError, DmlCommandError, DmlModelError, counted
 from dml_jax._src.execute import CompiledOperator
 from dml_jax._src.feature_level import FeatureLevel, FeatureLevelLike
 from dml_jax._src.model import files, jsonc, npy
@@ -75,6 +82,16 @@ from dml_jax._src.model.resources import FieldError, Resource, parse_resource
 from dml_jax._src.tensor_desc import TensorFlags
 
 Buffers = dict[str, jax.Array]
+
+MAX_COMMANDS_PER_SEGMENT = 32
+"""The most commands one XLA program of `Model.execute` holds.
+
+Bounded so that no model is one program too large to compile: XLA fuses a chain of
+dispatches into one kernel, and its CPU compiler crashes on a chain of several hundred
+GATHERs (see the models page) and takes longer than linear time on long chains. 32 keeps
+every segment an order of magnitude below the crash and compiles in well under a second
+for the operators tried, while a long model costs one call per 32 commands and, where its
+commands repeat, one compilation for each distinct segment."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -130,6 +147,42 @@ class RunResult:
     return self.model.typed(self.buffers)
 
 
+@dataclasses.dataclass(frozen=True)
+class Segment:
+  """Commands [start, stop) of a run, one XLA program, after it ran.
+
+  Attributes:
+    start: the first command's index.
+    stop: one past the last command that ran.
+    outputs: the prints' and writeFiles' buffers of these commands, in command order.
+    buffers: every resource's buffer after these commands (on the run's device).
+    error: the refused dispatch (index `stop`) that ended the run, or None.
+  """
+
+  start: int
+  stop: int
+  outputs: list[Output]
+  buffers: Buffers
+  error: DmlCommandError | None
+
+
+class _RefusedError(Exception):
+  """A dispatch refused while a sequence of commands is traced, at `position` in it."""
+
+  def __init__(self, position: int, error: Exception):
+    super().__init__(position, error)
+    self.position = position
+    self.error = error
+
+
+def _command_key(command: Command) -> tuple[Any, ...]:
+  """What a command contributes to its segment's program (hashable): the dispatchable
+  and bindings of a dispatch, the resource a print or writeFile shows."""
+  if isinstance(command, Dispatch):
+    return ("dispatch", command.dispatchable, tuple(sorted(command.bindings.items())))
+  return ("show", command.resource)
+
+
 def file_bytes(resource: Resource, data: bytes, command: WriteFile) -> bytes:
   """The bytes writeFile puts in its file: .npy (DxDispatch's header) or the raw buffer.
 
@@ -172,8 +225,9 @@ class Model:
   """A DxDispatch model: its resources, dispatchables and commands, validated.
 
   Use `load_model` to make one. `run` returns the final buffers; `execute` also gives
-  what the prints and writeFiles show; `as_function` is the command list as one jitted
-  function of the buffers.
+  what the prints and writeFiles show, and `execute_segments` gives it segment by segment
+  as the run goes; `as_function` is the command list as one jitted function of the
+  buffers.
 
   Attributes:
     source: where the model came from (a path, or "<dict>").
@@ -207,9 +261,10 @@ class Model:
     self.commands: list[Command] = []
     self.warnings: list[str] = []
     problems = self._parse(document)
+    problems += self._check_dispatches()
     if problems:
       raise DmlModelError(source, problems)
-    self._programs: dict[tuple[int, int], Callable[..., Any]] = {}
+    self._programs: dict[tuple[Any, ...], Callable[..., Any]] = {}
 
   # -- loading -------------------------------------------------------------------------
 
@@ -314,6 +369,43 @@ class Model:
 
   # -- running ---------------------------------------------------------------------------
 
+  def segment_bounds(self) -> list[tuple[int, int]]:
+    """The segments `execute` runs: (start, stop) command ranges, in order, each of at
+    most `MAX_COMMANDS_PER_SEGMENT` commands."""
+    count, size = len(self.commands), MAX_COMMANDS_PER_SEGMENT
+    return [(start, min(start + size, count)) for start in range(0, count, size)]
+
+  def _apply_commands(
+    self,
+    commands: Sequence[Command],
+    buffers: Buffers,
+    initial: Buffers,
+    times: int,
+    operators: dict[str, CompiledOperator] | None,
+  ) -> tuple[Buffers, list[jax.Array]]:
+    """`commands` on `buffers`, each dispatch applied `times` times: the final buffers, and
+    the buffer of each print and writeFile as it stands at that command. The OWNED_BY_DML
+    inputs are read from `initial` (the run's initial buffers).
+
+    Raises:
+      _RefusedError: a dispatch whose bindings are refused (its position in `commands`).
+    """
+    buffers = dict(buffers)
+    operators = {} if operators is None else operators
+    snapshots = []
+    for position, command in enumerate(commands):
+      if isinstance(command, Dispatch):
+        try:
+          self._dispatch(command, buffers, initial, operators, times)
+        except (ValueError, TypeError) as error:
+          raise _RefusedError(position, error) from error
+      else:
+        snapshots.append(buffers[command.resource])
+    return buffers, snapshots
+
+  def _refused(self, index: int, error: Exception) -> DmlCommandError:
+    return DmlCommandError(index, f"command {index} ({describe(self.commands[index])}): {error}")
+
   def _commands(
     self,
     buffers: Buffers,
@@ -321,25 +413,19 @@ class Model:
     times: int = 1,
     operators: dict[str, CompiledOperator] | None = None,
   ) -> tuple[Buffers, list[jax.Array]]:
-    """The commands before `until` on `buffers`, each dispatch applied `times` times: the
-    final buffers, and the buffer of each print and writeFile as it stands at that command.
+    """The commands before `until` on `buffers` (the run's initial buffers): the final
+    buffers, and the buffer of each print and writeFile as it stands at that command.
 
-    Traced under `jax.jit` this is the one program; called as it is, each dispatch is its
+    Traced under `jax.jit` this is one program; called as it is, each dispatch is its
     own jitted call. `operators` keeps the operators made (and initialized from the
-    initial buffers) from one call to the next; default: made afresh."""
-    buffers = dict(buffers)
-    initial = dict(buffers)
-    operators = {} if operators is None else operators
-    snapshots = []
-    for i, command in enumerate(self.commands[:until]):
-      if isinstance(command, Dispatch):
-        try:
-          self._dispatch(command, buffers, initial, operators, times)
-        except (ValueError, TypeError) as error:
-          raise DmlCommandError(i, f"command {i} ({describe(command)}): {error}") from error
-      else:
-        snapshots.append(buffers[command.resource])
-    return buffers, snapshots
+    initial buffers) from one call to the next; default: made afresh.
+
+    Raises:
+      DmlCommandError: a dispatch whose bindings are refused."""
+    try:
+      return self._apply_commands(self.commands[:until], buffers, dict(buffers), times, operators)
+    except _RefusedError as refused:
+      raise self._refused(refused.position, refused.error) from refused.error
 
   def _dispatch(
     self,
@@ -392,16 +478,34 @@ class Model:
     self,
     dispatchable: Dispatchable,
     bindings: Mapping[str, tuple[Source, ...]],
-    buffers: Buffers,
+    buffers: Mapping[str, Any],
     output: bool,
     initialization: bool,
   ) -> list[Binding | None]:
     """One Binding (or None) per tensor of the bind points, in struct order."""
+    return [
+      binding
+      for binding, _ in self._sources(dispatchable, bindings, buffers, output, initialization)
+    ]
+
+  def _sources(
+    self,
+    dispatchable: Dispatchable,
+    bindings: Mapping[str, tuple[Source, ...]],
+    buffers: Mapping[str, Any],
+    output: bool,
+    initialization: bool,
+  ) -> list[tuple[Binding | None, str | None]]:
+    """`_bindings`, each with the name of the resource bound (None for an empty slot).
+
+    Raises:
+      ValueError: a bind point not bound, or bound to the wrong number of resources.
+    """
     entries = (
       dispatchable.desc.dml_outputs(inferred=True) if output else dispatchable.desc.dml_inputs()
     )
     owned = {row for _, row, t in entries if t is not None and t.flags & TensorFlags.OWNED_BY_DML}
-    found: list[Binding | None] = []
+    found: list[tuple[Binding | None, str | None]] = []
     for point, count in dispatchable.bind_points(output).items():
       sources = bindings.get(point)
       if sources is None or (initialization and point not in owned):
@@ -411,7 +515,7 @@ class Model:
             f' of {dispatchable.where} but those flagged OWNED_BY_DML; add "{point}" to the'
             " command's bindings"
           )
-        found += [None] * count
+        found += [(None, None)] * count
         continue
       if len(sources) != count:
         raise ValueError(
@@ -420,52 +524,216 @@ class Model:
       for source in sources:
         resource = self.resources[source.name]
         size = source.element_size_in_bytes or resource.element_size
-        found.append(Binding(buffers[source.name], source.element_offset * size))
+        binding = Binding(buffers[source.name], source.element_offset * size)
+        found.append((binding, source.name))
     return found
 
-  def _program(self, until: int, times: int) -> Callable[..., Any]:
-    program = self._programs.get((until, times))
+  def _check_dispatches(self) -> list[str]:
+    """Every dispatch's bindings checked as running it would check them (bind points,
+    DirectML's binding rules, aliasing), on placeholders of the buffers' sizes: nothing is
+    allocated or run. A problem names the command, and the resource where one is at fault."""
+    placeholders = {
+      name: np.broadcast_to(np.zeros((), np.uint8), (resource.size_in_bytes,))
+      for name, resource in self.resources.items()
+    }
+    operators: dict[str, CompiledOperator | None] = {}
+    problems: list[str] = []
+    for name, dispatchable in self.dispatchables.items():
+      try:
+        operators[name] = CompiledOperator(dispatchable.desc, self.feature_level)
+      except (ValueError, TypeError):  # reported by the dispatchable's own checks
+        operators[name] = None
+        continue
+      init = dispatchable.init_bindings
+      if any(s.name not in self.resources for v in init.values() for s in v):
+        continue  # reported as a missing resource
+      found = self._check_sources(dispatchable, init, placeholders, initialization=True)
+      problems += [f"{dispatchable.where}: bindings: {p}" for p in found]
+    checked: dict[tuple[Any, ...], list[str]] = {}  # identical dispatches: checked once
+    for i, command in enumerate(self.commands):
+      if not isinstance(command, Dispatch) or operators.get(command.dispatchable) is None:
+        continue
+      if any(s.name not in self.resources for v in command.bindings.values() for s in v):
+        continue  # reported as a missing resource
+      key = _command_key(command)
+      if key not in checked:
+        checked[key] = self._check_dispatch(command, operators, placeholders)
+      problems += [f"command {i} ({describe(command)}): {p}" for p in checked[key]]
+    return problems
+
+  def _check_dispatch(
+    self,
+    command: Dispatch,
+    operators: Mapping[str, CompiledOperator | None],
+    placeholders: Mapping[str, Any],
+  ) -> list[str]:
+    dispatchable, op = self.dispatchables[command.dispatchable], operators[command.dispatchable]
+    found = self._check_sources(dispatchable, command.bindings, placeholders, False)
+    if found:
+      return found
+    try:
+      inputs = self._bindings(dispatchable, command.bindings, placeholders, False, False)
+      outputs = self._bindings(dispatchable, command.bindings, placeholders, True, False)
+      assert op is not None
+      op.check(inputs, outputs)  # type: ignore[arg-type]
+    except DmlBindingError as error:
+      return [str(error)]
+    except TypeError:  # a 64-bit type with x64 off: the CLI turns x64 on before running
+      pass
+    return []
+
+  def _check_sources(
+    self,
+    dispatchable: Dispatchable,
+    bindings: Mapping[str, tuple[Source, ...]],
+    placeholders: Mapping[str, Any],
+    initialization: bool,
+  ) -> list[str]:
+    """The bind points' counts, and DirectML's rules for each bound tensor (offset
+    alignment, a view of at least TotalTensorSizeInBytes), naming the resource."""
+    problems = []
+    for output in (False, True) if not initialization else (False,):
+      entries = (
+        dispatchable.desc.dml_outputs(inferred=True) if output else dispatchable.desc.dml_inputs()
+      )
+      try:
+        found = self._sources(dispatchable, bindings, placeholders, output, initialization)
+      except ValueError as error:
+        if not initialization:  # bind point counts at initialization: `_check_init_bindings`
+          problems.append(str(error))
+        continue
+      for (field, _, tensor), (binding, name) in zip(entries, found, strict=True):
+        if binding is None or tensor is None:
+          continue
+        try:
+          check_binding(tensor, binding, binding.buffer, field)
+        except DmlBindingError as error:
+          problems.append(f"resource '{name}': {error}")
+    return problems
+
+  def _segment_program(self, start: int, stop: int, times: int) -> Callable[..., Any]:
+    """The jitted program of commands [start, stop): (buffers, initial) -> (buffers,
+    snapshots). Segments of the same commands (dispatchables, bindings, shown resources)
+    share one program, compiled once."""
+    commands = tuple(self.commands[start:stop])
+    key = (times, tuple(_command_key(c) for c in commands))
+    program = self._programs.get(key)
     if program is None:
-      program = jax.jit(lambda buffers: self._commands(buffers, until, times))
-      self._programs[until, times] = program
+
+      def segment(buffers: Buffers, initial: Buffers) -> tuple[Buffers, list[jax.Array]]:
+        return self._apply_commands(commands, buffers, initial, times, None)
+
+      program = jax.jit(segment)
+      self._programs[key] = program
     return program
+
+  def execute_segments(
+    self, device: Any = None, *, dispatch_iterations: int = 1, dispatch_repeat: int = 1
+  ) -> Iterator[Segment]:
+    """Runs the commands segment by segment (`segment_bounds`), yielding each `Segment`
+    as soon as it ran: the prints' and writeFiles' buffers of its commands, and the
+    buffers after it. Each segment is one XLA program; the buffers stay on `device`
+    between segments.
+
+    The run is lazy: a caller that stops iterating stops the run there (the CLI does when
+    a writeFile fails). A dispatch whose bindings are refused ends the run: the last
+    segment holds the commands before it, and the error.
+
+    Raises:
+      ValueError: a repetition count that is not a positive integer.
+
+    Examples:
+      >>> import dml_jax as dml
+      >>> model = dml.load_model({
+      ...   "resources": {"x": {"initialValuesDataType": "FLOAT32", "initialValues": [1, 2]}},
+      ...   "dispatchables": {"double": {"type": "ELEMENT_WISE_IDENTITY", "desc": {
+      ...     "InputTensor": {"DataType": "FLOAT32", "Sizes": [2]},
+      ...     "OutputTensor": {"DataType": "FLOAT32", "Sizes": [2]},
+      ...     "ScaleBias": {"Scale": 2, "Bias": 0}}}},
+      ...   "commands": [{"type": "dispatch", "dispatchable": "double",
+      ...                 "bindings": {"InputTensor": "x", "OutputTensor": "x"}},
+      ...                {"type": "print", "resource": "x"}] * 20,
+      ... })
+      >>> for segment in model.execute_segments():
+      ...   print(segment.start, segment.stop, [o.index for o in segment.outputs][-2:])
+      0 32 [29, 31]
+      32 40 [37, 39]
+      >>> model.typed(segment.buffers)["x"].tolist()          # doubled 20 times
+      [1048576.0, 2097152.0]
+    """
+    times = repetitions(dispatch_iterations, dispatch_repeat)
+    buffers = self.initial_buffers(device)
+    initial = {name: buffers[name] for name in self._initialization_resources()}
+    for start, stop in self.segment_bounds():
+      error = None
+      try:
+        buffers, snapshots = self._segment_program(start, stop, times)(buffers, initial)
+      except _RefusedError as refused:
+        error = self._refused(start + refused.position, refused.error)
+        stop = error.index
+        if stop > start:
+          buffers, snapshots = self._segment_program(start, stop, times)(buffers, initial)
+        else:
+          snapshots = []
+      shown = [
+        (i, c)
+        for i, c in enumerate(self.commands[start:stop], start)
+        if not isinstance(c, Dispatch)
+      ]
+      outputs = [
+        Output(i, c, np.asarray(data).tobytes())
+        for (i, c), data in zip(shown, snapshots, strict=True)
+      ]
+      yield Segment(start, stop, outputs, buffers, error)
+      if error is not None:
+        return
+
+  def _initialization_resources(self) -> list[str]:
+    """The resources bound at initialization (OWNED_BY_DML inputs), read from the run's
+    initial buffers whatever segment first dispatches them."""
+    names = {
+      source.name
+      for dispatchable in self.dispatchables.values()
+      for sources in dispatchable.init_bindings.values()
+      for source in sources
+    }
+    return sorted(names & set(self.resources))
 
   def execute(
     self, device: Any = None, *, dispatch_iterations: int = 1, dispatch_repeat: int = 1
   ) -> RunResult:
-    """Runs the commands in order, as one XLA program on `device` (None: JAX's default;
-    "cpu", "gpu", "tpu" or a jax.Device). Nothing is printed or written: the result holds
-    what the prints and writeFiles show (`RunResult.print_bytes`, `file_bytes`).
+    """Runs the commands in order on `device` (None: JAX's default; "cpu", "gpu", "tpu"
+    or a jax.Device), in segments of at most `MAX_COMMANDS_PER_SEGMENT` commands, each one
+    XLA program (`execute_segments`). Nothing is printed or written: the result holds what
+    the prints and writeFiles show (`RunResult.print_bytes`, `file_bytes`).
 
     `dispatch_iterations` and `dispatch_repeat` are DxDispatch's ``-i`` and ``-r``: each
     dispatch applies its operator ``dispatch_iterations * dispatch_repeat`` times, which
     changes the buffers only where a dispatch writes a buffer it reads (in place).
 
     A dispatch whose binding DirectML would refuse stops the run: the result then holds
-    the commands before it, and the error (`RunResult.error`).
+    the commands before it, and the error (`RunResult.error`). Loading checks every
+    binding, so this happens only for what loading cannot see.
 
     Raises:
       ValueError: a repetition count that is not a positive integer."""
-    times = repetitions(dispatch_iterations, dispatch_repeat)
-    initial = self.initial_buffers(device)
+    buffers = None
+    outputs: list[Output] = []
     error = None
-    try:
-      final, snapshots = self._program(len(self.commands), times)(initial)
-    except DmlCommandError as stopped:
-      error = stopped
-      final, snapshots = self._program(stopped.index, times)(initial)
-    shown = [(i, c) for i, c in enumerate(self.commands) if isinstance(c, Print | WriteFile)]
-    outputs = [
-      Output(i, c, np.asarray(data).tobytes())
-      for (i, c), data in zip(shown, snapshots, strict=False)
-    ]
-    return RunResult({k: np.asarray(v) for k, v in final.items()}, outputs, error, self)
+    for segment in self.execute_segments(
+      device, dispatch_iterations=dispatch_iterations, dispatch_repeat=dispatch_repeat
+    ):
+      buffers, error = segment.buffers, segment.error
+      outputs += segment.outputs
+    if buffers is None:  # no commands
+      buffers = self.initial_buffers(device)
+    return RunResult({k: np.asarray(v) for k, v in buffers.items()}, outputs, error, self)
 
   def run(
     self, device: Any = None, *, dispatch_iterations: int = 1, dispatch_repeat: int = 1
   ) -> dict[str, np.ndarray]:
-    """Runs the commands and returns the final buffers: name -> NumPy array of the
-    resource's element type (see `typed`).
+    """Runs the commands (as `execute` does) and returns the final buffers: name -> NumPy
+    array of the resource's element type (see `typed`).
 
     `dispatch_iterations` and `dispatch_repeat` repeat each dispatch as `execute` does.
 
@@ -503,10 +771,13 @@ class Model:
 
     Its argument and result map every resource name to the buffer's bytes (a uint8
     array of ``sizeInBytes``; `initial_buffers` gives the model's own); every dispatch
-    is part of one XLA program, compiled on the first call. Prints and writeFiles do
-    nothing here (see `execute`). `dispatch_iterations` and `dispatch_repeat` repeat
-    each dispatch as `execute` does; they are fixed in the function (another count is
-    another function).
+    is part of one XLA program, compiled on the first call, which can be composed with
+    other JAX transformations. Unlike `execute`, it is not cut into segments: a model of
+    hundreds of dispatches may compile slowly, and a chain of several hundred GATHERs
+    crashes XLA:CPU's compiler (see the models page); run such models with `execute`.
+    Prints and writeFiles do nothing here. `dispatch_iterations` and `dispatch_repeat`
+    repeat each dispatch as `execute` does; they are fixed in the function (another
+    count is another function).
 
     Raises:
       ValueError: a repetition count that is not a positive integer.

@@ -10,10 +10,11 @@ roundings and no fused multiply-add: FLOAT32 data in float32 (the product rounde
 to float32, then the sum); FLOAT16 data in float32 the same way, the result rounded
 once to float16; FLOAT64 data in float64 (Scale and Bias are float32 values, exact
 in float64). Compilers contract ``a * b + c`` into one FMA when they may (XLA's CPU
-backend does, even through bitcasts and optimization barriers); the product here
-passes through a select that turns a NaN product into the default NaN, which no
-compiler can see through, so the product is rounded on its own everywhere. A NaN
-result is a quiet NaN whose payload dml_jax does not promise.
+backend does, even through bitcasts, optimization barriers and a maximum with -inf);
+the product here passes through a select, on an integer test of its bits, that turns
+a NaN product into the default NaN, which no compiler can see through, so the product
+is rounded on its own everywhere. A NaN result is a quiet NaN whose payload dml_jax
+does not promise.
 """
 
 from __future__ import annotations
@@ -149,17 +150,33 @@ class ElementWiseIdentityDesc(OperatorDesc):
     return lines
 
 
+def _apart(product: jax.Array) -> jax.Array:
+  """`product`, but for NaN payloads (a NaN becomes the default NaN), as an operand no
+  compiler can fuse with the sum that follows into one FMA: a select whose condition is
+  an integer test of the bits (``|bits| <= bits of inf``: not a NaN).
+
+  A select on the float comparison ``product == product`` is not fused either, but LLVM's
+  optimizer takes time that doubles with each such select in a chain of them whose result
+  is written out as bytes: the model runner's chained ScaleBias dispatches, which XLA:CPU
+  fuses into one kernel. The integer test keeps that time linear in the chain's length.
+  """
+  bits = np.dtype(f"uint{product.dtype.itemsize * 8}")
+  raw = lax.bitcast_convert_type(product, bits)
+  magnitude = raw & np.asarray(np.iinfo(bits).max >> 1, bits)
+  infinity = np.asarray(np.array(np.inf, product.dtype).view(bits), bits)
+  return lax.select(magnitude <= infinity, product, jax.numpy.full_like(product, np.nan))
+
+
 def scale_and_bias(x: jax.Array, scale_bias: ScaleBias) -> jax.Array:
   """``x * Scale + Bias`` with two roundings (see the module docstring)."""
   work = np.float64 if x.dtype == np.float64 else np.float32
   wide = x.astype(work) if x.dtype != work else x
   product = wide * np.asarray(scale_bias.scale, work)
-  # Equal to `product` but for NaN payloads: an operand of the sum that is not a multiply,
-  # so no backend fuses the two into an FMA with one rounding.
-  product = lax.select(product == product, product, jax.numpy.full_like(product, np.nan))
+  product = _apart(product)
   if scale_bias.bias == 0 and np.signbit(scale_bias.bias) == 0:
-    # x + 0.0 is x but for -0.0, which becomes +0.0; XLA would drop the addition of a zero.
-    total = lax.select(product == 0, jax.numpy.zeros_like(product), product)
+    # x + 0.0 is x but for -0.0, which becomes +0.0. XLA drops the addition of a constant
+    # zero, not of one behind an optimization barrier (which costs nothing at run time).
+    total = product + lax.optimization_barrier(np.zeros((), work))
   else:
     total = product + np.asarray(scale_bias.bias, work)
   return total.astype(x.dtype) if x.dtype != work else total
