@@ -115,7 +115,9 @@ def test_a_failed_write_leaves_no_file_and_exits_non_zero(folders):
   document = _model({"r": _floats(1)}, [_write("r", "taken"), _write("r", "kept.bin")])
   status, stdout, err = _run_cli(_save(model, document), "--output-path", out)
   assert status == 1 and "(writeFile 'r')" in err
-  assert sorted(p.name for p in out.iterdir()) == ["kept.bin", "taken"]  # no temporary left
+  # No temporary file left, and the failed command stopped the run: nothing after it ran.
+  assert sorted(p.name for p in out.iterdir()) == ["taken"]
+  assert "no later command ran" in err
   assert list((out / "taken").iterdir()) == []
 
 
