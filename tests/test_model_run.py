@@ -260,3 +260,18 @@ def test_every_binding_problem_is_found_at_load_naming_the_resource(tmp_path):
   status, out, err = _run_cli([path])
   assert status == 1 and out == ""  # the print before the problems did not run either
   assert "Ran " not in err and "resource 'small'" in err
+
+
+def test_segments_end_before_their_snapshots_outgrow_the_buffers(monkeypatch):
+  # Each print keeps a snapshot of its buffer until its segment ends: past the floor, 8
+  # prints of the only buffer make 8 segments (a snapshot each), never 8 held at once.
+  monkeypatch.setattr(program, "MIN_SNAPSHOT_BYTES", 1)
+  model = dml.load_model(
+    {
+      "resources": {"x": {"initialValuesDataType": "FLOAT32", "initialValues": [1, 2]}},
+      "dispatchables": {},
+      "commands": [{"type": "print", "resource": "x"}] * 8,
+    }
+  )
+  assert model.segment_bounds() == [(i, i + 1) for i in range(8)]
+  assert [len(s.outputs) for s in model.execute_segments()] == [1] * 8

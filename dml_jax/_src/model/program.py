@@ -93,6 +93,9 @@ every segment an order of magnitude below the crash and compiles in well under a
 for the operators tried, while a long model costs one call per 32 commands and, where its
 commands repeat, one compilation for each distinct segment."""
 
+MIN_SNAPSHOT_BYTES = 64 * 2**20
+"""The snapshot bytes a segment may always hold; past them, it holds at most the buffers'."""
+
 
 @dataclasses.dataclass(frozen=True)
 class Output:
@@ -371,9 +374,23 @@ class Model:
 
   def segment_bounds(self) -> list[tuple[int, int]]:
     """The segments `execute` runs: (start, stop) command ranges, in order, each of at
-    most `MAX_COMMANDS_PER_SEGMENT` commands."""
-    count, size = len(self.commands), MAX_COMMANDS_PER_SEGMENT
-    return [(start, min(start + size, count)) for start in range(0, count, size)]
+    most `MAX_COMMANDS_PER_SEGMENT` commands, whose prints and writeFiles snapshot at most
+    as many bytes as all the buffers hold, or `MIN_SNAPSHOT_BYTES` (a segment keeps each
+    snapshot until it ends: a model printing a large buffer many times must not hold them
+    all at once). A segment holds one command at least."""
+    buffers = sum(r.size_in_bytes for r in self.resources.values())
+    limit = max(buffers, MIN_SNAPSHOT_BYTES)
+    bounds: list[tuple[int, int]] = []
+    start, shown = 0, 0
+    for index, command in enumerate(self.commands):
+      size = 0 if isinstance(command, Dispatch) else self.resources[command.resource].size_in_bytes
+      if index > start and (index - start == MAX_COMMANDS_PER_SEGMENT or shown + size > limit):
+        bounds.append((start, index))
+        start, shown = index, 0
+      shown += size
+    if start < len(self.commands):
+      bounds.append((start, len(self.commands)))
+    return bounds
 
   def _apply_commands(
     self,
