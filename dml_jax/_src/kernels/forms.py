@@ -20,7 +20,7 @@ import jax.numpy as jnp
 import numpy as np  # noqa: F401 (the examples use it)
 from jax import lax
 
-from dml_jax._src import indexing
+from dml_jax._src import indexing, placement
 from dml_jax._src.kernels import (
   gather_elements_rows_triton,
   gather_elements_strips_triton,
@@ -207,7 +207,8 @@ def scatter_nd_rows(
   A pull reads each output row once, from the last update aimed at it or from the input, after
   a winner map (`scatter_nd_rows_triton.winner_map`) has named that update: on CUDA GPUs the
   Triton kernel where it applies; on XLA:CPU a row gather and a select, for rows of
-  `cpu_pull_min_row_bytes` or more (narrower rows scatter faster in order there).
+  `cpu_pull_min_row_bytes` or more (narrower rows scatter faster in order there), where the
+  process has one CPU device.
 
   `indexed` are the sizes the index tuples address, `window` the sizes after them that each
   update writes whole (a row of the table), `count` the number of updates.
@@ -232,7 +233,11 @@ def scatter_nd_rows(
     return form
 
   chosen = {}
-  if width * np.dtype(dtype).itemsize >= cpu_pull_min_row_bytes and rows < 2**31:
+  if (
+    width * np.dtype(dtype).itemsize >= cpu_pull_min_row_bytes
+    and rows < 2**31
+    and placement.one_device("cpu")  # the (rows, width) view would merge a sharded dimension
+  ):
     chosen["cpu"] = pull(_pull_rows_lax)
   if scatter_nd_rows_triton.applies(rows, width, count, dtype):
     chosen["cuda"] = pull(scatter_nd_rows_triton.pull_rows)
