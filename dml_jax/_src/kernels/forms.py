@@ -16,11 +16,11 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TypeVar
 
 import jax
-import jax.numpy as jnp
+import jax.numpy as jnp  # noqa: F401 (the examples use it)
 import numpy as np  # noqa: F401 (the examples use it)
 from jax import lax
 
-from dml_jax._src import indexing, placement
+from dml_jax._src import indexing
 from dml_jax._src.kernels import (
   gather_elements_rows_triton,
   gather_elements_strips_triton,
@@ -199,16 +199,21 @@ def scatter_elements(
 
 
 def scatter_nd_rows(
-  indexed: Sequence[int], window: Sequence[int], count: int, dtype: np.dtype
+  indexed: Sequence[int],
+  window: Sequence[int],
+  count: int,
+  dtype: np.dtype,
+  *,
+  cpu_rows: Callable[..., jax.Array] | None = None,
 ) -> dict[str, Callable[..., jax.Array]]:
   """SCATTER_ND's pulls, by platform, where they apply: forms of `scattering.scatter`'s
   operands (operand, updates, index, keep, dropped, position) that give its output.
 
   A pull reads each output row once, from the last update aimed at it or from the input, after
   a winner map (`scatter_nd_rows_triton.winner_map`) has named that update: on CUDA GPUs the
-  Triton kernel where it applies; on XLA:CPU a row gather and a select, for rows of
-  `cpu_pull_min_row_bytes` or more (narrower rows scatter faster in order there), where the
-  process has one CPU device.
+  Triton kernel where it applies; on the CPU `cpu_rows` where the operator gives one
+  (`dml_jax._src.ops.scatter_nd.cpu_pull`: a row gather and a select in lax). Each is a
+  function of (table, target rows, updates) on the input viewed as (rows, width).
 
   `indexed` are the sizes the index tuples address, `window` the sizes after them that each
   update writes whole (a row of the table), `count` the number of updates.
@@ -216,7 +221,8 @@ def scatter_nd_rows(
   Examples:
     >>> sorted(scatter_nd_rows((8,), (4,), 3, np.dtype(np.float32)))  # 16-byte rows
     []
-    >>> "cpu" in scatter_nd_rows((8,), (256,), 3, np.dtype(np.float32))
+    >>> f32 = np.dtype(np.float32)
+    >>> "cpu" in scatter_nd_rows((8,), (256,), 3, f32, cpu_rows=lambda table, rows, u: table)
     True
   """
   rows, width = math.prod(indexed), math.prod(window)
@@ -233,27 +239,11 @@ def scatter_nd_rows(
     return form
 
   chosen = {}
-  if (
-    width * np.dtype(dtype).itemsize >= cpu_pull_min_row_bytes
-    and rows < 2**31
-    and placement.one_device("cpu")  # the (rows, width) view would merge a sharded dimension
-  ):
-    chosen["cpu"] = pull(_pull_rows_lax)
+  if cpu_rows is not None:
+    chosen["cpu"] = pull(cpu_rows)
   if scatter_nd_rows_triton.applies(rows, width, count, dtype):
     chosen["cuda"] = pull(scatter_nd_rows_triton.pull_rows)
   return chosen
-
-
-cpu_pull_min_row_bytes = 1024
-"""The narrowest row XLA:CPU pulls: rows of 1 KiB took 6.4 to 7.3 ms against 8.4 to 8.9 for
-the scatter in order, rows of 256 bytes 10.2 against 9.1 (BENCHMARKS.md)."""
-
-
-def _pull_rows_lax(input: jax.Array, target: jax.Array, updates: jax.Array) -> jax.Array:
-  """The pull in lax: each row of `input` (rows, width), or the update its winner map names."""
-  source = scatter_nd_rows_triton.winner_map(target, input.shape[0]).astype(np.int32) - 1
-  pulled = jnp.take(updates, lax.max(source, np.int32(0)), axis=0, mode="clip")
-  return lax.select(jnp.broadcast_to((source >= 0)[:, None], input.shape), pulled, input)
 
 
 def space_to_depth(
