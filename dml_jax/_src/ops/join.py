@@ -209,8 +209,8 @@ def cpu_form(
 
   `join_on_cpu` where `join_cpu_form` names a form; else, for `from_parts` (some inputs cut
   out of larger buffers in the program), `join_by_select`, which reads them in place (a joined
-  size below 2**31: int32 positions). Both keep the partitioning of sharded inputs as
-  `lax.concatenate` does (`join_cpu_form` says when).
+  size below 2**31: int32 positions). The 1-D views only in a process with one CPU device
+  (`join_cpu_form`).
   """
   if join_cpu_form(inputs[0].shape, len(inputs), axis) is not None:
     return functools.partial(join_on_cpu, axis=axis)

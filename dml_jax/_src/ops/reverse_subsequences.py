@@ -159,12 +159,12 @@ class ReverseSubsequencesDesc(OperatorDesc):
     lengths = jnp.broadcast_to(lengths, _lengths_sizes(input.shape, self.axis))
     # Each conditional gets callables of its own: JAX traces a callable it has traced once
     # from its cache, so the CPU's and the GPU's branches would share jaxprs.
-    rows = lambda: functools.partial(_reverse_rows, axis=self.axis)  # noqa: E731
+    fresh_rows = lambda: functools.partial(_reverse_rows, axis=self.axis)
     cpu = gpu_rows = None
     if placement.one_device("cpu"):
-      cpu = _cpu_lowering(input.shape, self.axis, lanes=functools.partial(lanes), rows=rows())
+      cpu = _cpu_lowering(input.shape, self.axis, lanes=functools.partial(lanes), rows=fresh_rows())
     if placement.one_device("cuda"):
-      gpu_rows = functools.partial(_rows_where_shared, rows=rows(), axis=self.axis)
+      gpu_rows = functools.partial(_rows_where_shared, rows=fresh_rows(), axis=self.axis)
     return kernels.reverse_subsequences_per_lane(
       input,
       lengths,
