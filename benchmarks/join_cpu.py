@@ -17,7 +17,7 @@ Python between its calls; with no warm-up, whichever form follows another pays f
 
 XLA:CPU runs an unfused concatenate on one thread where no dimension before the joined one is
 above 1 (axis 0 here, and the N=1 channel join), so dml_jax's CPU lowering joins 1-D views there,
-which fuse and run on both threads (`dml_jax._src.kernels.forms.join_on_cpu`); along axis 1 it keeps
+which fuse and run on both threads (`dml_jax._src.ops.join.join_on_cpu`); along axis 1 it keeps
 `lax.concatenate`, which XLA:CPU already splits by rows. `--hlo` prints what each form compiles to.
 
 Usage: MALLOC_ARENA_MAX=1 MALLOC_MMAP_THRESHOLD_=4294967296 MALLOC_TRIM_THRESHOLD_=4294967296 \\

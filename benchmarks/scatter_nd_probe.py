@@ -25,13 +25,13 @@ from _timing import (
 from jax import lax
 
 import dml_jax as dml
-from dml_jax._src.kernels import forms
 from dml_jax._src.kernels import scatter_nd_rows_triton as pull
+from dml_jax._src.ops import scatter_nd as scatter_nd_op
 
 
 def pull_lax(x, i, u):
   """The pull in lax (the CPU's form for rows of 1 KiB or more)."""
-  return forms._pull_rows_lax(x, i[:, 0], u)
+  return scatter_nd_op.pull_rows_lax(x, i[:, 0], u)
 
 
 def pull_kernel(x, i, u, *, rows=32, warps=8):

@@ -15,6 +15,7 @@ import dml_jax as dml
 from dml_jax._src import reference, scattering
 from dml_jax._src.kernels import availability, forms
 from dml_jax._src.kernels import scatter_nd_rows_triton as pull
+from dml_jax._src.ops import scatter_nd as scatter_nd_op
 from tests.helpers import assert_bits_equal, kernel_data, kernel_indices
 
 F32 = np.dtype(np.float32)
@@ -129,7 +130,8 @@ def test_pull_forms_match_the_reference(monkeypatch, platform):
   rng = np.random.default_rng(2)
   x, i, u = _case(rng, (2, 4, 8, 256), (1, 1, 6, 3), np.uint16, np.int32)
   index, keep = scattering.targets(jax.numpy.asarray(i), (2, 4, 8))
-  chosen = forms.scatter_nd_rows((2, 4, 8), (256,), 6, np.dtype(np.uint16))
+  cpu_rows = scatter_nd_op.cpu_pull((2, 4, 8), (256,), np.dtype(np.uint16))
+  chosen = forms.scatter_nd_rows((2, 4, 8), (256,), 6, np.dtype(np.uint16), cpu_rows=cpu_rows)
   assert ("cuda" in chosen) == availability.probe().pallas_triton
   if platform in chosen:
     got = chosen[platform](x, u, index, keep.all(axis=-1), None, None)
@@ -139,10 +141,9 @@ def test_pull_forms_match_the_reference(monkeypatch, platform):
 def test_cpu_pulls_rows_of_1_kib_and_scatters_narrower_ones():
   """The CPU takes the pull for rows of 1 KiB or more, in any data type; narrower rows keep
   the scatter in order."""
-  wide = forms.scatter_nd_rows((64,), (256,), 40, F32)
-  narrow = forms.scatter_nd_rows((64,), (64,), 40, F32)
-  assert "cpu" in wide and "cpu" not in narrow
-  assert "cpu" in forms.scatter_nd_rows((64,), (1024,), 40, np.dtype(np.int8))
+  assert scatter_nd_op.cpu_pull((64,), (256,), F32) is scatter_nd_op.pull_rows_lax
+  assert scatter_nd_op.cpu_pull((64,), (64,), F32) is None
+  assert scatter_nd_op.cpu_pull((64,), (1024,), np.dtype(np.int8)) is not None
 
 
 @pytest.mark.parametrize("input_shape, indices_shape, dtype, index_type", KERNEL_CASES)

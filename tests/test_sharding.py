@@ -1,9 +1,12 @@
-"""Every operator on arrays sharded over 8 (virtual CPU) devices gives the reference's bits."""
+"""Every operator on arrays sharded over 8 (virtual CPU) devices: the reference's bits, jnp's
+output sharding, and no collective beyond jnp's program (tests/subprocess/sharded_ops.py)."""
 
 import os
 import pathlib
 import subprocess
 import sys
+
+from dml_jax._src import registry
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
@@ -23,11 +26,28 @@ def test_operators_on_arrays_sharded_over_8_devices():
     timeout=300,
   )
   assert result.returncode == 0, result.stdout + result.stderr
-  # Every case passed, none failed, each operator among them (the cases are counted from
-  # the script's output, not pinned: a new case or operator changes no number here).
+  # Every case passed, none failed, each registered operator among them (the cases are
+  # counted from the script's output, not pinned: a new case changes no number here).
   lines = result.stdout.splitlines()
   passed = [line for line in lines if line.startswith("PASS  ")]
   assert lines[-1] == f"{len(passed)} passed, 0 failed"
-  assert all(line.endswith(" over 8 cpu devices") for line in passed)
-  for op in ("gather_elements", "gather_nd", "gather_nd1", "reverse_subsequences", "join"):
-    assert any(line.startswith(f"PASS  {op}") for line in passed), op
+  assert all(" over 8 cpu devices (collectives: " in line for line in passed)
+  for operator in registry.operators():
+    assert any(line.startswith(f"PASS  {operator}: ") for line in passed), operator
+
+
+def test_collectives_are_counted_by_kind():
+  # The script's parser of compiled programs: opcodes (synchronous or started), never names.
+  sys.path.insert(0, str(ROOT / "tests/subprocess"))
+  try:
+    from sharded_ops import collectives
+  finally:
+    sys.path.remove(str(ROOT / "tests/subprocess"))
+  hlo = """
+  %all-gather.1 = f32[8,4]{1,0} all-gather(f32[1,4]{1,0} %p), dimensions={0}
+  %ar = (f32[2]{0}) all-reduce-start(f32[2]{0} %x), to_apply=%add
+  %done = f32[2]{0} all-reduce-done((f32[2]{0}) %ar)
+  %cp = f32[2]{0} collective-permute(f32[2]{0} %y), source_target_pairs={{0,1}}
+  %fusion = f32[2]{0} fusion(f32[2]{0} %all-gather.1), kind=kLoop
+  """
+  assert collectives(hlo) == {"all-gather": 1, "all-reduce": 1, "collective-permute": 1}

@@ -46,7 +46,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from dml_jax._src import indexing
+from dml_jax._src import indexing, placement
 from dml_jax._src.dtypes import DataType
 from dml_jax._src.feature_level import TensorSupport, support
 from dml_jax._src.kernels import forms
@@ -164,7 +164,7 @@ def scatter(
 
   def in_order(operand, updates, index, keep, dropped, position):
     del position  # the scatter's own order is row-major order
-    if _flattens(operand.shape, dimension_numbers):
+    if _flattens(operand.shape, dimension_numbers) and placement.one_device("cpu"):
       return _in_order_flat(operand, updates, index, keep, dimension_numbers)
     chosen = lax.select(_expand(keep, index), index, dropped)
     return lax.scatter(operand, chosen, updates, dimension_numbers, mode=_DROP)
@@ -193,7 +193,9 @@ def _in_order_flat(
   offset (its coordinates, and its batch position for batching dimensions, times the
   operand's strides) in one int32, dropped updates past the end. XLA:CPU runs this 1.2x
   faster than the scatter of coordinate vectors with batching dimensions (SCATTER_ELEMENTS
-  of (2048, 2048): 10.1 against 12.5 ms, BENCHMARKS.md), in the same order."""
+  of (2048, 2048): 10.1 against 12.5 ms, BENCHMARKS.md), in the same order. Only where the
+  process has one CPU device: the flat view merges a sharded dimension with the others, and
+  XLA would gather the operand and replicate the output."""
   shape = operand.shape
   batching = zip(numbers.operand_batching_dims, numbers.scatter_indices_batching_dims, strict=True)
   offset = indexing.flat_offsets(

@@ -18,7 +18,7 @@ from jax import lax
 import dml_jax as dml
 from dml_jax import DmlValidationError
 from dml_jax._src import reference
-from dml_jax._src.kernels import forms
+from dml_jax._src.ops import join as join_op
 from tests.helpers import (
   ALL_DTYPES,
   CROSS_CHECK_SEEDS,
@@ -260,7 +260,7 @@ def test_cpu_form_handles_empty_and_other_types(shapes, axis, dtype):
   # DirectML has no empty tensors, bool or bfloat16: the lowering itself must still be exact.
   rng = np.random.default_rng(1)
   xs = [(rng.standard_normal(s) * 40).astype(dtype) for s in shapes]
-  got = jax.jit(lambda *a: forms.join_on_cpu(*a, axis=axis))(*xs)
+  got = jax.jit(lambda *a: join_op.join_on_cpu(*a, axis=axis))(*xs)
   assert_bits_equal(got, np.concatenate(xs, axis))
 
 
@@ -276,8 +276,8 @@ def test_cpu_form_handles_empty_and_other_types(shapes, axis, dtype):
   ],
 )
 def test_cpu_form_choice(shape, axis, form):
-  assert forms.join_cpu_form(shape, 4, axis) == form
-  assert forms.join_cpu_form(shape, 1, axis) is None
+  assert join_op.join_cpu_form(shape, 4, axis) == form
+  assert join_op.join_cpu_form(shape, 1, axis) is None
 
 
 _SPECIAL_BITS = np.array([0x7FC01234, 0x80000000, 0xFF800001, 0x00000001], np.uint32)
@@ -303,7 +303,7 @@ def test_join_by_select_is_bit_exact(shapes, axis, dtype):
     if np.dtype(dtype) == np.float32:
       x.reshape(-1)[: _SPECIAL_BITS.size] = _SPECIAL_BITS[: x.size].view(np.float32)
     xs.append(x)
-  got = jax.jit(lambda *a: forms.join_by_select(*a, axis=axis))(*xs)
+  got = jax.jit(lambda *a: join_op.join_by_select(*a, axis=axis))(*xs)
   assert_bits_equal(got, np.concatenate(xs, axis))
 
 
@@ -311,7 +311,7 @@ def test_join_by_select_differentiates_as_concatenate():
   rng = np.random.default_rng(4)
   xs = [rng.standard_normal((3, k)).astype(np.float32) for k in (1, 2, 4)]
   weights = rng.standard_normal((3, 7)).astype(np.float32)
-  loss = lambda *a: jnp.sum(forms.join_by_select(*a, axis=1) * weights)
+  loss = lambda *a: jnp.sum(join_op.join_by_select(*a, axis=1) * weights)
   reference_loss = lambda *a: jnp.sum(lax.concatenate(a, 1) * weights)
   for g, r in zip(
     jax.grad(loss, argnums=(0, 1, 2))(*xs),

@@ -12,6 +12,7 @@ tests/test_contract.py and the cross-cutting files.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 
@@ -22,6 +23,7 @@ import pytest
 
 import dml_jax as dml
 from dml_jax._src import reference
+from dml_jax._src.ops import padding as padding_module
 from dml_jax._src.ops.padding import float_padding_constant, source_positions
 from tests.helpers import CROSS_CHECK_SEEDS, assert_bits_equal, assert_rejected, assert_valid
 
@@ -410,6 +412,21 @@ def test_pads_larger_than_the_input_fold_periodically(mode, size):
     source_positions(M[mode], size, start, end),
     np.pad(np.arange(size), (start, end), mode=NP_MODES[mode]),
   )
+
+
+@pytest.mark.parametrize("mode", ["EDGE", "REFLECTION", "SYMMETRIC", "WRAP"])
+def test_over_several_devices_jnp_pad_gives_the_same_bits(mode, monkeypatch):
+  # A process with several devices pads with jnp.pad (which XLA partitions along a sharded
+  # padded axis); every fold, a size-1 reflection and -0.0 and NaN bits as the gathers give.
+  monkeypatch.setattr(padding_module.placement, "one_device", lambda platform=None: False)
+  for size in (1, 2, 3, 5):
+    x = np.arange(size * 2, dtype=np.float32).reshape(2, size)
+    x[0, 0], x[-1, -1] = -0.0, np.float32("nan")
+    start, end = (1, 3 * size + 2), (0, 4 * size + 1)
+    pad = functools.partial(padding_module._pad, mode=M[mode], constant=np.float32(0))
+    got = jax.jit(pad, static_argnames=("start", "end"))(x, start=start, end=end)
+    want = reference.padding(x, padding_mode=mode, start_padding=start, end_padding=end)
+    assert_bits_equal(got, want, context=f"{mode}, size {size}")
 
 
 def test_reflection_of_a_size_1_dimension_reads_its_one_element():

@@ -4,8 +4,8 @@ An operator module lowers DirectML's contract once, with lax, and hands that low
 `fallback` (or `lanes`); these functions decide from static shapes whether one of the kernels
 applies and, where it does, let `lax.platform_dependent` pick it on CUDA GPUs only (`on_cuda`).
 Every other platform, and every gradient, takes the lax path, which gives the same bits.
-REVERSE_SUBSEQUENCES's CPU form is chosen here too: XLA:CPU copies whole rows several times
-faster than it gathers elements (BENCHMARKS.md).
+Where XLA:CPU runs one lax form faster than another (JOIN's, REVERSE_SUBSEQUENCES's), the
+operator module chooses it and hands it here as the CPU's lowering.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TypeVar
 
 import jax
-import jax.numpy as jnp
+import jax.numpy as jnp  # noqa: F401 (the examples use it)
 import numpy as np  # noqa: F401 (the examples use it)
 from jax import lax
 
@@ -134,21 +134,18 @@ def reverse_subsequences_per_lane(
   *,
   axis: int,
   lanes: Lowering,
-  rows: Lowering,
-  sub_rows: tuple[int, Lowering] | None = None,
+  cpu: Lowering,
+  rows_where_shared: Callable[[Lowering], Lowering] | None = None,
 ) -> jax.Array:
   """REVERSE_SUBSEQUENCES with a length per lane (`lengths`: `input`'s shape with 1 on `axis`,
   clamped to [0, size], int32 where the size allows), in the form each backend runs fastest.
 
   `lanes(input, lengths)` gathers every element from its lane's source position: the default,
-  and the gradient. `rows(input, lengths)` moves whole rows (the dimensions after `axis`) by
-  their first lane's length, right where every lane of a row shares one length. The CPU
-  checks that at run time (`_reverse_lanes_or_rows`), and so do CUDA GPUs with TMA where the
-  strip kernel applies (`_reverse_lanes_or_strips`). `sub_rows`, (n, lowering), moves the
-  input's last n elements of every row together (a sub-row, several a row), right where the
-  lanes of every sub-row share one length: the CPU's second choice, checked at run time after
-  the first (lengths per lane that vary along a middle dimension only, as an ONNX model's
-  per-batch lengths become after a transpose); other backends do not take it.
+  and the gradient. `cpu(input, lengths)` is the CPU's lowering, which the operator chooses
+  (`dml_jax._src.ops.reverse_subsequences`). On CUDA GPUs with TMA where the strip kernel
+  applies: `rows_where_shared(strips)`, which moves whole rows where the lanes of every row
+  share one length (checked at run time) and runs the kernel otherwise, or the kernel alone
+  where `rows_where_shared` is None.
 
   Examples:
     >>> def lanes(x, n):  # every element from its lane's source position
@@ -156,26 +153,16 @@ def reverse_subsequences_per_lane(
     ...   return jnp.take_along_axis(x, jnp.where(t < n, n - 1 - t, t), axis=1)
     >>> x = np.arange(8, dtype=np.float32).reshape(1, 4, 2)
     >>> n = np.array([[[3, 0]]], np.int32)
-    >>> reverse_subsequences_per_lane(x, n, axis=1, lanes=lanes, rows=lanes)[0]
+    >>> reverse_subsequences_per_lane(x, n, axis=1, lanes=lanes, cpu=lanes)[0]
     Array([[4., 1.],
            [2., 3.],
            [0., 5.],
            [6., 7.]], dtype=float32)
   """
-  # Each conditional gets callables of its own, as when the operator made them: JAX traces a
-  # callable it has traced once from its cache, so the CPU's and the GPU's branches would
-  # share jaxprs.
-  fresh = functools.partial
-  cpu = functools.partial(
-    _reverse_lanes_or_rows,
-    axis=axis,
-    lanes=fresh(lanes),
-    rows=fresh(rows),
-    sub_rows=sub_rows and (sub_rows[0], fresh(sub_rows[1])),
-  )
   default = lanes
   if reverse_subsequences_strips_mosaic.applies(input.shape, input.dtype, axis):
-    gpu = functools.partial(_reverse_lanes_or_strips, axis=axis, rows=fresh(rows))
+    strips = functools.partial(reverse_subsequences_strips_mosaic.reverse_lanes, axis=axis)
+    gpu = strips if rows_where_shared is None else rows_where_shared(strips)
     default = functools.partial(on_cuda, gpu, lanes)
   return lax.platform_dependent(input, lengths, cpu=cpu, default=default)
 
@@ -212,15 +199,21 @@ def scatter_elements(
 
 
 def scatter_nd_rows(
-  indexed: Sequence[int], window: Sequence[int], count: int, dtype: np.dtype
+  indexed: Sequence[int],
+  window: Sequence[int],
+  count: int,
+  dtype: np.dtype,
+  *,
+  cpu_rows: Callable[..., jax.Array] | None = None,
 ) -> dict[str, Callable[..., jax.Array]]:
   """SCATTER_ND's pulls, by platform, where they apply: forms of `scattering.scatter`'s
   operands (operand, updates, index, keep, dropped, position) that give its output.
 
   A pull reads each output row once, from the last update aimed at it or from the input, after
   a winner map (`scatter_nd_rows_triton.winner_map`) has named that update: on CUDA GPUs the
-  Triton kernel where it applies; on XLA:CPU a row gather and a select, for rows of
-  `cpu_pull_min_row_bytes` or more (narrower rows scatter faster in order there).
+  Triton kernel where it applies; on the CPU `cpu_rows` where the operator gives one
+  (`dml_jax._src.ops.scatter_nd.cpu_pull`: a row gather and a select in lax). Each is a
+  function of (table, target rows, updates) on the input viewed as (rows, width).
 
   `indexed` are the sizes the index tuples address, `window` the sizes after them that each
   update writes whole (a row of the table), `count` the number of updates.
@@ -228,7 +221,8 @@ def scatter_nd_rows(
   Examples:
     >>> sorted(scatter_nd_rows((8,), (4,), 3, np.dtype(np.float32)))  # 16-byte rows
     []
-    >>> "cpu" in scatter_nd_rows((8,), (256,), 3, np.dtype(np.float32))
+    >>> f32 = np.dtype(np.float32)
+    >>> "cpu" in scatter_nd_rows((8,), (256,), 3, f32, cpu_rows=lambda table, rows, u: table)
     True
   """
   rows, width = math.prod(indexed), math.prod(window)
@@ -245,23 +239,11 @@ def scatter_nd_rows(
     return form
 
   chosen = {}
-  if width * np.dtype(dtype).itemsize >= cpu_pull_min_row_bytes and rows < 2**31:
-    chosen["cpu"] = pull(_pull_rows_lax)
+  if cpu_rows is not None:
+    chosen["cpu"] = pull(cpu_rows)
   if scatter_nd_rows_triton.applies(rows, width, count, dtype):
     chosen["cuda"] = pull(scatter_nd_rows_triton.pull_rows)
   return chosen
-
-
-cpu_pull_min_row_bytes = 1024
-"""The narrowest row XLA:CPU pulls: rows of 1 KiB took 6.4 to 7.3 ms against 8.4 to 8.9 for
-the scatter in order, rows of 256 bytes 10.2 against 9.1 (BENCHMARKS.md)."""
-
-
-def _pull_rows_lax(input: jax.Array, target: jax.Array, updates: jax.Array) -> jax.Array:
-  """The pull in lax: each row of `input` (rows, width), or the update its winner map names."""
-  source = scatter_nd_rows_triton.winner_map(target, input.shape[0]).astype(np.int32) - 1
-  pulled = jnp.take(updates, lax.max(source, np.int32(0)), axis=0, mode="clip")
-  return lax.select(jnp.broadcast_to((source >= 0)[:, None], input.shape), pulled, input)
 
 
 def space_to_depth(
@@ -441,54 +423,24 @@ def _with_gradient_of(
   return kernel_or_lax
 
 
-def _reverse_lanes_or_rows(
-  input: jax.Array,
-  lengths: jax.Array,
-  *,
+def join(
+  inputs: Sequence[jax.Array],
   axis: int,
-  lanes: Lowering,
-  rows: Lowering,
-  sub_rows: tuple[int, Lowering] | None = None,
+  *,
+  from_parts: bool = False,
+  cpu: Callable[..., jax.Array] | None = None,
 ) -> jax.Array:
-  """The CPU's lowering: XLA:CPU copies whole rows several times faster than it gathers
-  elements (BENCHMARKS.md), so rows whose lanes share one length, checked at run time (the
-  common per-batch case), take `rows`; else, with `sub_rows` (n, lowering), where every run of
-  n lanes at the end of a row shares one length, those move together; else `lanes`. The
-  result is the same either way."""
-  if sub_rows is None:
-    return lax.cond(_lanes_share_lengths(input, lengths, axis), rows, lanes, input, lengths)
-  size, moved = sub_rows
-  runs = lengths.reshape(-1, size)
-  sub_rows_share = jnp.all(runs == runs[:, :1])
-  # A cond of its own, taken only where the rows' check fails.
-  rest = lambda x, n: lax.cond(sub_rows_share, moved, lanes, x, n)
-  return lax.cond(_lanes_share_lengths(input, lengths, axis), rows, rest, input, lengths)
-
-
-def _reverse_lanes_or_strips(
-  input: jax.Array, lengths: jax.Array, *, axis: int, rows: Lowering
-) -> jax.Array:
-  """The lowering on CUDA GPUs with TMA: where the lanes of every row share one length (checked
-  at run time, as on the CPU), XLA's gather of whole rows runs at copy speed; otherwise the
-  strip kernel, which stages strips of lanes over the axis in shared memory. The check's
-  predicate reaches the host before either runs; lengths with 1 after the axis say it from
-  the shapes (the operator's `lower` takes the rows then, and never comes here)."""
-  strips = functools.partial(reverse_subsequences_strips_mosaic.reverse_lanes, axis=axis)
-  return lax.cond(_lanes_share_lengths(input, lengths, axis), rows, strips, input, lengths)
-
-
-def _lanes_share_lengths(input: jax.Array, lengths: jax.Array, axis: int) -> jax.Array:
-  lanes = lengths.reshape(input.shape[:axis] + (-1,))
-  return jnp.all(lanes == lanes[..., :1])
-
-
-def join(inputs: Sequence[jax.Array], axis: int, *, from_parts: bool = False) -> jax.Array:
   """JOIN along `axis`: `lax.concatenate`, or on the CPU the native kernel where it applies
   (an output of 16 MiB or more, runs of 1 KiB or more, whole inputs) and its code is
-  available, else on XLA:CPU the same bits in a form it runs on every thread
-  (`join_cpu_form`). `from_parts`: some inputs are cut out of larger buffers in the program
-  (bound tensors at offsets); where `join_cpu_form` has no form, XLA:CPU then takes
-  `join_by_select`, which reads them in place (a joined size below 2**31: int32 positions)."""
+  available, else `cpu(*inputs)` where the operator gives a lax form that XLA:CPU runs faster
+  (`dml_jax._src.ops.join.cpu_form`). `from_parts`: some inputs are cut out of larger buffers
+  in the program (bound tensors at offsets), which the kernel would copy out first.
+
+  Examples:
+    >>> x = np.arange(4, dtype=np.float32).reshape(2, 2)
+    >>> join([x, x], 0).shape
+    (4, 2)
+  """
   concatenate = lambda *xs: lax.concatenate(xs, axis)  # noqa: E731
   sizes = [x.shape[axis] for x in inputs]
   joined = (*inputs[0].shape[:axis], sum(sizes), *inputs[0].shape[axis + 1 :])
@@ -499,76 +451,6 @@ def join(inputs: Sequence[jax.Array], axis: int, *, from_parts: bool = False) ->
   ):
     kernel = functools.partial(runs_cpu.join_runs, axis=axis)
     return on_platforms({"cpu": kernel}, concatenate, *inputs)
-  if join_cpu_form(inputs[0].shape, len(inputs), axis) is not None:
-    cpu = functools.partial(join_on_cpu, axis=axis)
-  elif from_parts and sum(x.shape[axis] for x in inputs) < 2**31:
-    cpu = functools.partial(join_by_select, axis=axis)
-  else:
+  if cpu is None:
     return lax.concatenate(inputs, axis)
   return lax.platform_dependent(*inputs, cpu=cpu, default=concatenate)
-
-
-def join_by_select(*inputs: jax.Array, axis: int) -> jax.Array:
-  """JOIN as one loop: each input padded to the joined size along `axis`, and each output
-  element selected from the input whose range holds it (the same bits as `lax.concatenate`).
-
-  XLA:CPU runs a concatenate unfused, so an input cut out of a larger buffer is first copied
-  out of it; pads and selects fuse with those slices, and the whole JOIN reads each input once
-  where it lies. For 4 inputs of (1024, 1024) float32 at offsets of one buffer, joined along
-  axis 1 into a padded pitch: 1.22 ms against 2.0 to 2.6 (BENCHMARKS.md). On whole arrays the
-  concatenate is faster (1.5 against 2.2 ms for 32 MiB), so only bound parts take this form.
-
-  Examples:
-    >>> a, b = np.arange(4.0).reshape(2, 2), -np.arange(2.0).reshape(2, 1)
-    >>> join_by_select(a, b, axis=1).tolist()
-    [[0.0, 1.0, -0.0], [2.0, 3.0, -1.0]]
-  """
-  sizes = [x.shape[axis] for x in inputs]
-  total = sum(sizes)
-  zero = np.zeros((), inputs[0].dtype)
-  padded, start = [], 0
-  for x, size in zip(inputs, sizes, strict=True):
-    config = [(0, 0, 0)] * x.ndim
-    config[axis] = (start, total - start - size, 0)
-    padded.append(lax.pad(x, zero, config))
-    start += size
-  shape = padded[0].shape
-  position = lax.broadcasted_iota(np.int32, shape, axis)
-  joined = padded[-1]
-  end = total - sizes[-1]
-  for x, size in zip(reversed(padded[:-1]), reversed(sizes[:-1]), strict=True):
-    joined = lax.select(position < end, x, joined)
-    end -= size
-  return joined
-
-
-def join_cpu_form(shape: tuple[int, ...], count: int, axis: int) -> str | None:
-  """The CPU form of a JOIN of `count` inputs shaped like `shape` off `axis`, or None.
-
-  XLA:CPU runs an unfused concatenate on one thread when no dimension before the joined one
-  has a size above 1 (it splits the output along its first dimension, and a join along it
-  cannot be split that way), while ONNX Runtime copies with every thread. Joined as 1-D views
-  ("flat"), the reshapes fuse into the concatenate, which XLA:CPU then runs on all its threads;
-  with leading dimensions of size 1 dropped ("squeezed"), the first dimension can be split.
-  """
-  if count < 2:
-    return None
-  if math.prod(shape[:axis]) == 1:
-    return "flat"
-  if shape[0] == 1:
-    return "squeezed"
-  return None
-
-
-def join_on_cpu(*inputs: jax.Array, axis: int) -> jax.Array:
-  """JOIN on XLA:CPU: the same bits as `lax.concatenate`, in a form it runs on every thread."""
-  shape = list(inputs[0].shape)
-  shape[axis] = sum(x.shape[axis] for x in inputs)
-  if join_cpu_form(inputs[0].shape, len(inputs), axis) == "flat":
-    # Views of (n,) fuse for rank 2 and up; for rank 1, views of (n, 1) do.
-    view = lambda x: (x.size,) if len(shape) > 1 else (x.size, 1)
-    joined = lax.concatenate([lax.reshape(x, view(x)) for x in inputs], 0)
-  else:  # "squeezed": drop the leading dimensions of size 1
-    lead = next(d for d, size in enumerate(shape) if size != 1)
-    joined = lax.concatenate([lax.reshape(x, x.shape[lead:]) for x in inputs], axis - lead)
-  return lax.reshape(joined, tuple(shape))

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+import functools
+import math
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, SupportsIndex
 
 import jax
+import numpy as np
+from jax import lax
 from jax.typing import ArrayLike
 
-from dml_jax._src import arguments, dispatch, kernels, registry, rules
+from dml_jax._src import arguments, dispatch, kernels, placement, registry, rules
 from dml_jax._src.descriptor import OperatorDesc
 from dml_jax._src.dtypes import ALL_DATA, FLOAT_AND_INT_16_32, UP_TO_32_BIT, DataType
 from dml_jax._src.errors import Checker
@@ -126,12 +130,14 @@ class JoinDesc(OperatorDesc):
     return f"must be the inputs' sizes with their Axis sizes summed: {braced(expected)}"
 
   def lower(self, *inputs: jax.Array) -> jax.Array:
-    return kernels.join(inputs, self.axis)
+    return kernels.join(inputs, self.axis, cpu=cpu_form(inputs, self.axis))
 
   def lower_bound(self, arrays: Sequence[jax.Array], parts: Sequence[bool]) -> jax.Array:
-    # Inputs cut out of larger buffers are read in place on XLA:CPU (`forms.join_by_select`)
+    # Inputs cut out of larger buffers are read in place on XLA:CPU (`join_by_select`)
     # instead of being copied out for its unfused concatenate.
-    return kernels.join(arrays, self.axis, from_parts=any(parts))
+    from_parts = any(parts)
+    cpu = cpu_form(arrays, self.axis, from_parts=from_parts)
+    return kernels.join(arrays, self.axis, from_parts=from_parts, cpu=cpu)
 
   def explain_output(self) -> list[str]:
     tensors, axis = self.input_tensors, self.axis
@@ -194,6 +200,94 @@ def join(
   )
   level = as_level(feature_level)
   return _join((level, types, as_int(axis, "Axis")), *arrays)
+
+
+def cpu_form(
+  inputs: Sequence[jax.Array], axis: int, *, from_parts: bool = False
+) -> Callable[..., jax.Array] | None:
+  """The lax form in which XLA:CPU runs this JOIN faster than `lax.concatenate`, or None.
+
+  `join_on_cpu` where `join_cpu_form` names a form; else, for `from_parts` (some inputs cut
+  out of larger buffers in the program), `join_by_select`, which reads them in place (a joined
+  size below 2**31: int32 positions). The 1-D views only in a process with one CPU device
+  (`join_cpu_form`).
+  """
+  if join_cpu_form(inputs[0].shape, len(inputs), axis) is not None:
+    return functools.partial(join_on_cpu, axis=axis)
+  if from_parts and sum(x.shape[axis] for x in inputs) < 2**31:
+    return functools.partial(join_by_select, axis=axis)
+  return None
+
+
+def join_by_select(*inputs: jax.Array, axis: int) -> jax.Array:
+  """JOIN as one loop: each input padded to the joined size along `axis`, and each output
+  element selected from the input whose range holds it (the same bits as `lax.concatenate`).
+
+  XLA:CPU runs a concatenate unfused, so an input cut out of a larger buffer is first copied
+  out of it; pads and selects fuse with those slices, and the whole JOIN reads each input once
+  where it lies. For 4 inputs of (1024, 1024) float32 at offsets of one buffer, joined along
+  axis 1 into a padded pitch: 1.22 ms against 2.0 to 2.6 (BENCHMARKS.md). On whole arrays the
+  concatenate is faster (1.5 against 2.2 ms for 32 MiB), so only bound parts take this form.
+
+  Examples:
+    >>> a, b = np.arange(4.0).reshape(2, 2), -np.arange(2.0).reshape(2, 1)
+    >>> join_by_select(a, b, axis=1).tolist()
+    [[0.0, 1.0, -0.0], [2.0, 3.0, -1.0]]
+  """
+  sizes = [x.shape[axis] for x in inputs]
+  total = sum(sizes)
+  zero = np.zeros((), inputs[0].dtype)
+  padded, start = [], 0
+  for x, size in zip(inputs, sizes, strict=True):
+    config = [(0, 0, 0)] * x.ndim
+    config[axis] = (start, total - start - size, 0)
+    padded.append(lax.pad(x, zero, config))
+    start += size
+  shape = padded[0].shape
+  position = lax.broadcasted_iota(np.int32, shape, axis)
+  joined = padded[-1]
+  end = total - sizes[-1]
+  for x, size in zip(reversed(padded[:-1]), reversed(sizes[:-1]), strict=True):
+    joined = lax.select(position < end, x, joined)
+    end -= size
+  return joined
+
+
+def join_cpu_form(shape: tuple[int, ...], count: int, axis: int) -> str | None:
+  """The CPU form of a JOIN of `count` inputs shaped like `shape` off `axis`, or None.
+
+  XLA:CPU runs an unfused concatenate on one thread when no dimension before the joined one
+  has a size above 1 (it splits the output along its first dimension, and a join along it
+  cannot be split that way), while ONNX Runtime copies with every thread. Joined as 1-D views
+  ("flat"), the reshapes fuse into the concatenate, which XLA:CPU then runs on all its threads;
+  with leading dimensions of size 1 dropped ("squeezed"), the first dimension can be split.
+
+  The flat form only where the process has one CPU device: over several, the 1-D views would
+  merge a sharded dimension with the others, and XLA would gather the inputs onto every device
+  and replicate the output where `lax.concatenate` keeps the sharding. Dropping dimensions of
+  size 1 changes no partitioning.
+  """
+  if count < 2:
+    return None
+  if math.prod(shape[:axis]) == 1:
+    return "flat" if placement.one_device("cpu") else None
+  if shape[0] == 1:
+    return "squeezed"
+  return None
+
+
+def join_on_cpu(*inputs: jax.Array, axis: int) -> jax.Array:
+  """JOIN on XLA:CPU: the same bits as `lax.concatenate`, in a form it runs on every thread."""
+  shape = list(inputs[0].shape)
+  shape[axis] = sum(x.shape[axis] for x in inputs)
+  if join_cpu_form(inputs[0].shape, len(inputs), axis) == "flat":
+    # Views of (n,) fuse for rank 2 and up; for rank 1, views of (n, 1) do.
+    view = lambda x: (x.size,) if len(shape) > 1 else (x.size, 1)
+    joined = lax.concatenate([lax.reshape(x, view(x)) for x in inputs], 0)
+  else:  # "squeezed": drop the leading dimensions of size 1
+    lead = next(d for d, size in enumerate(shape) if size != 1)
+    joined = lax.concatenate([lax.reshape(x, x.shape[lead:]) for x in inputs], axis - lead)
+  return lax.reshape(joined, tuple(shape))
 
 
 def _describe_join(

@@ -36,7 +36,7 @@ import numpy as np
 from jax import lax
 from jax.typing import ArrayLike
 
-from dml_jax._src import arguments, dispatch, registry, rules
+from dml_jax._src import arguments, dispatch, placement, registry, rules
 from dml_jax._src.descriptor import OperatorDesc
 from dml_jax._src.dtypes import ALL_DATA, UP_TO_32_BIT, DataType, DataTypeLike
 from dml_jax._src.errors import Checker
@@ -255,6 +255,14 @@ def _remap_by_runs(x: jax.Array, axis: int, positions: np.ndarray) -> jax.Array:
   return pieces[0] if len(pieces) == 1 else lax.concatenate(pieces, axis)
 
 
+_JNP_MODES = {
+  PaddingMode.EDGE: "edge",
+  PaddingMode.REFLECTION: "reflect",
+  PaddingMode.SYMMETRIC: "symmetric",
+  PaddingMode.WRAP: "wrap",
+}
+
+
 def _pad(
   x: jax.Array,
   mode: PaddingMode,
@@ -265,6 +273,11 @@ def _pad(
   if mode is PaddingMode.CONSTANT:
     config = [(lo, hi, 0) for lo, hi in zip(start, end, strict=True)]
     return lax.pad(x, jnp.asarray(constant, x.dtype), config)
+  if not placement.one_device():
+    # Over several devices, jnp.pad's slices, reversals and concatenates (the same bits for
+    # every mode): XLA partitions them along a sharded padded axis by exchanging the edges,
+    # where a gather along it would all-reduce the whole output and replicate it.
+    return jnp.pad(x, list(zip(start, end, strict=True)), mode=_JNP_MODES[mode])
   for axis, (size, lo, hi) in enumerate(zip(x.shape, start, end, strict=True)):
     if lo or hi:
       x = _remap(x, axis, source_positions(mode, size, lo, hi))

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
+from collections.abc import Callable
 from typing import TYPE_CHECKING, SupportsIndex
 
 import jax
@@ -17,7 +18,7 @@ import numpy as np
 from jax import lax
 from jax.typing import ArrayLike
 
-from dml_jax._src import arguments, dispatch, indexing, kernels, registry, rules
+from dml_jax._src import arguments, dispatch, indexing, kernels, placement, registry, rules
 from dml_jax._src.descriptor import OperatorDesc
 from dml_jax._src.dtypes import ALL_DATA, UP_TO_32_BIT, DataType
 from dml_jax._src.errors import Checker
@@ -35,6 +36,7 @@ from dml_jax._src.tensor_desc import TensorDesc, packed_strides
 from dml_jax._src.words import Words
 
 _UINT32 = (DataType.UINT32,)
+_Lowering = Callable[[jax.Array, jax.Array], jax.Array]  # of (input, lengths)
 _ROW_WORD_BYTES = 4  # rows of narrower lanes move as words of this many bytes
 _SUPPORT = SupportTable(
   "REVERSE_SUBSEQUENCES",
@@ -155,17 +157,67 @@ class ReverseSubsequencesDesc(OperatorDesc):
       lengths = jnp.broadcast_to(lengths, input.shape[: self.axis] + lengths.shape[self.axis :])
       return _reverse_rows(input, lengths, self.axis)
     lengths = jnp.broadcast_to(lengths, _lengths_sizes(input.shape, self.axis))
-    rows = functools.partial(_reverse_rows, axis=self.axis)
-    start = _sub_row_start(input.shape, self.axis)
-    sub_rows = None
-    if start is not None:  # lanes sharing a length along the last dimension(s) move together
-      sub_rows = (
-        math.prod(input.shape[start:]),
-        functools.partial(_reverse_sub_rows, axis=self.axis),
-      )
+    # Each conditional gets callables of its own: JAX traces a callable it has traced once
+    # from its cache, so the CPU's and the GPU's branches would share jaxprs.
+    fresh_rows = lambda: functools.partial(_reverse_rows, axis=self.axis)
+    cpu = gpu_rows = None
+    if placement.one_device("cpu"):
+      cpu = _cpu_lowering(input.shape, self.axis, lanes=functools.partial(lanes), rows=fresh_rows())
+    if placement.one_device("cuda"):
+      gpu_rows = functools.partial(_rows_where_shared, rows=fresh_rows(), axis=self.axis)
     return kernels.reverse_subsequences_per_lane(
-      input, lengths, axis=self.axis, lanes=lanes, rows=rows, sub_rows=sub_rows
+      input,
+      lengths,
+      axis=self.axis,
+      lanes=lanes,
+      cpu=cpu or functools.partial(lanes),
+      rows_where_shared=gpu_rows,
     )
+
+
+def _cpu_lowering(
+  shape: tuple[int, ...], axis: int, *, lanes: _Lowering, rows: _Lowering
+) -> _Lowering:
+  """The CPU's lowering on a process with one CPU device: XLA:CPU copies whole rows several
+  times faster than it gathers elements (BENCHMARKS.md), so rows whose lanes share one length,
+  checked at run time (the common per-batch case), take `rows`; else, where a row holds several
+  sub-rows (`_sub_row_start`) whose lanes share one length, those move together; else `lanes`.
+  The result is the same either way.
+
+  Over several devices the operator takes `lanes` alone: a run-time check over all the lengths
+  feeds a `lax.cond`, whose predicate a sharded program would have to all-reduce.
+  """
+  rest = lanes
+  start = _sub_row_start(shape, axis)
+  if start is not None:  # lanes sharing a length along the last dimension(s) move together
+    moved = functools.partial(_reverse_sub_rows, axis=axis)
+    rest = functools.partial(_sub_rows_where_shared, math.prod(shape[start:]), moved, lanes)
+  return _rows_where_shared(rest, rows=rows, axis=axis)
+
+
+def _rows_where_shared(other: _Lowering, *, rows: _Lowering, axis: int) -> _Lowering:
+  """`rows` where the lanes of every row (the dimensions after `axis`) share one length,
+  checked at run time, else `other`: a lowering of (input, lengths)."""
+
+  def lowering(input: jax.Array, lengths: jax.Array) -> jax.Array:
+    lanes = lengths.reshape(input.shape[:axis] + (-1,))
+    shared = jnp.all(lanes == lanes[..., :1])
+    return lax.cond(shared, rows, other, input, lengths)
+
+  return lowering
+
+
+def _sub_rows_where_shared(
+  size: int,
+  moved: _Lowering,
+  other: _Lowering,
+  input: jax.Array,
+  lengths: jax.Array,
+) -> jax.Array:
+  """`moved(input, lengths)` where every run of `size` lanes at the end of a row (a sub-row)
+  shares one length, checked at run time, else `other(input, lengths)`."""
+  runs = lengths.reshape(-1, size)
+  return lax.cond(jnp.all(runs == runs[:, :1]), moved, other, input, lengths)
 
 
 def _reverse_lanes(input: jax.Array, lengths: jax.Array, axis: int) -> jax.Array:

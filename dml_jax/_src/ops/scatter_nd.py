@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, SupportsIndex
 
 import jax
@@ -42,7 +43,16 @@ import numpy as np
 from jax import lax
 from jax.typing import ArrayLike
 
-from dml_jax._src import arguments, checked, dispatch, kernels, registry, rules, scattering
+from dml_jax._src import (
+  arguments,
+  checked,
+  dispatch,
+  kernels,
+  placement,
+  registry,
+  rules,
+  scattering,
+)
 from dml_jax._src.descriptor import OperatorDesc
 from dml_jax._src.dtypes import ALL_DATA, INDEX_TYPES, UP_TO_32_BIT, DataType
 from dml_jax._src.errors import Checker
@@ -54,6 +64,7 @@ from dml_jax._src.feature_level import (
 )
 from dml_jax._src.fields import FieldKind, dml_field
 from dml_jax._src.integers import as_int
+from dml_jax._src.kernels import scatter_nd_rows_triton
 from dml_jax._src.rules import braced
 from dml_jax._src.tensor_desc import TensorDesc
 
@@ -239,7 +250,13 @@ class ScatterNdDesc(OperatorDesc):
       winner_shape=indexed,
       winner_dimension_numbers=tuples,
       report=checked.CHECKED_INDICES.value,
-      forms_by_platform=kernels.scatter_nd_rows(indexed, kept, math.prod(positions), input.dtype),
+      forms_by_platform=kernels.scatter_nd_rows(
+        indexed,
+        kept,
+        math.prod(positions),
+        input.dtype,
+        cpu_rows=cpu_pull(indexed, kept, input.dtype),
+      ),
     )
     if loses is not None:
       q = self.indices_dimension_count
@@ -301,6 +318,39 @@ class ScatterNdDesc(OperatorDesc):
       " tuple in row-major order, and drops a tuple with a coordinate out of range after the"
       " negative-index rule.",
     ]
+
+
+def cpu_pull(
+  indexed: Sequence[int], window: Sequence[int], dtype: np.dtype
+) -> Callable[..., jax.Array] | None:
+  """The CPU's pull (`pull_rows_lax`) where XLA:CPU runs it faster than the scatter in order,
+  else None: rows (the `window` sizes) of `cpu_pull_min_row_bytes` or more, numbered in int32,
+  in a process with one CPU device (over several, the input viewed as (rows, width) would merge
+  a sharded dimension with the others, and XLA would gather it and replicate the output).
+
+  Examples:
+    >>> cpu_pull((64,), (256,), np.dtype(np.float32)) is pull_rows_lax  # 1 KiB rows
+    True
+    >>> cpu_pull((64,), (64,), np.dtype(np.float32)) is None
+    True
+  """
+  wide = math.prod(window) * np.dtype(dtype).itemsize >= cpu_pull_min_row_bytes
+  if wide and math.prod(indexed) < 2**31 and placement.one_device("cpu"):
+    return pull_rows_lax
+  return None
+
+
+cpu_pull_min_row_bytes = 1024
+"""The narrowest row XLA:CPU pulls: rows of 1 KiB took 6.4 to 7.3 ms against 8.4 to 8.9 for
+the scatter in order, rows of 256 bytes 10.2 against 9.1 (BENCHMARKS.md)."""
+
+
+def pull_rows_lax(input: jax.Array, target: jax.Array, updates: jax.Array) -> jax.Array:
+  """The pull in lax: each row of `input` (rows, width), or the update its winner map names
+  (`target`: each update's row, `rows` where it is dropped)."""
+  source = scatter_nd_rows_triton.winner_map(target, input.shape[0]).astype(np.int32) - 1
+  pulled = jnp.take(updates, lax.max(source, np.int32(0)), axis=0, mode="clip")
+  return lax.select(jnp.broadcast_to((source >= 0)[:, None], input.shape), pulled, input)
 
 
 def scatter_nd(
