@@ -7,9 +7,8 @@ gathers of static positions, SCATTER_ELEMENTS's scatter at flat offsets on XLA:C
 several devices a reshape that merges a sharded dimension gathers it, a `lax.cond` on a check
 of all the lengths needs an all-reduce for its predicate, and a gather along a sharded axis
 all-reduces its whole output, replicated, where jnp's slices and concatenates keep the
-sharding. The
-operators take those forms only where the platform has one device in this process, decided
-when they are traced; over several, the form jnp's formulation would take.
+sharding. The operators take those forms only where the platform has one device in this
+process, decided when they are traced; over several, the form jnp's formulation would take.
 
 Examples:
   >>> one_device("cpu") == (len(jax.devices("cpu")) == 1)
