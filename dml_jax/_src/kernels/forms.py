@@ -28,6 +28,7 @@ from dml_jax._src.kernels import (
   gather_rows_cpu,
   native_cpu,
   one_hot_tiles_triton,
+  per_shard,
   reverse_subsequences_strips_mosaic,
   runs_cpu,
   scatter_elements_rows_mosaic,
@@ -62,12 +63,9 @@ def gather_elements(
   """
   shapes = (input.shape, indices.shape, input.dtype, axis)
   if gather_elements_rows_triton.applies(*shapes):
-    kernel = functools.partial(gather_elements_rows_triton.gather_along_last_axis, interpret=False)
-    return on_cuda(kernel, fallback, input, indices)
+    return on_cuda(per_shard.gather_elements_rows(input.ndim), fallback, input, indices)
   if gather_elements_strips_triton.applies(*shapes):
-    kernel = functools.partial(
-      gather_elements_strips_triton.gather_in_strips, axis=axis, interpret=False
-    )
+    kernel = per_shard.gather_elements_strips(input.ndim, axis)
     return on_cuda(kernel, fallback, input, indices)
   return fallback(input, indices)
 
@@ -92,14 +90,13 @@ def gather_nd(
   """
   kernels: dict[str, Lowering] = {}
   tuple_size = indices.shape[-1]
+  ranks = (input.ndim, indices.ndim, batch_dims, tuple_size)
   if gather_nd_rows_triton.applies(input.shape, batch_dims, tuple_size, input.dtype):
-    kernels["cuda"] = functools.partial(
-      gather_nd_rows_triton.copy_rows, batch_dims=batch_dims, interpret=False
-    )
+    kernels["cuda"] = per_shard.gather_nd_rows(*ranks)
   if gather_rows_cpu.applies(input.shape, indices.shape, batch_dims, input.dtype) and (
-    _native_cpu()
+    _native_cpu(partitioned=True)
   ):
-    kernels["cpu"] = functools.partial(gather_rows_cpu.gather_rows, batch_dims=batch_dims)
+    kernels["cpu"] = per_shard.gather_rows_cpu_kernel(*ranks)
   if not kernels:
     return fallback(input, indices)
   return on_platforms(kernels, fallback, input, indices)
@@ -122,9 +119,7 @@ def one_hot(
   shape = position.shape[:axis] + (depth,) + position.shape[axis + 1 :]
   if not one_hot_tiles_triton.applies(shape, axis, values.dtype):
     return fallback(position, values)
-  kernel = functools.partial(
-    one_hot_tiles_triton.one_hot_tiles, axis=axis, depth=depth, interpret=False
-  )
+  kernel = per_shard.one_hot_tiles(position.ndim, values.ndim, axis, depth)
   return on_cuda(kernel, fallback, position, values)
 
 
@@ -203,9 +198,9 @@ def scatter_elements(
   """
   shapes = (input.shape, indices.shape, input.dtype, indices.dtype, axis)
   if scatter_elements_rows_mosaic.applies(*shapes):
-    kernel = scatter_elements_rows_mosaic.scatter_rows
+    kernel = per_shard.scatter_elements_rows(input.ndim, mosaic=True)
   elif scatter_elements_rows_triton.applies(*shapes):
-    kernel = functools.partial(scatter_elements_rows_triton.scatter_rows, interpret=False)
+    kernel = per_shard.scatter_elements_rows(input.ndim, mosaic=False)
   else:
     return fallback(input, indices, updates)
   return on_cuda(kernel, fallback, input, indices, updates)
@@ -248,7 +243,7 @@ def scatter_nd_rows(
   if width * np.dtype(dtype).itemsize >= cpu_pull_min_row_bytes and rows < 2**31:
     chosen["cpu"] = pull(_pull_rows_lax)
   if scatter_nd_rows_triton.applies(rows, width, count, dtype):
-    chosen["cuda"] = pull(scatter_nd_rows_triton.pull_rows)
+    chosen["cuda"] = pull(per_shard.scatter_nd_pull_rows())
   return chosen
 
 
@@ -281,12 +276,7 @@ def space_to_depth(
   """
   if not space_to_depth_rows_triton.applies(input.shape, block_size, input.dtype):
     return fallback(input)
-  kernel = functools.partial(
-    space_to_depth_rows_triton.space_to_depth_rows,
-    block_size=block_size,
-    column_row_depth=column_row_depth,
-    interpret=False,
-  )
+  kernel = per_shard.space_to_depth_rows(block_size, column_row_depth)
   return on_cuda(kernel, fallback, input)
 
 
@@ -309,9 +299,7 @@ def strided_window(
   """
   if not slice_rows_triton.applies(input.shape, steps, tuple(sizes), input.dtype):
     return fallback(input)
-  kernel = functools.partial(
-    slice_rows_triton.window_rows, starts=starts, steps=steps, sizes=sizes, interpret=False
-  )
+  kernel = per_shard.window_rows(input.shape, starts, steps, sizes)
   return on_cuda(kernel, fallback, input)
 
 
@@ -332,9 +320,11 @@ def split(
     >>> [p.tolist() for p in pieces]
     [[[0.0, 1.0]], [[2.0, 3.0], [4.0, 5.0]]]
   """
-  if not (runs_cpu.applies(input.shape, sizes, axis, input.dtype) and _native_cpu()):
+  if not (
+    runs_cpu.applies(input.shape, sizes, axis, input.dtype) and _native_cpu(partitioned=True)
+  ):
     return fallback(input)
-  kernel = functools.partial(runs_cpu.split_runs, sizes=tuple(sizes), axis=axis)
+  kernel = per_shard.split_runs(input.ndim, sizes, axis)
   return on_platforms({"cpu": kernel}, fallback, input)
 
 
@@ -354,15 +344,11 @@ def tile(
   """
   kernels: dict[str, Callable[[jax.Array], jax.Array]] = {}
   if tile_copies_triton.applies(input.shape, repeats, input.dtype):
-    kernels["cuda"] = functools.partial(
-      tile_copies_triton.tile_copies, repeats=repeats, interpret=False
-    )
+    kernels["cuda"] = per_shard.tile(repeats, kernel="copies")
   elif tile_rows_triton.applies(input.shape, repeats, input.dtype):
-    kernels["cuda"] = functools.partial(
-      tile_rows_triton.tile_rows, repeats=repeats, interpret=False
-    )
-  if tile_rows_cpu.applies(input.shape, repeats, input.dtype) and _native_cpu():
-    kernels["cpu"] = functools.partial(tile_rows_cpu.tile_rows, repeats=repeats)
+    kernels["cuda"] = per_shard.tile(repeats, kernel="rows")
+  if tile_rows_cpu.applies(input.shape, repeats, input.dtype) and _native_cpu(partitioned=True):
+    kernels["cpu"] = per_shard.tile(repeats, kernel="cpu")
   if not kernels:
     return fallback(input)
   return on_platforms(kernels, fallback, input)
@@ -380,18 +366,23 @@ def transpose(x: jax.Array, perm: tuple[int, ...]) -> jax.Array:
   """
   fallback = functools.partial(lax.transpose, permutation=tuple(perm))
   if not (
-    transpose_cpu.applies(x.shape, perm, x.dtype) and _native_cpu() and transpose_cpu.has_avx2()
+    transpose_cpu.applies(x.shape, perm, x.dtype)
+    and _native_cpu(partitioned=True)
+    and transpose_cpu.has_avx2()
   ):
     return fallback(x)
-  return on_platforms({"cpu": transpose_cpu.transpose}, fallback, x)
+  return on_platforms({"cpu": per_shard.transpose(x.ndim)}, fallback, x)
 
 
-def _native_cpu() -> bool:
-  """Whether the CPU's native kernels may run: built, and one CPU device. Over several, XLA
-  would gather a kernel's sharded operands and replicate its result, where the lax forms keep
+def _native_cpu(*, partitioned: bool = False) -> bool:
+  """Whether the CPU's native kernels may run: built, and, unless the kernel is `partitioned`
+  (`per_shard`: it runs per shard), one CPU device. Over several, XLA would gather an
+  unpartitioned kernel's sharded operands and replicate its result, where the lax forms keep
   the sharding."""
   if not native_cpu.status().available:
     return False
+  if partitioned:
+    return True
   try:
     return len(jax.devices("cpu")) == 1
   except (RuntimeError, ValueError):  # no CPU backend here (JAX_PLATFORMS without cpu)
