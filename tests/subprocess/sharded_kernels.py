@@ -29,7 +29,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import AxisType, NamedSharding, PartitionSpec
 
-from dml_jax._src.kernels import native_cpu, per_shard
+from dml_jax._src.kernels import forms, native_cpu, per_shard
 
 COLLECTIVE = re.compile(
   r"\b(all-gather|all-reduce|all-to-all|collective-permute|reduce-scatter)(-start)?\("
@@ -251,6 +251,23 @@ def main() -> int:
   try:
     line = check(label, jax.vmap(kernel), lambda x, i: jnp.take_along_axis(x, i, axis=2),
                  (x, i), [("d",), ("d",)], mesh, batch_only=True)  # fmt: skip
+    print(f"PASS  {line}")
+    passed += 1
+  except Exception:  # noqa: BLE001
+    print(f"FAIL  {label}\n{traceback.format_exc()}")
+    failed += 1
+  # Shardings in the types (explicit mesh axes): the kernel is shard_mapped, and its result
+  # typed as the fallback's, which platform_dependent's branches must share.
+  explicit = jax.sharding.Mesh(devices, ("d",), axis_types=(AxisType.Explicit,))
+  take = lambda x, i: jnp.take_along_axis(x, i, axis=1)  # noqa: E731
+  x, i = rng.standard_normal((n, 64)).astype(np.float32), rng.integers(0, 64, (n, 16))
+  i = i.astype(np.int32)
+  label = "gather_elements rows through forms.on_platforms, explicit mesh axes"
+  try:
+    kernel = per_shard.gather_elements_rows(2, interpret=True)
+    via_forms = lambda x, i: forms.on_platforms({"cpu": kernel}, take, x, i)  # noqa: E731
+    with jax.set_mesh(explicit):
+      line = check(label, via_forms, take, (x, i), [("d",), ("d",)], explicit, batch_only=True)
     print(f"PASS  {line}")
     passed += 1
   except Exception:  # noqa: BLE001

@@ -412,9 +412,31 @@ def on_platforms(
   """
   return lax.platform_dependent(
     *operands,
-    **{platform: _with_gradient_of(kernel, fallback) for platform, kernel in kernels.items()},
+    **{
+      platform: _with_gradient_of(_typed_as(kernel, fallback), fallback)
+      for platform, kernel in kernels.items()
+    },
     default=fallback,
   )
+
+
+def _typed_as(kernel: Callable[..., Out], fallback: Callable[..., Out]) -> Callable[..., Out]:
+  """`kernel`, its results resharded as `fallback`'s where shardings are part of the types
+  (explicit mesh axes): the branches of `platform_dependent` must have one type."""
+
+  def call(*operands):
+    out = kernel(*operands)
+    if not any(_explicitly_sharded(x) for x in operands):
+      return out
+    typed = jax.eval_shape(fallback, *operands)
+    return jax.tree.map(lambda x, t: jax.sharding.reshard(x, t.sharding.spec), out, typed)
+
+  return call
+
+
+def _explicitly_sharded(x: jax.Array) -> bool:
+  mesh = getattr(jax.typeof(x).sharding, "mesh", None)
+  return mesh is not None and not mesh.empty and bool(mesh.explicit_axes)
 
 
 def _with_gradient_of(

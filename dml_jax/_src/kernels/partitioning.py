@@ -134,6 +134,9 @@ def _batchable(make_kernel: MakeKernel, rule: Rule, fits: Fits) -> Callable:
 
   @jax.custom_batching.custom_vmap
   def call(*operands):
+    mesh = _explicit_mesh(operands)
+    if mesh is not None:
+      return _shard_mapped(make_kernel, rule, fits, mesh, operands)
     return kernel(*operands)
 
   @call.def_vmap
@@ -195,6 +198,45 @@ def _partitioned(make_kernel: MakeKernel, rule: Rule, fits: Fits) -> Callable:
     need_replication_factors=rule.whole_in_order,
   )
   return kernel
+
+
+def _explicit_mesh(operands: Sequence[Any]) -> Any:
+  """The mesh of operands typed with explicit shardings (`jax.sharding.AxisType.Explicit`), or
+  None."""
+  for x in operands:
+    mesh = getattr(jax.typeof(x).sharding, "mesh", None)
+    if mesh is not None and not mesh.empty and mesh.explicit_axes:
+      return mesh
+  return None
+
+
+def _shard_mapped(
+  make_kernel: MakeKernel, rule: Rule, fits: Fits, mesh: Any, operands: Sequence[Any]
+) -> Any:
+  """The kernel per shard where the shardings are in the operands' types: `jax.shard_map`
+  over the shards the rule allows, the operands resharded to those first (which gathers the
+  factors needed whole), so the result's type says how it is sharded."""
+  typed = [
+    jax.ShapeDtypeStruct(
+      x.shape, x.dtype, sharding=NamedSharding(mesh, jax.typeof(x).sharding.spec)
+    )
+    for x in operands
+  ]
+  results = jax.eval_shape(make_kernel(*map(_shape_of, operands)), *map(_shape_of, operands))
+  specs = _specs(rule, fits, mesh, typed, jax.tree.leaves(results), from_results=False)
+  in_specs, out_specs = specs[: len(operands)], specs[len(operands) :]
+  operands = [jax.sharding.reshard(x, s) for x, s in zip(operands, in_specs, strict=True)]
+
+  def per_shard(*local):
+    return make_kernel(*map(_shape_of, local))(*local)
+
+  return jax.shard_map(
+    per_shard,
+    mesh=mesh,
+    in_specs=tuple(in_specs),
+    out_specs=jax.tree.unflatten(jax.tree.structure(results), out_specs),
+    check_vma=False,
+  )(*operands)
 
 
 def _specs(
