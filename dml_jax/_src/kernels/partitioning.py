@@ -249,13 +249,13 @@ def _specs(
   from_results: bool,
 ) -> list[PartitionSpec]:
   """One PartitionSpec per operand and result: each factor's mesh axes, taken from the first
-  tensor (operands first, then the results where `from_results`) that shards it by axes no
-  other factor took and that divide its size, while `fits` takes the operands' shards;
-  `rule.whole`'s factors and the rest replicated."""
+  tensor (the results first where `from_results`: the partitioner has chosen their sharding,
+  then the operands) that shards it by axes no other factor took and that divide its size,
+  while `fits` takes the operands' shards; `rule.whole`'s factors and the rest replicated."""
   sizes = rule.factor_sizes(operands, results)
   sources = list(zip(rule.operands, operands, strict=True))
   if from_results:
-    sources += list(zip(rule.results, results, strict=True))
+    sources = list(zip(rule.results, results, strict=True)) + sources
   chosen: dict[str, tuple[str, ...]] = {}
   taken: set[str] = set()
   for dims, x in sources:
