@@ -176,8 +176,13 @@ def scatter_elements_rows(rank: int, *, mosaic: bool, interpret: bool = False) -
 def scatter_nd_pull_rows(*, interpret: bool = False) -> Kernel:
   """SCATTER_ND's pull (`scatter_nd_rows_triton.pull_rows`) of (rows, width) tables: the
   width passes through (a power of two); the rows and the updates are needed whole."""
+
+  def make(x, t, u):  # the kernel looked up when called: tests replace it
+    kernel = scatter_nd_rows_triton.pull_rows
+    return functools.partial(kernel, interpret=True) if interpret else kernel
+
   return partitioned(
-    lambda x, t, u: functools.partial(scatter_nd_rows_triton.pull_rows, interpret=interpret),
+    make,
     "r w, c, c w -> r w",
     whole=("r", "c"),
     fits=lambda x, t, u: _triton.power_of_two(x.shape[-1]),
