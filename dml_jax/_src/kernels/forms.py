@@ -28,6 +28,7 @@ from dml_jax._src.kernels import (
   gather_rows_cpu,
   native_cpu,
   one_hot_tiles_triton,
+  per_shard,
   reverse_subsequences_strips_mosaic,
   runs_cpu,
   scatter_elements_rows_mosaic,
@@ -62,12 +63,9 @@ def gather_elements(
   """
   shapes = (input.shape, indices.shape, input.dtype, axis)
   if gather_elements_rows_triton.applies(*shapes):
-    kernel = functools.partial(gather_elements_rows_triton.gather_along_last_axis, interpret=False)
-    return on_cuda(kernel, fallback, input, indices)
+    return on_cuda(per_shard.gather_elements_rows(input.ndim), fallback, input, indices)
   if gather_elements_strips_triton.applies(*shapes):
-    kernel = functools.partial(
-      gather_elements_strips_triton.gather_in_strips, axis=axis, interpret=False
-    )
+    kernel = per_shard.gather_elements_strips(input.ndim, axis)
     return on_cuda(kernel, fallback, input, indices)
   return fallback(input, indices)
 
@@ -92,14 +90,13 @@ def gather_nd(
   """
   kernels: dict[str, Lowering] = {}
   tuple_size = indices.shape[-1]
+  ranks = (input.ndim, indices.ndim, batch_dims, tuple_size)
   if gather_nd_rows_triton.applies(input.shape, batch_dims, tuple_size, input.dtype):
-    kernels["cuda"] = functools.partial(
-      gather_nd_rows_triton.copy_rows, batch_dims=batch_dims, interpret=False
-    )
+    kernels["cuda"] = per_shard.gather_nd_rows(*ranks)
   if gather_rows_cpu.applies(input.shape, indices.shape, batch_dims, input.dtype) and (
     _native_cpu("gather_rows.cc")
   ):
-    kernels["cpu"] = functools.partial(gather_rows_cpu.gather_rows, batch_dims=batch_dims)
+    kernels["cpu"] = per_shard.gather_rows_cpu_kernel(*ranks)
   if not kernels:
     return fallback(input, indices)
   return on_platforms(kernels, fallback, input, indices)
@@ -122,9 +119,7 @@ def one_hot(
   shape = position.shape[:axis] + (depth,) + position.shape[axis + 1 :]
   if not one_hot_tiles_triton.applies(shape, axis, values.dtype):
     return fallback(position, values)
-  kernel = functools.partial(
-    one_hot_tiles_triton.one_hot_tiles, axis=axis, depth=depth, interpret=False
-  )
+  kernel = per_shard.one_hot_tiles(position.ndim, values.ndim, axis, depth)
   return on_cuda(kernel, fallback, position, values)
 
 
@@ -161,7 +156,7 @@ def reverse_subsequences_per_lane(
   """
   default = lanes
   if reverse_subsequences_strips_mosaic.applies(input.shape, input.dtype, axis):
-    strips = functools.partial(reverse_subsequences_strips_mosaic.reverse_lanes, axis=axis)
+    strips = per_shard.reverse_lanes(input.ndim, axis)
     gpu = strips if rows_where_shared is None else rows_where_shared(strips)
     default = functools.partial(on_cuda, gpu, lanes)
   return lax.platform_dependent(input, lengths, cpu=cpu, default=default)
@@ -190,9 +185,9 @@ def scatter_elements(
   """
   shapes = (input.shape, indices.shape, input.dtype, indices.dtype, axis)
   if scatter_elements_rows_mosaic.applies(*shapes):
-    kernel = scatter_elements_rows_mosaic.scatter_rows
+    kernel = per_shard.scatter_elements_rows(input.ndim, mosaic=True)
   elif scatter_elements_rows_triton.applies(*shapes):
-    kernel = functools.partial(scatter_elements_rows_triton.scatter_rows, interpret=False)
+    kernel = per_shard.scatter_elements_rows(input.ndim, mosaic=False)
   else:
     return fallback(input, indices, updates)
   return on_cuda(kernel, fallback, input, indices, updates)
@@ -242,7 +237,7 @@ def scatter_nd_rows(
   if cpu_rows is not None:
     chosen["cpu"] = pull(cpu_rows)
   if scatter_nd_rows_triton.applies(rows, width, count, dtype):
-    chosen["cuda"] = pull(scatter_nd_rows_triton.pull_rows)
+    chosen["cuda"] = pull(per_shard.scatter_nd_pull_rows())
   return chosen
 
 
@@ -263,12 +258,7 @@ def space_to_depth(
   """
   if not space_to_depth_rows_triton.applies(input.shape, block_size, input.dtype):
     return fallback(input)
-  kernel = functools.partial(
-    space_to_depth_rows_triton.space_to_depth_rows,
-    block_size=block_size,
-    column_row_depth=column_row_depth,
-    interpret=False,
-  )
+  kernel = per_shard.space_to_depth_rows(block_size, column_row_depth)
   return on_cuda(kernel, fallback, input)
 
 
@@ -291,9 +281,7 @@ def strided_window(
   """
   if not slice_rows_triton.applies(input.shape, steps, tuple(sizes), input.dtype):
     return fallback(input)
-  kernel = functools.partial(
-    slice_rows_triton.window_rows, starts=starts, steps=steps, sizes=sizes, interpret=False
-  )
+  kernel = per_shard.window_rows(input.shape, starts, steps, sizes)
   return on_cuda(kernel, fallback, input)
 
 
@@ -316,7 +304,7 @@ def split(
   """
   if not (runs_cpu.applies(input.shape, sizes, axis, input.dtype) and _native_cpu("runs.cc")):
     return fallback(input)
-  kernel = functools.partial(runs_cpu.split_runs, sizes=tuple(sizes), axis=axis)
+  kernel = per_shard.split_runs(input.ndim, sizes, axis)
   return on_platforms({"cpu": kernel}, fallback, input)
 
 
@@ -336,15 +324,11 @@ def tile(
   """
   kernels: dict[str, Callable[[jax.Array], jax.Array]] = {}
   if tile_copies_triton.applies(input.shape, repeats, input.dtype):
-    kernels["cuda"] = functools.partial(
-      tile_copies_triton.tile_copies, repeats=repeats, interpret=False
-    )
+    kernels["cuda"] = per_shard.tile(repeats, kernel="copies")
   elif tile_rows_triton.applies(input.shape, repeats, input.dtype):
-    kernels["cuda"] = functools.partial(
-      tile_rows_triton.tile_rows, repeats=repeats, interpret=False
-    )
+    kernels["cuda"] = per_shard.tile(repeats, kernel="rows")
   if tile_rows_cpu.applies(input.shape, repeats, input.dtype) and _native_cpu("tile_rows.cc"):
-    kernels["cpu"] = functools.partial(tile_rows_cpu.tile_rows, repeats=repeats)
+    kernels["cpu"] = per_shard.tile(repeats, kernel="cpu")
   if not kernels:
     return fallback(input)
   return on_platforms(kernels, fallback, input)
@@ -367,17 +351,15 @@ def transpose(x: jax.Array, perm: tuple[int, ...]) -> jax.Array:
     and transpose_cpu.has_avx2()
   ):
     return fallback(x)
-  return on_platforms({"cpu": transpose_cpu.transpose}, fallback, x)
+  return on_platforms({"cpu": per_shard.transpose(x.ndim)}, fallback, x)
 
 
 def _native_cpu(kernel: str) -> bool:
-  """Whether the CPU's native `kernel` (a source file of `native_cpu.KERNELS`) may run: one CPU
-  device, and the kernel built (here, on first use) and loaded. Over several devices, XLA
-  would gather a kernel's sharded operands and replicate its result, where the lax forms keep
-  the sharding; nothing is built there."""
+  """Whether the CPU's native `kernel` (a source file of `native_cpu.KERNELS`) may run: the
+  process has a CPU backend, and the kernel is built (here, on first use) and loaded. Every
+  native kernel is partitioned (`per_shard`), so over several CPU devices it runs per shard."""
   try:
-    if len(jax.devices("cpu")) != 1:
-      return False
+    jax.devices("cpu")
   except (RuntimeError, ValueError):  # no CPU backend here (JAX_PLATFORMS without cpu)
     return False
   return native_cpu.kernel_ready(kernel)
@@ -406,9 +388,31 @@ def on_platforms(
   """
   return lax.platform_dependent(
     *operands,
-    **{platform: _with_gradient_of(kernel, fallback) for platform, kernel in kernels.items()},
+    **{
+      platform: _with_gradient_of(_typed_as(kernel, fallback), fallback)
+      for platform, kernel in kernels.items()
+    },
     default=fallback,
   )
+
+
+def _typed_as(kernel: Callable[..., Out], fallback: Callable[..., Out]) -> Callable[..., Out]:
+  """`kernel`, its results resharded as `fallback`'s where shardings are part of the types
+  (explicit mesh axes): the branches of `platform_dependent` must have one type."""
+
+  def call(*operands):
+    out = kernel(*operands)
+    if not any(_explicitly_sharded(x) for x in operands):
+      return out
+    typed = jax.eval_shape(fallback, *operands)
+    return jax.tree.map(lambda x, t: jax.sharding.reshard(x, t.sharding.spec), out, typed)
+
+  return call
+
+
+def _explicitly_sharded(x: jax.Array) -> bool:
+  mesh = getattr(jax.typeof(x).sharding, "mesh", None)
+  return mesh is not None and not mesh.empty and bool(mesh.explicit_axes)
 
 
 def _with_gradient_of(
@@ -449,7 +453,7 @@ def join(
     and runs_cpu.applies(joined, sizes, axis, inputs[0].dtype)
     and _native_cpu("runs.cc")
   ):
-    kernel = functools.partial(runs_cpu.join_runs, axis=axis)
+    kernel = per_shard.join_runs(len(joined), len(inputs), axis)
     return on_platforms({"cpu": kernel}, concatenate, *inputs)
   if cpu is None:
     return lax.concatenate(inputs, axis)
