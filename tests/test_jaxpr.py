@@ -141,8 +141,8 @@ def test_jaxpr_with_the_strip_kernel_holds_only_data_movement(monkeypatch):
   kernel = {"mpmd_map", "pallas_call"}  # the kernel launch (its name differs across versions)
   primitives = {eqn.primitive.name for eqn in _eqns(jaxpr.jaxpr, opaque=kernel)}
   assert primitives & kernel
-  # lax's gradient, the kernel's batching, and its data viewed as unsigned words
-  wrappers = {"custom_vjp_call", "custom_vmap_call", "bitcast_convert_type"}
+  # lax's gradient, the kernel's batching and partitioning, its data as unsigned words
+  wrappers = {"custom_vjp_call", "custom_vmap_call", "custom_partitioning", "bitcast_convert_type"}
   allowed = DATA_MOVEMENT | ROWS_OR_LANES | kernel | wrappers
   assert primitives <= allowed, primitives - allowed
 
