@@ -596,7 +596,9 @@ outs = [*split(xs), tile(xs), join(xs, xs)]
 wants = [*np.split(x, 2, axis=1), np.tile(x, (1, 2)), np.concatenate([x, x], 1)]
 assert all(np.array_equal(o, w) for o, w in zip(outs, wants))
 print(all(o.sharding.is_equivalent_to(NamedSharding(mesh, P("x", None)), 2) for o in outs))
-program = split.lower(xs).compile().as_text()
+program = tile.lower(xs).compile().as_text()
+print("custom-call(" in program, "all-gather" in program)
+program = split.lower(xs).compile().as_text()  # one-device kernels: jnp's form, per shard
 print("custom-call(" in program, "all-gather" in program)
 from dml_jax._src.kernels import forms
 swap = jax.jit(lambda x: forms.transpose(x, (1, 0)))
@@ -607,16 +609,18 @@ print(swap(xs).sharding.spec == P(None, "x"), "custom-call(" in program, "all-ga
 
 
 def test_sharded_arrays_keep_their_sharding():
-  """Over several CPU devices the native kernels run per shard (`kernels.per_shard`): the
-  outputs keep the shards, and no operand is gathered."""
+  """Over several CPU devices TILE's and the transpose's native kernels run per shard
+  (`kernels.per_shard`), SPLIT and JOIN take jnp's form (their kernel would gather an axis
+  sharded along it): the outputs keep the shards, and no operand is gathered."""
   env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=2")
   env.update(JAX_PLATFORMS="cpu", PYTHONPATH=str(pathlib.Path(__file__).resolve().parents[1]))
   result = subprocess.run(
     [sys.executable, "-c", SHARDED], env=env, capture_output=True, text=True, timeout=300
   )
   assert result.returncode == 0, result.stderr
-  # Kept; the kernel ran; nothing gathered.
-  assert result.stdout.split() == ["True", "True", "False"] * 2, result.stdout
+  # Kept; TILE's kernel ran, SPLIT's did not; the transpose's ran; nothing gathered.
+  words = result.stdout.split()
+  assert words == ["True", "True", "False", "False", "False", "True", "True", "False"], words
 
 
 def test_no_cpu_backend_means_no_kernel(monkeypatch):

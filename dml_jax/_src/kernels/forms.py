@@ -6,6 +6,12 @@ applies and, where it does, let `lax.platform_dependent` pick it on CUDA GPUs on
 Every other platform, and every gradient, takes the lax path, which gives the same bits.
 Where XLA:CPU runs one lax form faster than another (JOIN's, REVERSE_SUBSEQUENCES's), the
 operator module chooses it and hands it here as the CPU's lowering.
+
+Every kernel runs per shard (`per_shard`). The kernels that need whole an axis that jnp's
+formulation keeps sharded (the scatters, SLICE's walk, SPACE_TO_DEPTH's rows, SPLIT and JOIN
+on the CPU) run only where the platform has one device (`placement.one_device`): the sharding
+is not known when an operator is traced, and over several devices the partitioner would
+gather that axis where XLA moves less with the lax form.
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ import jax.numpy as jnp  # noqa: F401 (the examples use it)
 import numpy as np  # noqa: F401 (the examples use it)
 from jax import lax
 
-from dml_jax._src import indexing
+from dml_jax._src import indexing, placement
 from dml_jax._src.kernels import (
   gather_elements_rows_triton,
   gather_elements_strips_triton,
@@ -184,6 +190,8 @@ def scatter_elements(
     Array([0., 6., 0., 5.], dtype=float32)
   """
   shapes = (input.shape, indices.shape, input.dtype, indices.dtype, axis)
+  if not placement.one_device("cuda"):  # the kernels would gather a sharded scatter axis
+    return fallback(input, indices, updates)
   if scatter_elements_rows_mosaic.applies(*shapes):
     kernel = per_shard.scatter_elements_rows(input.ndim, mosaic=True)
   elif scatter_elements_rows_triton.applies(*shapes):
@@ -236,7 +244,7 @@ def scatter_nd_rows(
   chosen = {}
   if cpu_rows is not None:
     chosen["cpu"] = pull(cpu_rows)
-  if scatter_nd_rows_triton.applies(rows, width, count, dtype):
+  if scatter_nd_rows_triton.applies(rows, width, count, dtype) and placement.one_device("cuda"):
     chosen["cuda"] = pull(per_shard.scatter_nd_pull_rows())
   return chosen
 
@@ -256,7 +264,10 @@ def space_to_depth(
     >>> space_to_depth(x, 2, False, fallback=lambda x: x.reshape(1, 4, 1, 1)).ravel().tolist()
     [0.0, 1.0, 2.0, 3.0]
   """
-  if not space_to_depth_rows_triton.applies(input.shape, block_size, input.dtype):
+  if not (
+    space_to_depth_rows_triton.applies(input.shape, block_size, input.dtype)
+    and placement.one_device("cuda")
+  ):
     return fallback(input)
   kernel = per_shard.space_to_depth_rows(block_size, column_row_depth)
   return on_cuda(kernel, fallback, input)
@@ -279,7 +290,10 @@ def strided_window(
     >>> strided_window(x, (5,), (-2,), (3,), fallback=lambda x: x[5::-2]).tolist()
     [5.0, 3.0, 1.0]
   """
-  if not slice_rows_triton.applies(input.shape, steps, tuple(sizes), input.dtype):
+  if not (
+    slice_rows_triton.applies(input.shape, steps, tuple(sizes), input.dtype)
+    and placement.one_device("cuda")
+  ):
     return fallback(input)
   kernel = per_shard.window_rows(input.shape, starts, steps, sizes)
   return on_cuda(kernel, fallback, input)
@@ -302,7 +316,11 @@ def split(
     >>> [p.tolist() for p in pieces]
     [[[0.0, 1.0]], [[2.0, 3.0], [4.0, 5.0]]]
   """
-  if not (runs_cpu.applies(input.shape, sizes, axis, input.dtype) and _native_cpu("runs.cc")):
+  if not (
+    runs_cpu.applies(input.shape, sizes, axis, input.dtype)
+    and placement.one_device("cpu")
+    and _native_cpu("runs.cc")
+  ):
     return fallback(input)
   kernel = per_shard.split_runs(input.ndim, sizes, axis)
   return on_platforms({"cpu": kernel}, fallback, input)
@@ -451,6 +469,7 @@ def join(
   if (
     not from_parts  # the kernel's operands would be copied out of their buffers first
     and runs_cpu.applies(joined, sizes, axis, inputs[0].dtype)
+    and placement.one_device("cpu")
     and _native_cpu("runs.cc")
   ):
     kernel = per_shard.join_runs(len(joined), len(inputs), axis)
