@@ -8,10 +8,12 @@ Where XLA:CPU runs one lax form faster than another (JOIN's, REVERSE_SUBSEQUENCE
 operator module chooses it and hands it here as the CPU's lowering.
 
 Every kernel runs per shard (`per_shard`). The kernels that need whole an axis that jnp's
-formulation keeps sharded (the scatters, SLICE's walk, SPACE_TO_DEPTH's rows, SPLIT and JOIN
-on the CPU) run only where the platform has one device (`placement.one_device`): the sharding
-is not known when an operator is traced, and over several devices the partitioner would
-gather that axis where XLA moves less with the lax form.
+formulation keeps sharded (the row gathers, SCATTER_ND's pull, SLICE's walk, SPACE_TO_DEPTH's
+rows, SPLIT and JOIN on the CPU) run only where the platform has one device
+(`placement.one_device`): the sharding is not known when an operator is traced, and over
+several devices the partitioner would gather that axis where XLA moves less with the lax
+form (a row gather from a table sharded along its rows: 2.07 ms against jnp's 0.32 on two
+H200s).
 """
 
 from __future__ import annotations
@@ -97,10 +99,15 @@ def gather_nd(
   kernels: dict[str, Lowering] = {}
   tuple_size = indices.shape[-1]
   ranks = (input.ndim, indices.ndim, batch_dims, tuple_size)
-  if gather_nd_rows_triton.applies(input.shape, batch_dims, tuple_size, input.dtype):
+  # Over several devices the kernels would gather a table sharded along its rows.
+  if gather_nd_rows_triton.applies(
+    input.shape, batch_dims, tuple_size, input.dtype
+  ) and placement.one_device("cuda"):
     kernels["cuda"] = per_shard.gather_nd_rows(*ranks)
-  if gather_rows_cpu.applies(input.shape, indices.shape, batch_dims, input.dtype) and (
-    _native_cpu("gather_rows.cc")
+  if (
+    gather_rows_cpu.applies(input.shape, indices.shape, batch_dims, input.dtype)
+    and placement.one_device("cpu")
+    and _native_cpu("gather_rows.cc")
   ):
     kernels["cpu"] = per_shard.gather_rows_cpu_kernel(*ranks)
   if not kernels:
@@ -190,8 +197,6 @@ def scatter_elements(
     Array([0., 6., 0., 5.], dtype=float32)
   """
   shapes = (input.shape, indices.shape, input.dtype, indices.dtype, axis)
-  if not placement.one_device("cuda"):  # the kernels would gather a sharded scatter axis
-    return fallback(input, indices, updates)
   if scatter_elements_rows_mosaic.applies(*shapes):
     kernel = per_shard.scatter_elements_rows(input.ndim, mosaic=True)
   elif scatter_elements_rows_triton.applies(*shapes):
