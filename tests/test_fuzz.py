@@ -47,6 +47,7 @@ def test_valid_descriptor_matches_reference(op, shard, data, x64):
   assert_bits_equal(out, case.expected())
 
 
+@pytest.mark.mode_independent  # descriptors alone, no JAX arrays
 @pytest.mark.parametrize("shard", range(SHARDS))
 @pytest.mark.parametrize("op", strategies.OPERATORS)
 @settings(max_examples=INVALID_EXAMPLES)

@@ -66,6 +66,10 @@ import dml_jax as dml
 from dml_jax._src import reference
 from tests.helpers import assert_bits_equal
 
+# Every example runs in the mode it draws (check_case) or its test's fixture sets (x64, no_x64),
+# whatever the process's: the x64 pass of the test command leaves the module out.
+pytestmark = pytest.mark.mode_independent
+
 # When a property fails, hypothesis' pytest plugin imports hypothesis.extra._patching
 # (libcst), whose import raises a DeprecationWarning from mypy_extensions; with
 # pyproject's filterwarnings = ["error"] that turns the report into an INTERNALERROR
