@@ -18,6 +18,7 @@ from tests.helpers import default_mode_env
 DEFAULT = device_lib.describe(device_lib.default_device())  # "cpu:0", or the GPU or TPU
 
 
+@pytest.mark.slow
 @pytest.mark.mode_independent  # the command as a user runs it, in JAX's default mode
 @pytest.mark.subprocess
 def test_report_passes_every_fixture_on_the_default_device():

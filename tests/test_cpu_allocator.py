@@ -102,6 +102,7 @@ def test_it_sets_what_it_says_and_large_blocks_stop_faulting():
     assert max(out["thread"]) < pages // 100, out["thread"]
 
 
+@pytest.mark.slow
 @pytest.mark.subprocess
 @needs_glibc
 def test_xla_outputs_reuse_memory_after_the_setup():

@@ -22,6 +22,7 @@ def probe_cases() -> tuple[str, ...]:
   return load_script(SCRIPT, "dml_jax_benchmark_cpu_ffi_probe").CASES
 
 
+@pytest.mark.slow
 @pytest.mark.subprocess
 def test_tiny_run_checks_every_case_and_exits_0():
   result = subprocess.run(

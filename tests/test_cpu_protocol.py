@@ -38,6 +38,7 @@ def _tiny_run(out, config, *extra, **env):
   return result
 
 
+@pytest.mark.slow
 @pytest.mark.subprocess
 def test_tiny_run_prints_both_tables_and_exits_0(tmp_path):
   out = tmp_path / "protocol.json"
@@ -74,6 +75,7 @@ def test_tiny_run_prints_both_tables_and_exits_0(tmp_path):
     assert row["ratio"] > 0 and row["noise"][0] <= row["noise"][1]
 
 
+@pytest.mark.slow
 @pytest.mark.subprocess
 def test_two_processes_give_two_rows_and_a_combined_one(tmp_path):
   out = tmp_path / "protocol.json"
