@@ -30,7 +30,8 @@ EXPECTED_ERROR = "raises-exception"  # the tag nbclient honours: the cell may ra
 
 
 def execute(path: pathlib.Path, timeout: int = 300) -> nbformat.NotebookNode:
-  """Runs a notebook in a fresh python3 kernel from notebooks/; returns it with outputs."""
+  """Runs a notebook in a fresh python3 kernel from notebooks/, in JAX's default mode (x64 off,
+  as a reader opens it, whatever this process's JAX_ENABLE_X64); returns it with outputs."""
   notebook = nbformat.read(path, as_version=4)
   client = nbclient.NotebookClient(
     notebook,
@@ -39,7 +40,7 @@ def execute(path: pathlib.Path, timeout: int = 300) -> nbformat.NotebookNode:
     record_timing=False,
     resources={"metadata": {"path": str(NOTEBOOKS)}},
   )
-  environment = dict(os.environ)
+  environment = {k: v for k, v in os.environ.items() if k != "JAX_ENABLE_X64"}
   environment["PYTHONPATH"] = os.pathsep.join(
     filter(None, [str(ROOT), environment.get("PYTHONPATH")])
   )

@@ -85,3 +85,24 @@ def x64():
 def no_x64():
   with jax.enable_x64(False):
     yield
+
+
+# -- Markers: what the x64 pass runs --------------------------------------------------------
+# The README's test command runs the suite with jax_enable_x64 off, then on with
+# `-m "not mode_independent"`: the second pass runs only what can depend on the mode
+# (pyproject.toml registers the markers). Besides the modules that carry the mark themselves
+# (`pytestmark`: no JAX arrays, or a subprocess whose environment pins the mode), a test that
+# takes the `x64` or `no_x64` fixture runs in that mode whatever the process's, so it is
+# mode-independent too. A test that picks its mode at run time (`request.getfixturevalue`) or
+# runs operators in the process's mode is not, and runs in both passes.
+
+MODE_FIXTURES = frozenset({"x64", "no_x64"})
+
+
+def pytest_collection_modifyitems(items):
+  for item in items:
+    if MODE_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+      item.add_marker(pytest.mark.mode_independent)
+
+
+# -- end of markers ---------------------------------------------------------------------------

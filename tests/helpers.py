@@ -10,7 +10,8 @@ helpers in its own section, so that branches adding helpers merge cleanly
 * validation messages: the DmlValidationError checks of the spec's rules;
 * explanations and HTML: reading dml.explain's sections and parsing `_repr_html_` tables;
 * reference cross-check data: random small cases for the NumPy oracles of the oracle;
-* test data for the GPU kernels.
+* test data for the GPU kernels;
+* fresh processes in JAX's default mode: `default_mode_env`.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import html.parser
 import importlib.resources
 import importlib.util
 import json
+import os
 import pathlib
 import re
 import sys
@@ -292,3 +294,15 @@ def load_script(path: pathlib.Path, name: str) -> Any:
       del sys.modules[name]
       raise
   return sys.modules[name]
+
+
+# -- Fresh processes in JAX's default mode ----------------------------------------------------
+
+
+def default_mode_env(**extra: str) -> dict[str, str]:
+  """This process's environment less JAX_ENABLE_X64, plus `extra`: a child started with it runs
+  in JAX's default mode (x64 off) in both passes of the test command, so a test whose JAX runs
+  only in such children is `mode_independent`."""
+  env = {key: value for key, value in os.environ.items() if key != "JAX_ENABLE_X64"}
+  env.update(extra)
+  return env

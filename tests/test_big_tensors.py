@@ -15,6 +15,9 @@ import dml_jax as dml
 
 N = 2**31 + 2**20
 PATTERN = ((np.arange(251) * 97 + 13) % 256).astype(np.uint8)
+# 2.1 GB a tensor. Not mode_independent: the operators run in the process's mode, and the
+# index arithmetic past 2**31 is where the mode could matter.
+pytestmark = pytest.mark.slow
 
 
 def value_at(position):

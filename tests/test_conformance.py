@@ -13,13 +13,21 @@ from dml_jax._src import conformance
 from dml_jax._src import device as device_lib
 from dml_jax._src.device import Runner
 from dml_jax._src.fixtures import load_fixtures
+from tests.helpers import default_mode_env
 
 DEFAULT = device_lib.describe(device_lib.default_device())  # "cpu:0", or the GPU or TPU
 
 
+@pytest.mark.slow
+@pytest.mark.mode_independent  # the command as a user runs it, in JAX's default mode
+@pytest.mark.subprocess
 def test_report_passes_every_fixture_on_the_default_device():
   result = subprocess.run(
-    [sys.executable, "-m", "dml_jax"], capture_output=True, text=True, timeout=300
+    [sys.executable, "-m", "dml_jax"],
+    env=default_mode_env(),
+    capture_output=True,
+    text=True,
+    timeout=300,
   )
   assert result.returncode == 0, result.stdout + result.stderr
   lines = result.stdout.splitlines()

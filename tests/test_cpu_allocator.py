@@ -18,6 +18,9 @@ from dml_jax._src import cpu_allocator
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 GLIBC = sys.platform.startswith("linux") and platform.libc_ver()[0] == "glibc"
 needs_glibc = pytest.mark.skipif(not GLIBC, reason="the settings are glibc's")
+# malloc's settings: no outcome here depends on the x64 mode (the fresh interpreters start in
+# JAX's default one), so the x64 pass leaves the module out.
+pytestmark = pytest.mark.mode_independent
 
 # Minor page faults per 64 MiB block: malloc, touch every page, free, `calls` times; on the main
 # thread and on a new thread (which gets an arena of its own unless M_ARENA_MAX is 1).
@@ -47,10 +50,11 @@ def thread_faults():
 
 
 def _run(code: str, **env: str) -> dict:
-  """Runs `code` in a fresh interpreter (no MALLOC_* settings but `env`); its last stdout line
-  is JSON."""
+  """Runs `code` in a fresh interpreter (no MALLOC_* settings but `env`, JAX's default mode); its
+  last stdout line is JSON."""
   environ = {k: v for k, v in os.environ.items() if not k.startswith("MALLOC_")}
   environ.pop("GLIBC_TUNABLES", None)
+  environ.pop("JAX_ENABLE_X64", None)
   environ.update(env, PYTHONPATH=str(ROOT), JAX_PLATFORMS="cpu")
   result = subprocess.run(
     [sys.executable, "-c", _FAULTS + textwrap.dedent(code)],
@@ -64,6 +68,7 @@ def _run(code: str, **env: str) -> dict:
   return json.loads(result.stdout.splitlines()[-1])
 
 
+@pytest.mark.subprocess
 @needs_glibc
 def test_it_sets_what_it_says_and_large_blocks_stop_faulting():
   out = _run(
@@ -97,6 +102,8 @@ def test_it_sets_what_it_says_and_large_blocks_stop_faulting():
     assert max(out["thread"]) < pages // 100, out["thread"]
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 @needs_glibc
 def test_xla_outputs_reuse_memory_after_the_setup():
   code = """
@@ -123,6 +130,7 @@ def test_xla_outputs_reuse_memory_after_the_setup():
   assert later[len(later) // 2] == 0, setup
 
 
+@pytest.mark.subprocess
 @needs_glibc
 def test_a_users_own_settings_are_kept():
   out = _run(
@@ -142,6 +150,7 @@ def test_a_users_own_settings_are_kept():
   assert "M_ARENA_MAX left alone (MALLOC_ARENA_MAX=2 is set in the environment)" in out["summary"]
 
 
+@pytest.mark.subprocess
 def test_after_a_jax_computation_it_is_too_late():
   out = _run(
     """
@@ -167,6 +176,7 @@ def test_after_a_jax_computation_it_is_too_late():
     assert out["late"]["applied"] and "after JAX created its CPU client" in out["late"]["note"]
 
 
+@pytest.mark.subprocess
 def test_importing_jax_is_not_too_late():
   out = _run(
     """

@@ -1,36 +1,41 @@
 """benchmarks/cpu_ffi_probe.py: a tiny run (where g++ is present; without it, the run must say so
 and exit 2), and the clean exit 2 without g++ on any machine."""
 
-import os
 import pathlib
 import shutil
 import subprocess
 import sys
 
-from tests.helpers import load_script
+import pytest
+
+from tests.helpers import default_mode_env, load_script
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "benchmarks" / "cpu_ffi_probe.py"
 # The cases whose kernels also run with non-temporal stores.
 STREAMING = ("tile_both", "element_wise_identity_nhwc_to_nchw", "split_axis0", "split_axis1")
+# The probe runs in a child in JAX's default mode (it turns x64 on itself where it needs it).
+pytestmark = pytest.mark.mode_independent
 
 
 def probe_cases() -> tuple[str, ...]:
   return load_script(SCRIPT, "dml_jax_benchmark_cpu_ffi_probe").CASES
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_tiny_run_checks_every_case_and_exits_0():
   result = subprocess.run(
     [sys.executable, str(SCRIPT), "--size", "tiny", "--rounds", "2", "--rest-ms", "0"],
     cwd=ROOT,
-    env=dict(os.environ, PYTHONPATH=str(ROOT), JAX_PLATFORMS="cpu"),
+    env=default_mode_env(PYTHONPATH=str(ROOT), JAX_PLATFORMS="cpu"),
     capture_output=True,
     text=True,
     timeout=120,
   )
   if shutil.which("g++") is None:  # the probe builds its kernel with g++
     assert result.returncode == 2 and "g++ not found" in result.stderr, result.stderr
-    return
+    pytest.skip("no g++ to build the probe's kernels (checked: it says so and exits 2)")
   assert result.returncode == 0, result.stdout + result.stderr
   text = result.stdout
   assert "index rules, dtypes, 64-bit indices, vmap: ok" in text

@@ -1,7 +1,6 @@
 """benchmarks/cpu_protocol.py: a tiny run as a user starts it, its tables, and its arithmetic."""
 
 import json
-import os
 import pathlib
 import platform
 import subprocess
@@ -9,10 +8,13 @@ import sys
 
 import pytest
 
-from tests.helpers import load_script
+from tests.helpers import default_mode_env, load_script
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "benchmarks" / "cpu_protocol.py"
+# The protocol's runs start in children in JAX's default mode; the rest is its arithmetic and
+# its arguments: the x64 pass leaves the module out.
+pytestmark = pytest.mark.mode_independent
 
 
 def _load_protocol():
@@ -27,7 +29,7 @@ def _tiny_run(out, config, *extra, **env):
     [sys.executable, str(SCRIPT), "--size", "tiny", "--only", "join_axis1", "--config", config]
     + ["--rounds", "2", "--rest-ms", "0", "--json", str(out), *extra],
     cwd=ROOT,
-    env=dict(os.environ, PYTHONPATH=str(ROOT), **env),
+    env=default_mode_env(PYTHONPATH=str(ROOT), **env),
     capture_output=True,
     text=True,
     timeout=120,
@@ -36,6 +38,8 @@ def _tiny_run(out, config, *extra, **env):
   return result
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_tiny_run_prints_both_tables_and_exits_0(tmp_path):
   out = tmp_path / "protocol.json"
   # A malloc setting of the caller's must not reach the children: the parent drops it.
@@ -71,6 +75,8 @@ def test_tiny_run_prints_both_tables_and_exits_0(tmp_path):
     assert row["ratio"] > 0 and row["noise"][0] <= row["noise"][1]
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_two_processes_give_two_rows_and_a_combined_one(tmp_path):
   out = tmp_path / "protocol.json"
   result = _tiny_run(out, "plain", "--processes", "2")

@@ -28,6 +28,7 @@ VALID_EXAMPLES = 10_000 // SHARDS if LONG else 60
 INVALID_EXAMPLES = 10_000 // SHARDS if LONG else 300
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("shard", range(SHARDS))
 @pytest.mark.parametrize("op", strategies.OPERATORS)
 @settings(max_examples=VALID_EXAMPLES)
@@ -47,6 +48,8 @@ def test_valid_descriptor_matches_reference(op, shard, data, x64):
   assert_bits_equal(out, case.expected())
 
 
+@pytest.mark.slow
+@pytest.mark.mode_independent  # descriptors alone, no JAX arrays
 @pytest.mark.parametrize("shard", range(SHARDS))
 @pytest.mark.parametrize("op", strategies.OPERATORS)
 @settings(max_examples=INVALID_EXAMPLES)

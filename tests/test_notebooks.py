@@ -8,6 +8,9 @@ printed. The notebooks import public names only.
 
 The notebooks are stored with their outputs. To refresh them after a change:
 ``python scripts/run_notebooks.py --write``.
+
+The kernels run in JAX's default mode whatever this process's, so the x64 pass of the test
+command leaves this module out (`mode_independent`).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
 TOUR, SEMANTICS, DEVICES = "01_tour.ipynb", "02_semantics.ipynb", "03_devices.ipynb"
 MODELS = "04_models.ipynb"
+pytestmark = pytest.mark.mode_independent
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 PYTHON_WARNING = re.compile(r"\b\w*Warning: ")
 
@@ -117,11 +121,15 @@ def executed():
   return {p.name: execute(p) for p in sorted(NOTEBOOKS.glob("*.ipynb"))}
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 @pytest.mark.parametrize("name", sorted(p.name for p in NOTEBOOKS.glob("*.ipynb")))
 def test_notebook_runs_without_errors_and_its_asserts_pass(executed, name):
   check(executed[name])
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_tour_shows_descriptors_explanations_and_an_error(executed):
   notebook = executed[TOUR]
   html = _html(notebook)
@@ -140,10 +148,14 @@ def test_tour_shows_descriptors_explanations_and_an_error(executed):
   assert "InputTensor.DimensionCount" in error.evalue
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_semantics_notebook_draws_pictures(executed):
   assert len(_pngs(executed[SEMANTICS])) >= 11
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_devices_notebook_reports_every_device_and_times_the_compile(executed):
   text = _text(executed[DEVICES])
   assert "(compiled)" in text and "cpu:0" in text
@@ -151,6 +163,8 @@ def test_devices_notebook_reports_every_device_and_times_the_compile(executed):
   assert len(_pngs(executed[DEVICES])) >= 1
 
 
+@pytest.mark.slow
+@pytest.mark.subprocess
 def test_models_notebook_runs_a_model_file_and_draws_its_buffers(executed):
   notebook = executed[MODELS]
   text = _text(notebook)
@@ -167,6 +181,7 @@ def test_notebooks_use_public_names_only():
       assert "_src" not in cell.source, (path.name, cell.source)
 
 
+@pytest.mark.subprocess
 def test_the_refresh_script_checks_without_writing(tmp_path, monkeypatch):
   # A notebook whose one cell raises: reported, exit status 1, the file untouched.
   notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("1 / 0")])

@@ -66,6 +66,10 @@ import dml_jax as dml
 from dml_jax._src import reference
 from tests.helpers import assert_bits_equal
 
+# Every example runs in the mode it draws (check_case) or its test's fixture sets (x64, no_x64),
+# whatever the process's: the x64 pass of the test command leaves the module out.
+pytestmark = pytest.mark.mode_independent
+
 # When a property fails, hypothesis' pytest plugin imports hypothesis.extra._patching
 # (libcst), whose import raises a DeprecationWarning from mypy_extensions; with
 # pyproject's filterwarnings = ["error"] that turns the report into an INTERNALERROR
@@ -603,6 +607,7 @@ def _with_index(case: Case, example: tuple[np.ndarray, ...], index: np.ndarray):
 # --------------------------------------------------------------------------- #
 
 
+@pytest.mark.slow
 # Each example compiles 3-5 functions (eager, jit, vmap, grad); 1.5x the
 # profile's max_examples (60 in "ci", as many as the fuzz gives each operator) keeps
 # the file under a minute on two cores.
@@ -612,24 +617,28 @@ def test_gather_elements_matches_reference(data):
   check_case(data.draw(gather_elements_cases(), label="case"))
 
 
+@pytest.mark.slow
 @_scaled(1.5)
 @given(data=st.data())
 def test_gather_nd_matches_reference(data):
   check_case(data.draw(gather_nd_cases(), label="case"))
 
 
+@pytest.mark.slow
 @_scaled(1.0)
 @given(data=st.data())
 def test_gather_matches_reference(data):
   check_case(data.draw(gather_cases(), label="case"))
 
 
+@pytest.mark.slow
 @_scaled(1.5)
 @given(data=st.data())
 def test_reverse_subsequences_matches_reference(data):
   check_case(data.draw(reverse_subsequences_cases(), label="case"))
 
 
+@pytest.mark.slow
 @_scaled(1.5)
 @given(data=st.data())
 def test_join_matches_reference(data):
@@ -654,6 +663,7 @@ def _cycled(values: list[int], dtype, shape: tuple[int, ...]) -> np.ndarray:
   assert count >= len(values), (shape, len(values))
   return np.array((values * count)[:count], dtype=dtype).reshape(shape)
 
+@pytest.mark.slow
 
 def test_every_type_combination_matches_reference(x64):
   """Every data type with every index (length) type, on fixed cases, eagerly.

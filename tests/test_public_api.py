@@ -11,7 +11,12 @@ import pathlib
 import pydoc
 import re
 
+import pytest
+
 import dml_jax
+
+# Names and help text, no JAX arrays: the x64 pass leaves the module out.
+pytestmark = pytest.mark.mode_independent
 
 INIT = pathlib.Path(dml_jax.__file__)
 

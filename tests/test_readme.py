@@ -2,11 +2,18 @@
 its opening shows is an example file, and prints what the README says it prints."""
 
 import json
-import os
 import pathlib
 import re
 import subprocess
 import sys
+
+import pytest
+
+from tests.helpers import default_mode_env
+
+# The README's text, the registry and a run of the example in an interpreter of its own, in
+# JAX's default mode (as a reader runs it): no test here depends on the process's x64 mode.
+pytestmark = pytest.mark.mode_independent
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
@@ -21,7 +28,9 @@ def _readme_commands():
 def test_readme_starts_with_the_main_job_and_the_tests():
   main_job, tests = _readme_commands()
   assert main_job.endswith("python -m dml_jax")
-  assert "python -m pytest -n 2 && JAX_ENABLE_X64=1 python -m pytest -n 2" in tests
+  # The x64 pass runs only the tests that can depend on the mode (tests/conftest.py).
+  both_modes = "python -m pytest -n 2 && JAX_ENABLE_X64=1 python -m pytest -n 2"
+  assert f'{both_modes} -m "not mode_independent"' in tests
 
 
 def test_ci_runs_the_readme_test_command():
@@ -65,11 +74,12 @@ def test_the_opening_model_is_an_example_file():
   assert len(model.splitlines()) <= 16  # short
 
 
+@pytest.mark.subprocess
 def test_the_opening_model_prints_what_the_readme_shows():
   _, shown = _opening()
   command, expected = shown.split("\n", 1)
   arguments = command.split()[1:]  # python -m dml_jax run examples/NAME.json
-  env = dict(os.environ, PYTHONPATH=str(ROOT))
+  env = default_mode_env(PYTHONPATH=str(ROOT))
   result = subprocess.run(
     [sys.executable, *arguments[1:]], cwd=ROOT, env=env, capture_output=True, timeout=120
   )

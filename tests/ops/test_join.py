@@ -215,7 +215,9 @@ CASES = [  # (shape off the axis sizes, axis): flat, squeezed and plain forms
   ((2, 1, 3, 4), 2),
   ((1, 2, 3, 4), 3),
 ]
-DTYPES = [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.float16, np.float32]
+# One integer type a width: _inputs draws the same bytes for int8 and uint8 (and so on), and
+# joining copies them whatever their sign.
+DTYPES = [np.int8, np.int16, np.int32, np.float16, np.float32]
 
 
 def _inputs(shape, axis, count, dtype, rng):
