@@ -1,7 +1,6 @@
 """benchmarks/run.py: a tiny run as a user starts it, and its failure paths."""
 
 import json
-import os
 import pathlib
 import subprocess
 import sys
@@ -10,7 +9,7 @@ import types
 import numpy as np
 import pytest
 
-from tests.helpers import load_script
+from tests.helpers import default_mode_env, load_script
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "benchmarks" / "run.py"
@@ -38,9 +37,12 @@ def _load_benchmark():
   return load_script(SCRIPT, "dml_jax_benchmark_run")
 
 
+@pytest.mark.mode_independent  # a child in JAX's default mode
+@pytest.mark.subprocess
+@pytest.mark.slow
 def test_tiny_run_times_and_checks_every_case(tmp_path):
   out = tmp_path / "bench.json"
-  env = dict(os.environ, PYTHONPATH=str(ROOT))
+  env = default_mode_env(PYTHONPATH=str(ROOT))
   result = subprocess.run(
     [sys.executable, str(SCRIPT), "--size", "tiny", "--json", str(out)],
     cwd=ROOT,
@@ -74,10 +76,12 @@ def test_tiny_run_times_and_checks_every_case(tmp_path):
 SHARDED_CASES = ("join_axis0", "one_hot_last")
 
 
+@pytest.mark.mode_independent  # a child in JAX's default mode
+@pytest.mark.subprocess
+@pytest.mark.slow
 def test_tiny_sharded_run_on_8_cpu_devices(tmp_path):
   out = tmp_path / "sharded.json"
-  env = dict(
-    os.environ,
+  env = default_mode_env(
     PYTHONPATH=str(ROOT),
     JAX_PLATFORMS="cpu",
     XLA_FLAGS="--xla_force_host_platform_device_count=8",

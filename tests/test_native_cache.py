@@ -22,6 +22,9 @@ import pytest
 from dml_jax._src import conformance
 from dml_jax._src.kernels import native_cpu
 
+# The cache's rules build and load a C library: nothing here depends on JAX's 64-bit mode.
+pytestmark = pytest.mark.mode_independent
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 TINY = 'extern "C" int DmlJaxTiny() { return 7; }\n'
 # A process of its own that uses the tiny kernel: argv[1] the sources' folder; prints where the

@@ -117,7 +117,7 @@ def test_status_says_whether_the_kernels_run_here():
 )
 def test_split_runs_matches_np_split(dtype, shape, axis, sizes, stores):
   if not _native():
-    return
+    pytest.skip(f"no native kernels here: {native_cpu.status().reason}")
   x = _data(np.random.default_rng(1), dtype, shape)
   got = jax.jit(lambda x: runs_cpu.split_runs(x, sizes, axis, stores=stores))(x)
   want = np.split(x, np.cumsum(sizes)[:-1], axis=axis)
@@ -139,7 +139,7 @@ def test_split_runs_matches_np_split(dtype, shape, axis, sizes, stores):
 )
 def test_join_runs_matches_np_concatenate(dtype, shape, axis, sizes, stores):
   if not _native():
-    return
+    pytest.skip(f"no native kernels here: {native_cpu.status().reason}")
   rng = np.random.default_rng(6)
   inputs = []
   for size in sizes:
@@ -163,7 +163,7 @@ def test_join_runs_matches_np_concatenate(dtype, shape, axis, sizes, stores):
 )
 def test_tile_rows_matches_np_tile(dtype, shape, repeats, stores):
   if not _native():
-    return
+    pytest.skip(f"no native kernels here: {native_cpu.status().reason}")
   x = _data(np.random.default_rng(2), dtype, shape)
   got = jax.jit(lambda x: tile_rows_cpu.tile_rows(x, repeats, stores=stores))(x)
   assert_bits_equal(got, np.tile(x, repeats))
@@ -190,7 +190,7 @@ def test_tile_rows_matches_np_tile(dtype, shape, repeats, stores):
 )
 def test_transpose_matches_np_swapaxes(dtype, shape):
   if not _native():
-    return
+    pytest.skip(f"no native kernels here: {native_cpu.status().reason}")
   x = _data(np.random.default_rng(7), dtype, shape)
   got = jax.jit(transpose_cpu.transpose)(x)
   assert_bits_equal(got, np.swapaxes(x, -1, -2))
@@ -234,7 +234,7 @@ def test_gather_rows_matches_numpy(
   dtype, index_dtype, input_shape, indices_shape, batch_dims, stores
 ):
   if not _native():
-    return
+    pytest.skip(f"no native kernels here: {native_cpu.status().reason}")
   rng = np.random.default_rng(9)
   x = _data(rng, dtype, input_shape)
   t = indices_shape[-1]
@@ -248,7 +248,7 @@ def test_gather_rows_matches_numpy(
 @pytest.mark.parametrize("index_dtype", [np.int64, np.uint64], ids=lambda t: t.__name__)
 def test_gather_rows_takes_64_bit_indices_and_elements(index_dtype, x64):
   if not _native():
-    return
+    pytest.skip(f"no native kernels here: {native_cpu.status().reason}")
   rng = np.random.default_rng(10)
   x = kernel_data(rng, np.float64, (9, 5, 40))
   indices = kernel_indices(rng, index_dtype, (200, 2), 9)
@@ -264,7 +264,7 @@ def test_the_row_kernel_under_vmap_makes_one_call():
   indices into one input are more tuples, also between batch dimensions; nested vmaps fold into
   the same single call."""
   if not _native():
-    return
+    pytest.skip(f"no native kernels here: {native_cpu.status().reason}")
   rng = np.random.default_rng(11)
   x = _data(rng, np.float32, (2, 3, 4, 5, 64))  # vmap, vmap, batch dimension, tuple, row
   i = kernel_indices(rng, np.int32, (2, 3, 4, 6, 1), 5)
@@ -290,7 +290,7 @@ def test_the_row_kernel_under_vmap_makes_one_call():
 @pytest.mark.parametrize("dtype", [np.float64, np.int64, np.uint64], ids=lambda t: t.__name__)
 def test_kernels_move_64_bit_elements(dtype, x64):
   if not _native():
-    return
+    pytest.skip(f"no native kernels here: {native_cpu.status().reason}")
   rng = np.random.default_rng(3)
   x = kernel_data(rng, dtype, (6, 200))
   pieces = runs_cpu.split_runs(jnp.asarray(x), (2, 4), 0)

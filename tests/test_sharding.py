@@ -1,19 +1,24 @@
 """Every operator on arrays sharded over 8 (virtual CPU) devices: the reference's bits, jnp's
 output sharding, and no collective beyond jnp's program (tests/subprocess/sharded_ops.py)."""
 
-import os
 import pathlib
 import subprocess
 import sys
 
+import pytest
+
 from dml_jax._src import registry
+from tests.helpers import default_mode_env
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 
+# The scripts run in a child in JAX's default mode (x64 off), once: each takes about 35 s.
+@pytest.mark.mode_independent
+@pytest.mark.subprocess
+@pytest.mark.slow
 def test_operators_on_arrays_sharded_over_8_devices():
-  env = dict(
-    os.environ,
+  env = default_mode_env(
     XLA_FLAGS="--xla_force_host_platform_device_count=8",
     JAX_PLATFORMS="cpu",
     PYTHONPATH=str(ROOT),
@@ -53,11 +58,13 @@ def test_collectives_are_counted_by_kind():
   assert collectives(hlo) == {"all-gather": 1, "all-reduce": 1, "collective-permute": 1}
 
 
+@pytest.mark.mode_independent
+@pytest.mark.subprocess
+@pytest.mark.slow
 def test_kernels_run_per_shard_over_8_devices():
   """Every kernel, partitioned, on operands sharded over 8 CPU devices: one device's bits, jnp's
   output sharding, no collective beyond jnp's (none with a batch dimension sharded)."""
-  env = dict(
-    os.environ,
+  env = default_mode_env(
     XLA_FLAGS="--xla_force_host_platform_device_count=8",
     JAX_PLATFORMS="cpu",
     PYTHONPATH=str(ROOT),
