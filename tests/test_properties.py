@@ -663,8 +663,8 @@ def _cycled(values: list[int], dtype, shape: tuple[int, ...]) -> np.ndarray:
   assert count >= len(values), (shape, len(values))
   return np.array((values * count)[:count], dtype=dtype).reshape(shape)
 
-@pytest.mark.slow
 
+@pytest.mark.slow
 def test_every_type_combination_matches_reference(x64):
   """Every data type with every index (length) type, on fixed cases, eagerly.
 
