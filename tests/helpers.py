@@ -23,6 +23,7 @@ import json
 import os
 import pathlib
 import re
+import subprocess
 import sys
 from typing import Any
 
@@ -306,3 +307,24 @@ def default_mode_env(**extra: str) -> dict[str, str]:
   env = {key: value for key, value in os.environ.items() if key != "JAX_ENABLE_X64"}
   env.update(extra)
   return env
+
+
+def run_on_cpu_devices(
+  *argv: str | os.PathLike[str], devices: int = 8, timeout: float = 300
+) -> subprocess.CompletedProcess[str]:
+  """`python *argv` in a child with `devices` virtual CPU devices, in JAX's default mode
+  (`default_mode_env`), from the repository root with it on the path; output captured."""
+  root = pathlib.Path(__file__).resolve().parents[1]
+  env = default_mode_env(
+    XLA_FLAGS=f"--xla_force_host_platform_device_count={devices}",
+    JAX_PLATFORMS="cpu",
+    PYTHONPATH=str(root),
+  )
+  return subprocess.run(
+    [sys.executable, *map(str, argv)],
+    cwd=root,
+    env=env,
+    capture_output=True,
+    text=True,
+    timeout=timeout,
+  )

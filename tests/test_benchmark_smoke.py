@@ -9,7 +9,7 @@ import types
 import numpy as np
 import pytest
 
-from tests.helpers import default_mode_env, load_script
+from tests.helpers import default_mode_env, load_script, run_on_cpu_devices
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "benchmarks" / "run.py"
@@ -81,20 +81,8 @@ SHARDED_CASES = ("join_axis0", "one_hot_last")
 @pytest.mark.slow
 def test_tiny_sharded_run_on_8_cpu_devices(tmp_path):
   out = tmp_path / "sharded.json"
-  env = default_mode_env(
-    PYTHONPATH=str(ROOT),
-    JAX_PLATFORMS="cpu",
-    XLA_FLAGS="--xla_force_host_platform_device_count=8",
-  )
   argv = ["--size", "tiny", "--devices", "8", "--only", ",".join(SHARDED_CASES), "--repeats", "5"]
-  result = subprocess.run(
-    [sys.executable, str(SCRIPT), *argv, "--json", str(out)],
-    cwd=ROOT,
-    env=env,
-    capture_output=True,
-    text=True,
-    timeout=120,
-  )
+  result = run_on_cpu_devices(SCRIPT, *argv, "--json", out, timeout=120)
   assert result.returncode == 0, result.stdout + result.stderr
   lines = result.stdout.splitlines()
   assert lines[-1].startswith("all ") and " checks passed" in lines[-1], lines[-1]

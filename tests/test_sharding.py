@@ -2,13 +2,12 @@
 output sharding, and no collective beyond jnp's program (tests/subprocess/sharded_ops.py)."""
 
 import pathlib
-import subprocess
 import sys
 
 import pytest
 
 from dml_jax._src import registry
-from tests.helpers import default_mode_env
+from tests.helpers import run_on_cpu_devices
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
@@ -18,18 +17,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 @pytest.mark.subprocess
 @pytest.mark.slow
 def test_operators_on_arrays_sharded_over_8_devices():
-  env = default_mode_env(
-    XLA_FLAGS="--xla_force_host_platform_device_count=8",
-    JAX_PLATFORMS="cpu",
-    PYTHONPATH=str(ROOT),
-  )
-  result = subprocess.run(
-    [sys.executable, str(ROOT / "tests/subprocess/sharded_ops.py")],
-    env=env,
-    capture_output=True,
-    text=True,
-    timeout=300,
-  )
+  result = run_on_cpu_devices(ROOT / "tests/subprocess/sharded_ops.py")
   assert result.returncode == 0, result.stdout + result.stderr
   # Every case passed, none failed, each registered operator among them (the cases are
   # counted from the script's output, not pinned: a new case changes no number here).
@@ -64,18 +52,7 @@ def test_collectives_are_counted_by_kind():
 def test_kernels_run_per_shard_over_8_devices():
   """Every kernel, partitioned, on operands sharded over 8 CPU devices: one device's bits, jnp's
   output sharding, no collective beyond jnp's (none with a batch dimension sharded)."""
-  env = default_mode_env(
-    XLA_FLAGS="--xla_force_host_platform_device_count=8",
-    JAX_PLATFORMS="cpu",
-    PYTHONPATH=str(ROOT),
-  )
-  result = subprocess.run(
-    [sys.executable, str(ROOT / "tests/subprocess/sharded_kernels.py")],
-    env=env,
-    capture_output=True,
-    text=True,
-    timeout=300,
-  )
+  result = run_on_cpu_devices(ROOT / "tests/subprocess/sharded_kernels.py")
   assert result.returncode == 0, result.stdout + result.stderr
   lines = result.stdout.splitlines()
   passed = [line for line in lines if line.startswith("PASS  ")]
