@@ -31,6 +31,11 @@ from dml_jax._src.kernels import (
 from dml_jax._src.ops.one_hot import _on_positions
 from tests.helpers import assert_bits_equal, kernel_data, kernel_indices
 
+# The kernels' tests run with x64 off, except those that take the `x64` fixture for 64-bit
+# indices or data: once, in the first pass (the kernels' 32-bit paths do not depend on the
+# mode; their 64-bit paths are pinned where they are tested).
+pytestmark = pytest.mark.usefixtures("no_x64")
+
 DATA_TYPES = [np.float32, np.float16, np.int32, np.uint32, np.int16, np.uint16, np.int8, np.uint8]
 # The gathers' bodies copy elements and never read them as numbers: an unsigned type moves the
 # same bits as the signed one of its width (kernel_data fills either over its whole range).

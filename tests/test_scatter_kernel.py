@@ -19,6 +19,11 @@ from dml_jax._src.kernels import availability, scatter_elements_rows_triton
 from dml_jax._src.kernels import scatter_elements_rows_mosaic as rows
 from tests.helpers import assert_bits_equal, kernel_data, kernel_indices
 
+# The kernels' tests run with x64 off, except those that take the `x64` fixture for 64-bit
+# indices or data: once, in the first pass (the kernels' 32-bit paths do not depend on the
+# mode; their 64-bit paths are pinned where they are tested).
+pytestmark = pytest.mark.usefixtures("no_x64")
+
 F32, I32, U32 = np.dtype(np.float32), np.dtype(np.int32), np.dtype(np.uint32)
 
 

@@ -18,6 +18,11 @@ from dml_jax._src.kernels import scatter_nd_rows_triton as pull
 from dml_jax._src.ops import scatter_nd as scatter_nd_op
 from tests.helpers import assert_bits_equal, kernel_data, kernel_indices
 
+# The kernels' tests run with x64 off, except those that take the `x64` fixture for 64-bit
+# indices or data: once, in the first pass (the kernels' 32-bit paths do not depend on the
+# mode; their 64-bit paths are pinned where they are tested).
+pytestmark = pytest.mark.usefixtures("no_x64")
+
 F32 = np.dtype(np.float32)
 
 # (input shape, indices shape, data type, index type): tuples leave rows of 256 bytes or more.
