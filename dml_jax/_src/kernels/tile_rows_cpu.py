@@ -5,7 +5,7 @@ cache: `native_cpu.stores_for`), on the calling thread and XLA's intra-op pool.
 XLA:CPU writes TILE's output one element an iteration, through the cache. For TILE of
 (512, 512) float32 by (4, 4) (a 16 MiB output) that took 0.89 ms on a 2-core x86-64 machine,
 ONNX Runtime's Tile 0.69; whole rows stored past the cache take 0.67
-(`benchmarks/cpu_ffi_probe.py`, BENCHMARKS.md). The code is `native/tile_rows.cc`, built on
+(the FFI probe of commit c74af0f, BENCHMARKS.md). The code is `native/tile_rows.cc`, built on
 first use (`native_cpu`).
 
 `applies` decides from static shapes; `forms.tile` runs the kernel on the CPU only, with the
