@@ -15,8 +15,8 @@ its tile with evict-first stores:
   `depth` (int16 for depth 1024): they are read again for every pair of rows, and their
   bytes compete with the stores for L2. (32, 1024) tiles of int32 positions took 1.000 ms on
   an H200 for run.py's 4 GiB case, int16 pairs of rows 0.932, a plain fill of the same bytes
-  0.912 (`benchmarks/one_hot_probe.py --parts`): 1.06 / 1.07 of the copy on an H100 / H200,
-  1.04x / 1.05x torch's zeros + scatter_.
+  0.912 (`one_hot_probe --parts`, a probe at commit 04e086b): 1.06 / 1.07 of the copy on an
+  H100 / H200, 1.04x / 1.05x torch's zeros + scatter_.
 
 The output is viewed as (outer, depth, inner) around the one-hot axis. With inner == 1 (the
 last axis, or only 1s after it) it is 2-D, (outer, depth), and a row's element is hot where
@@ -56,7 +56,7 @@ class TilesConfig:
     row_tile_elements: the most elements a program writes along the last axis, where a
       tile's rows are whole output rows: one row of 1024 float32 a program wrote at 1.10 of
       the copy on an H100, (32, 1024) tiles 1.07, XLA's compare-and-select (2 KiB a block)
-      1.08 (`benchmarks/one_hot_probe.py`).
+      1.08 (`one_hot_probe`, a probe at commit 04e086b).
     max_columns: the most columns of a tile, contiguous in memory (a power of two): 1024
       float32 columns wrote as fast as 2048 or 4096 on an H100 and an H200.
     min_row_bytes: the shortest tile row that takes the kernel: along the last axis, float32

@@ -31,8 +31,8 @@ half as much each, late rows for int8 (four lanes a word cost more than wider ro
 It needs TMA (compute capability 9.0 or newer), and the strip must fit in shared memory:
 `applies` checks these on static shapes (`availability` says whether the GPUs have TMA). The
 lengths come in clamped to [0, T] as int32, as the lax path takes them. The tuning is a
-`StripConfig`; `benchmarks/reverse_smem_probe.py` passes variants of it. `forms` runs the
-kernel on CUDA GPUs only, where the lanes of a row do not all share one length.
+`StripConfig`; `reverse_smem_probe` (a probe at commit 04e086b) passed variants of it. `forms`
+runs the kernel on CUDA GPUs only, where the lanes of a row do not all share one length.
 """
 
 from __future__ import annotations

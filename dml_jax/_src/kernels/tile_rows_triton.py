@@ -7,7 +7,7 @@ output) that loop took 20.9 us of kernel time on an H200, 0.81 of the copy's ban
 (BENCHMARKS.md). Here the input is viewed as (outer, rows, width), with copies along rows and
 width (`repeats[-2]`, `repeats[-1]`); a program loads a block of up to `max_block_bytes` of one
 row and stores it at each of its copies with evict-first stores (the output is not read again):
-16.2 us, 1.04 of the copy (`benchmarks/tile_probe.py`).
+16.2 us, 1.04 of the copy (`tile_probe`, a probe at commit 04e086b).
 
 `applies` decides from static shapes; `forms.tile` runs the kernel on CUDA GPUs only, with the
 lax path's gradient.
@@ -40,7 +40,7 @@ class RowCopiesConfig:
       unrolled).
     num_warps: a program's warps.
     eviction_policy: the stores' cache hint: "evict_first" stored 1.04 of the copy on an H200,
-      plain stores 0.97 (`benchmarks/tile_probe.py`).
+      plain stores 0.97 (`tile_probe`, a probe at commit 04e086b).
   """
 
   min_output_bytes: int = 16 * 1024 * 1024
