@@ -2887,6 +2887,25 @@ def row_json(row: Row, ceiling: float | None, kernel_ceiling: float | None) -> d
 # -- main ----------------------------------------------------------------------------------
 
 
+def print_closing(env: Env, rows: list[Row], memory_label: str, checks: str) -> list[Row]:
+  """The run's last lines: peak memory, load, and every check (`checks` says what they
+  compared); returns the rows whose check failed."""
+  failed = [r for r in rows if r.failed]
+  checked = [r for r in rows if r.check]
+  memory = peak_memory(env)
+  if memory:
+    print(f"\npeak device memory{memory_label}: {memory}")
+  print(f"\nload average at the end: {_load()}")
+  print()
+  if failed:
+    for r in failed:
+      print(f"CHECK FAILED: {r.case} / {r.impl}: {r.check}")
+    print(f"{len(checked) - len(failed)} checks passed, {len(failed)} failed")
+  else:
+    print(f"all {len(checked)} checks passed ({checks})")
+  return failed
+
+
 def parse_args(argv):
   parser = argparse.ArgumentParser(
     description="Benchmark dml_jax's operators against a device copy and peer implementations.",
@@ -3006,22 +3025,9 @@ above 1 when dml_jax is faster (dml_jax's row: its fastest peer that passed its 
 lax.gather (in bounds): the jnp call with mode="promise_in_bounds", a bare lax.gather;
 (src): source positions computed in the call; torch: on {env.torch_device or "-"};
 ort: ONNX Runtime, CPU.""")
-  failed = [r for r in rows if r.failed]
-  checked = [r for r in rows if r.check]
-  memory = peak_memory(env)
-  if memory:
-    print(f"\npeak device memory: {memory}")
-  print(f"\nload average at the end: {_load()}")
-  print()
-  if failed:
-    for r in failed:
-      print(f"CHECK FAILED: {r.case} / {r.impl}: {r.check}")
-    print(f"{len(checked) - len(failed)} checks passed, {len(failed)} failed")
-  else:
-    print(
-      f"all {len(checked)} checks passed (dml_jax vs reference subset and NumPy, peers vs"
-      f" dml_jax, bit for bit)"
-    )
+  failed = print_closing(
+    env, rows, "", "dml_jax vs reference subset and NumPy, peers vs dml_jax, bit for bit"
+  )
   if args.json:
     with open(args.json, "w") as f:
       json.dump(
@@ -3039,7 +3045,7 @@ ort: ONNX Runtime, CPU.""")
           "ceiling_gb_per_s": ceiling,
           "ceiling_implementation": ceiling_row.impl if ceiling_row else None,
           "kernel_ceiling_gb_per_s": kernel_ceiling,
-          "peak_device_memory": memory,
+          "peak_device_memory": peak_memory(env),
           "load_average_end": _load(),
           "cases": cases_json,
           "rows": [row_json(r, ceiling, kernel_ceiling) for r in rows],
@@ -3137,22 +3143,9 @@ on one device (the unsharded inputs); xN/(x1/N): 1 is perfect scaling; jnp/dml: 
 dml_jax is faster on {n} devices; collectives: in each compiled program (an asynchronous one
 counts once); output: dml_jax's output sharding (= jnp: the same as jnp's); check: both outputs
 bit for bit against the one-device output (itself checked against the reference subset).""")
-  failed = [r for r in rows if r.failed]
-  checked = [r for r in rows if r.check]
-  memory = peak_memory(env)
-  if memory:
-    print(f"\npeak device memory (device 0): {memory}")
-  print(f"\nload average at the end: {_load()}")
-  print()
-  if failed:
-    for r in failed:
-      print(f"CHECK FAILED: {r.case} / {r.impl}: {r.check}")
-    print(f"{len(checked) - len(failed)} checks passed, {len(failed)} failed")
-  else:
-    print(
-      f"all {len(checked)} checks passed (one device vs reference subset, sharded vs one device,"
-      " bit for bit)"
-    )
+  failed = print_closing(
+    env, rows, " (device 0)", "one device vs reference subset, sharded vs one device, bit for bit"
+  )
   write_json(complete=True)
   return 1 if failed else 0
 
