@@ -556,11 +556,11 @@ def test_join_of_bound_parts_reads_them_in_place_on_the_cpu():
   assert " concatenate(" in _entry(wholes_text)
 
 
-def test_the_readme_example_runs():
+def test_the_usage_page_buffers_example_runs():
   import pathlib
 
-  readme = (pathlib.Path(__file__).resolve().parent.parent / "README.md").read_text()
-  section = readme[readme.index("## Buffers and strides") :]
+  usage = (pathlib.Path(__file__).resolve().parent.parent / "docs" / "usage.md").read_text()
+  section = usage[usage.index("## Buffers and strides") :]
   code = section[section.index("```python\n") + 10 : section.index("```\n", 10)]
   namespace: dict = {}
   exec(code, namespace)

@@ -799,9 +799,9 @@ def test_load_model_from_text_and_path():
     dml.load_model(EXAMPLES / "nope.json")
 
 
-def test_the_readme_model_prints_what_the_readme_shows():
-  readme = (EXAMPLES.parent / "README.md").read_text()
-  section = readme[readme.index("## DirectML model files") :]
+def test_the_models_page_example_prints_what_the_page_shows():
+  page = (EXAMPLES.parent / "docs" / "models.md").read_text()
+  section = page[page.index("## DirectML model files") :]
   model_json = section[
     section.index("```json\n") + 8 : section.index("```", section.index("```json\n") + 8)
   ]
