@@ -1,7 +1,7 @@
 """Index arithmetic shared by the gathers: DirectML's negative-index rule and the
 out-of-range policy, computed in the index's own dtype so that nothing wraps.
 
-Policy (documented in the README): a signed index i < 0 counts from the end,
+Policy (documented in docs/policies.md): a signed index i < 0 counts from the end,
 i + size (only signed index types, which DirectML allows from FL 3_0); the
 result is then clamped to [0, size - 1], so no read leaves the input. The
 clamped index is finally narrowed to int32 when the size allows it (a value in

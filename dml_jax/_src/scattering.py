@@ -1,7 +1,7 @@
 """Scatters whose result is the same on every backend: the last update wins, and an update
 whose target lies outside the output is dropped.
 
-DirectML leaves both cases undefined; dml_jax's policy (documented in the README and
+DirectML leaves both cases undefined; dml_jax's policy (documented in docs/policies.md and
 by SCATTER_ELEMENTS and SCATTER_ND) is:
 
 * an index is first mapped by the negative-index rule (signed index types count from the
