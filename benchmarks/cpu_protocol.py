@@ -292,12 +292,12 @@ def child(config: str, names: list[str], size: str, rounds: int, rest_s: float, 
     "versions": {
       "python": platform.python_version(),
       "jax": jax.__version__,
-      "jaxlib": run._version("jaxlib"),
+      "jaxlib": run.version_of("jaxlib"),
       "numpy": np.__version__,
       "onnxruntime": ort.__version__,
       "onnx": onnx.__version__,
     },
-    "load_average_start": run._load(),
+    "load_average_start": run.load_average(),
     "cases": [],
   }
   for name in names:
@@ -308,7 +308,7 @@ def child(config: str, names: list[str], size: str, rounds: int, rest_s: float, 
       result["cases"].append(
         {"case": name, "op": run.CASES[name].op, "error": f"{type(e).__name__}: {e}"[:300]}
       )
-  result["load_average_end"] = run._load()
+  result["load_average_end"] = run.load_average()
   result["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
   with open(out, "w") as f:
     json.dump(result, f)
@@ -588,7 +588,7 @@ def header_lines(args, configs, names, dropped: list[str]) -> list[str]:
     f"# cases: {', '.join(names)}",
     "# malloc settings dropped from the children's environment: "
     + (", ".join(dropped) if dropped else "none were set"),
-    f"# load average {run._load()}",
+    f"# load average {run.load_average()}",
   ]
 
 
@@ -699,7 +699,7 @@ def main(argv=None) -> int:
     if r.get("error") or r.get("check", "ok") != "ok"
   ]
   run = load_run()
-  print(f"\nload average at the end: {run._load()}")
+  print(f"\nload average at the end: {run.load_average()}")
   for config, case, problem in failed:
     print(f"FAILED: [{config}] {case}: {problem}")
   if not failed:

@@ -1,15 +1,15 @@
-"""benchmarks/run.py: a tiny run as a user starts it, and its failure paths."""
+"""benchmarks/run.py: every case once on tiny shapes, the --forms and --sweep studies, the
+JSON's shape, and the failure paths."""
 
 import json
 import pathlib
-import subprocess
-import sys
 import types
 
 import numpy as np
 import pytest
 
-from tests.helpers import default_mode_env, load_script, run_on_cpu_devices
+from benchmarks import run as bench_run
+from tests.helpers import run_on_cpu_devices
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "benchmarks" / "run.py"
@@ -33,61 +33,54 @@ CASES = (
 
 
 def _load_benchmark():
-  """benchmarks/run.py as a module (it is a script, not part of a package)."""
-  return load_script(SCRIPT, "dml_jax_benchmark_run")
+  """benchmarks/run.py: the command line, with the harness's names."""
+  return bench_run
 
 
-@pytest.mark.mode_independent  # a child in JAX's default mode
-@pytest.mark.subprocess
-@pytest.mark.slow
-def test_tiny_run_times_and_checks_every_case(tmp_path):
+def test_tiny_run_times_and_checks_every_case(tmp_path, capsys):
+  """Every registered case once, through the harness as the command line runs it (peers off:
+  a few seconds for every case; the sharded run below starts the script itself)."""
   out = tmp_path / "bench.json"
-  env = default_mode_env(PYTHONPATH=str(ROOT))
-  result = subprocess.run(
-    [sys.executable, str(SCRIPT), "--size", "tiny", "--json", str(out)],
-    cwd=ROOT,
-    env=env,
-    capture_output=True,
-    text=True,
-    timeout=120,
-  )
-  assert result.returncode == 0, result.stdout + result.stderr
-  lines = result.stdout.splitlines()
+  assert bench_run.main(["--size", "tiny", "--no-peers", "--repeats", "5", "--json", str(out)]) == 0
+  lines = capsys.readouterr().out.splitlines()
   assert lines[-1].startswith("all ") and " checks passed" in lines[-1], lines[-1]
   # Every case the script runs at this size (CASES among them: a new case changes no list here).
-  cases = _load_benchmark().cases_of("tiny")
+  cases = bench_run.cases_of("tiny")
   assert set(CASES) <= set(cases)
   for case in ("copy", *cases):
     rows = [line.split() for line in lines if line.startswith(f"{case} ")]
     impl = "jax.jit(jnp.copy)" if case == "copy" else "dml_jax"
     assert any(impl in " ".join(row) and "ok" in row for row in rows), (case, rows)
   report = json.loads(out.read_text())
-  assert report["passed"] and report["size"] == "tiny"
-  assert [c["case"] for c in report["cases"]] == cases
+  assert report["passed"] and report["size"] == "tiny" and report["mode"] == "operators"
+  assert [c["case"] for c in report["cases"]] == cases and report["study"] == []
+  assert set(report["cases"][0]) == {"case", "op", "sizes", "description", "bytes_moved", "notes"}
   dml_rows = {r["case"]: r for r in report["rows"] if r["implementation"] == "dml_jax"}
   assert set(dml_rows) == set(cases)
+  assert {r["kind"] for r in report["rows"]} <= {"dml", "jax", "numpy"}  # the copy's and dml_jax
   for row in report["rows"]:
     assert row["passed"] and row["check"].startswith("ok"), row
-    assert row["median_ms"] > 0 and row["gb_per_s"] > 0 and len(row["times_ms"]) == 7
+    assert row["median_ms"] > 0 and row["gb_per_s"] > 0 and len(row["times_ms"]) == 5
+    assert set(row) >= {"case", "op", "implementation", "median_ms", "gb_per_s", "check"}
 
 
 # Cases whose jnp formulation needs no data to move when the batch is sharded, and must move
 # some when the operator's own axis is (a concatenation along a split axis).
-SHARDED_CASES = ("join_axis0", "one_hot_last")
+SHARDED_CASES = ("join_axis0",)
 
 
 @pytest.mark.mode_independent  # a child in JAX's default mode
 @pytest.mark.subprocess
-@pytest.mark.slow
-def test_tiny_sharded_run_on_8_cpu_devices(tmp_path):
+def test_tiny_sharded_run_on_2_cpu_devices(tmp_path):
+  """The script as a user starts it, over 2 virtual CPU devices."""
   out = tmp_path / "sharded.json"
-  argv = ["--size", "tiny", "--devices", "8", "--only", ",".join(SHARDED_CASES), "--repeats", "5"]
-  result = run_on_cpu_devices(SCRIPT, *argv, "--json", out, timeout=120)
+  argv = ["--size", "tiny", "--devices", "2", "--only", ",".join(SHARDED_CASES), "--repeats", "5"]
+  result = run_on_cpu_devices(SCRIPT, *argv, "--json", out, devices=2, timeout=120)
   assert result.returncode == 0, result.stdout + result.stderr
   lines = result.stdout.splitlines()
   assert lines[-1].startswith("all ") and " checks passed" in lines[-1], lines[-1]
   report = json.loads(out.read_text())
-  assert report["passed"] and report["complete"] and report["devices"] == 8
+  assert report["passed"] and report["complete"] and report["devices"] == 2
   bench = _load_benchmark()
   families = [(name, f) for name in SHARDED_CASES for f in bench.CASES[name].shardings()]
   assert ("join_axis0", "axis") in families
@@ -97,7 +90,7 @@ def test_tiny_sharded_run_on_8_cpu_devices(tmp_path):
       s["passed"] and not s["note"] and s["checks"] == {"one": "ok", "dml": "ok", "jnp": "ok"}
     ), s
     assert min(s["dml_ms"], s["jnp_ms"], s["one_device_ms"]) > 0
-    assert s["scaling"] == pytest.approx(s["dml_ms"] / (s["one_device_ms"] / 8))
+    assert s["scaling"] == pytest.approx(s["dml_ms"] / (s["one_device_ms"] / 2))
     assert any(line.split()[:2] == [s["case"], s["family"]] for line in lines), s
     if s["family"] == "batch":
       assert s["collectives"]["jnp"] == {} and s["out_sharding"]["jnp"] != "replicated", s
@@ -151,8 +144,10 @@ def test_more_devices_than_jax_sees_exit_2(capsys):
 
 
 def test_a_wrong_dml_output_fails_the_run(monkeypatch, capsys):
+  from benchmarks.cases import gathers
+
   bench = _load_benchmark()
-  real = bench.reference
+  real = gathers.reference
 
   def corrupted(*args, **kwargs):
     out = np.array(real.gather_elements(*args, **kwargs))
@@ -160,7 +155,7 @@ def test_a_wrong_dml_output_fails_the_run(monkeypatch, capsys):
     return out
 
   monkeypatch.setattr(
-    bench,
+    gathers,
     "reference",
     types.SimpleNamespace(
       gather_elements=corrupted,
@@ -245,3 +240,64 @@ def test_bad_arguments_exit_2(argv):
   with pytest.raises(SystemExit) as exit_info:
     bench.main(argv)
   assert exit_info.value.code == 2
+
+
+def test_kernels_off_traces_the_fallback_and_only_within_the_block():
+  import jax
+
+  from dml_jax._src.kernels import forms
+
+  def program():  # a fresh jit each time: the switch is read when a program is traced
+    return jax.jit(lambda x: forms.on_platforms({"cpu": lambda x: x + 1}, lambda x: x - 1, x))
+
+  assert float(program()(np.float32(5))) == 6.0
+  with forms._without_kernels("cpu", "cuda"):
+    assert float(program()(np.float32(5))) == 4.0
+  assert forms._kernels_off == frozenset()
+  assert float(program()(np.float32(5))) == 6.0
+
+
+def test_forms_run_times_each_form_and_names_the_kernels(tmp_path, capsys):
+  out = tmp_path / "forms.json"
+  argv = ["--size", "tiny", "--forms", "--no-peers", "--only", "join_axis0", "--repeats", "5"]
+  assert bench_run.main([*argv, "--json", str(out)]) == 0
+  report = json.loads(out.read_text())
+  assert report["mode"] == "forms" and report["passed"]
+  # Tiny shapes take no kernel: one form, and no lax row to time.
+  assert report["study"] == [
+    {"case": "join_axis0", "platform": "cpu", "kernels": [], "one_form": True}
+  ]
+  dml_rows = [r for r in report["rows"] if r["kind"] == "dml"]
+  assert [r["implementation"] for r in dml_rows] == ["dml_jax"]
+  assert "kernels on cpu: none; one form here" in capsys.readouterr().out
+
+
+def test_sweep_times_the_variants_whose_program_differs(tmp_path):
+  from dml_jax._src.kernels import native_cpu, tile_rows_cpu
+
+  out = tmp_path / "sweep.json"
+  argv = ["--size", "tiny", "--only", "tile_both", "--repeats", "5", "--no-peers"]
+  sweep = ["--sweep", "tile_rows_cpu:min_output_bytes=0,1048576"]
+  assert bench_run.main([*argv, *sweep, "--json", str(out)]) == 0
+  report = json.loads(out.read_text())
+  assert tile_rows_cpu.DEFAULT == tile_rows_cpu.TileRowsConfig()  # put back
+  variants = [(s["variant"], s["same_as_default"]) for s in report["study"]]
+  timed = [r["implementation"] for r in report["rows"] if r["kind"] == "dml"]
+  # The tiny tile's rows are too short for the kernel whatever the output threshold says.
+  assert variants == [
+    ("dml_jax DEFAULT", False),
+    ("dml_jax min_output_bytes=0", True),
+    ("dml_jax min_output_bytes=1048576", True),
+  ], native_cpu.status()
+  assert timed == ["dml_jax DEFAULT"]
+
+
+@pytest.mark.parametrize(
+  "sweep",
+  ["no_such_kernel", "forms", "tile_rows_cpu:no_field=1", "tile_rows_cpu:min_output_bytes"],
+)
+def test_a_sweep_of_nothing_sweepable_exits_2(sweep, capsys):
+  with pytest.raises(SystemExit) as exit_info:
+    bench_run.main(["--size", "tiny", "--sweep", sweep])
+  assert exit_info.value.code == 2
+  assert "--sweep" in capsys.readouterr().err

@@ -18,9 +18,10 @@ H200s).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TypeVar
 
 import jax
@@ -397,6 +398,23 @@ def on_cuda(
   return on_platforms({"cuda": kernel}, fallback, *operands)
 
 
+# Platforms whose kernels traces leave out, for `benchmarks/run.py --forms` (private; read at
+# trace time: a program traced before a change keeps its forms until jax's caches are cleared).
+_kernels_off: frozenset[str] = frozenset()
+
+
+@contextlib.contextmanager
+def _without_kernels(*platforms: str) -> Iterator[None]:
+  """Within the block, programs traced take `fallback` where they would take a kernel on one
+  of `platforms` ("cpu", "cuda")."""
+  global _kernels_off
+  before, _kernels_off = _kernels_off, _kernels_off | frozenset(platforms)
+  try:
+    yield
+  finally:
+    _kernels_off = before
+
+
 def on_platforms(
   kernels: Mapping[str, Callable[..., Out]],
   fallback: Callable[..., Out],
@@ -409,6 +427,7 @@ def on_platforms(
     >>> on_platforms({"cpu": jnp.negative}, jnp.negative, np.float32(2.0))
     Array(-2., dtype=float32)
   """
+  kernels = {platform: k for platform, k in kernels.items() if platform not in _kernels_off}
   return lax.platform_dependent(
     *operands,
     **{

@@ -1,0 +1,15 @@
+"""The benchmark cases, by family: importing this package registers every case (`@case`).
+
+The order of the imports is the order of the cases in a run.
+"""
+
+from benchmarks.cases import (  # noqa: F401, I001 (each registers its cases, in this order)
+  joins,
+  gathers,
+  reverse,
+  windows,
+  buffers,
+  depth_space,
+  scatters,
+  one_hot,
+)
