@@ -51,7 +51,7 @@ whole output (16k faults for the 64 MiB jnp.copy, most of its time), and that is
 jax user gets. Set before the process starts, MALLOC_MMAP_THRESHOLD_ and MALLOC_TRIM_THRESHOLD_
 (4294967296) remove it for buffers malloc'd on the main thread, and MALLOC_ARENA_MAX=1 for those
 XLA allocates on its worker threads too, whose own arenas (64 MiB heaps) cannot hold a 64 MiB
-block (benchmarks/cpu_forms.py counts the faults); the header shows these when set. PyTorch's CPU
+block (the form study at commit 688224b counted the faults); the header shows these when set. PyTorch's CPU
 outputs come from malloc too; ONNX Runtime reuses an arena.
 
 Checks (any failure: exit status 1):

@@ -5,7 +5,7 @@ prefetched, on the calling thread and XLA's intra-op pool.
 
 XLA:CPU copies a gathered row an element at a time and, with DirectML's index arithmetic fused
 into the gather, redoes that arithmetic for every element. On a 2-core x86-64 machine
-(`benchmarks/cpu_gather_rows.py`, BENCHMARKS.md) a gather of 65,536 rows of 1 KiB from a 64
+(the form study at commit 688224b; now `run.py --forms`, case gather_rows) a gather of 65,536 rows of 1 KiB from a 64
 MiB table took 5.1 to 7.4 ms through lax, ONNX Runtime's Gather 4.6 to 6.4, this kernel 3.5 to
 4.8 (three runs). The code is `native/gather_rows.cc`, built on first use (`native_cpu`).
 

@@ -609,7 +609,7 @@ def in_cache_bytes() -> int:
   `IN_CACHE_MAX_BYTES`, on processors with fast strings (`erms` in /proc/cpuinfo), where `rep
   movsb` writes whole lines without reading them first; 0 elsewhere (every call streams).
 
-  Measured (`benchmarks/cpu_stores.py`, BENCHMARKS.md): on a 2-core AMD machine with a 32 MiB
+  Measured (the form study at commit 688224b): on a 2-core AMD machine with a 32 MiB
   last-level cache, TILE by (4, 4) into 16 MiB took 0.40 ms in the cache against 0.64
   streaming (ONNX Runtime 0.55), while SPLIT and JOIN of 64 MiB (128 MiB moved) took 3.7 to 3.8
   ms in the cache against 2.9 to 3.1 streaming. On a 16-core Intel host whose reported
