@@ -301,3 +301,41 @@ def test_a_sweep_of_nothing_sweepable_exits_2(sweep, capsys):
     bench_run.main(["--size", "tiny", "--sweep", sweep])
   assert exit_info.value.code == 2
   assert "--sweep" in capsys.readouterr().err
+
+
+def test_the_performance_page_is_what_the_committed_results_generate():
+  from benchmarks import tables
+
+  page = tables.PAGE.read_text()
+  assert tables.blocks(page) == list(tables.RENDERERS)
+  assert tables.regenerate(page) == page, (
+    "stale: run `PYTHONPATH=. python benchmarks/run.py --table`"
+  )
+  assert bench_run.cli(["--table", "--check"]) == 0
+
+
+def test_a_changed_result_changes_the_page(tmp_path):
+  import shutil
+
+  from benchmarks import tables
+
+  folder = tmp_path / "results"
+  shutil.copytree(tables.RESULTS, folder)
+  record = json.loads((folder / "h200-x2.json").read_text())
+  record["sharded"][0]["dml_ms"] = 9.999
+  (folder / "h200-x2.json").write_text(json.dumps(record))
+  page = tables.PAGE.read_text()
+  made = tables.regenerate(page, folder)
+  assert made != page and f"| {record['sharded'][0]['label']} | 9.999 / " in made
+
+
+def test_every_committed_result_is_dated_and_names_a_registered_case():
+  from benchmarks import tables
+
+  for path in sorted(tables.RESULTS.glob("*.json")):
+    record = json.loads(path.read_text())
+    for row in record.get("rows", []) + record.get("sharded", []):
+      assert row["case"] == "copy" or row["case"] in bench_run.CASES, (path.name, row["case"])
+      assert row.get("date") or record.get("date"), (path.name, row)
+      if "op" in row and row["case"] != "copy":
+        assert row["op"] == bench_run.CASES[row["case"]].op, (path.name, row)
