@@ -4,7 +4,7 @@ XLA:CPU takes every output from malloc, and glibc gives large blocks fresh pages
 (a page fault per 4 KiB). `configure_allocator`, called first thing in a program, makes such
 blocks come from the heap and be reused; `release_memory` gives the memory that keeps back to
 the system. Importing dml_jax changes nothing: the setup is a call the user makes. The figures
-each choice gives: BENCHMARKS.md; the reasons: the documentation's performance page.
+and the reasons: the documentation's performance page.
 
 Examples:
   The first lines of a program (before anything computes with JAX)::

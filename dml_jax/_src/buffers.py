@@ -306,9 +306,8 @@ def _fit(v: jax.Array, length: int) -> jax.Array:
 def transpose_merged(x: jax.Array, perm: tuple[int, ...]) -> jax.Array:
   """`lax.transpose(x, perm)`, with the axes that stay adjacent and in order merged first.
 
-  XLA:CPU runs the transpose of fewer dimensions faster: NHWC to NCHW of (8, 64, 64, 32)
-  float32 as (8, 4096, 32) to (8, 32, 4096) took 0.70 ms against 0.92 for the 4-D transpose
-  (BENCHMARKS.md). The bits are the same. The merged transpose goes through
+  XLA:CPU runs the transpose of fewer dimensions faster (benchmark case
+  `element_wise_identity_nhwc_to_nchw`). The bits are the same. The merged transpose goes through
   `forms.transpose`, which swaps the last two dimensions of 32-bit tensors of 1 MiB or more
   with a native kernel on the CPU.
 

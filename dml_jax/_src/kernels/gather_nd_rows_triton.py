@@ -4,7 +4,7 @@ The rows are the trailing sizes after the batch dimensions and the index tuple's
 64 KiB); each program turns a block of raw index tuples into row numbers and copies those rows
 whole. XLA's gather copies rows an element at a time, we think (viewing float32 rows as 64-bit
 words made it faster), so it falls behind for narrow types, where the kernel keeps its speed
-for every type (BENCHMARKS.md). The index tuples are clamped and the row numbers made in the
+for every type (benchmark cases `gather_nd`, `gather_nd1`). The index tuples are clamped and the row numbers made in the
 kernel, with the lax path's arithmetic: a separate XLA fusion for either cost a launch, as long
 as the copy's gain.
 
@@ -31,7 +31,7 @@ class RowCopyConfig:
 
   Attributes:
     min_row_bytes: the narrowest row that takes the kernel (narrower rows gained nothing for
-      float32: BENCHMARKS.md).
+      float32: `run.py --sweep gather_nd_rows_triton`, case gather_nd).
     max_row_bytes: the widest row: a program's block stays in registers.
     block_bytes: the bytes of rows a program copies, at most (4 KiB and 4 warps measured best).
     max_warps, bytes_per_warp: a program's warps, one per `bytes_per_warp` of its block, within

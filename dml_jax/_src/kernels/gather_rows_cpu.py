@@ -4,10 +4,9 @@ memcpy where the call fits the cache (`native_cpu.stores_for`), with the next so
 prefetched, on the calling thread and XLA's intra-op pool.
 
 XLA:CPU copies a gathered row an element at a time and, with DirectML's index arithmetic fused
-into the gather, redoes that arithmetic for every element. On a 2-core x86-64 machine
-(the form study at commit 688224b; now `run.py --forms`, case gather_rows) a gather of 65,536 rows of 1 KiB from a 64
-MiB table took 5.1 to 7.4 ms through lax, ONNX Runtime's Gather 4.6 to 6.4, this kernel 3.5 to
-4.8 (three runs). The code is `native/gather_rows.cc`, built on first use (`native_cpu`).
+into the gather, redoes that arithmetic for every element; whole-row copies beat both it and
+ONNX Runtime's Gather on a 2-core x86-64 machine (benchmark case `gather_rows`, `run.py
+--forms`). The code is `native/gather_rows.cc`, built on first use (`native_cpu`).
 
 The kernel takes the raw index tuples and applies DirectML's index rule itself (negative
 indices of signed types count from the end, then every index is clamped into its dimension),
@@ -41,11 +40,11 @@ class GatherRowsConfig:
   """When the kernel runs.
 
   Attributes:
-    min_row_bytes: the narrowest row worth a copy of its own. On a 2-core x86-64 machine rows of
-      128 bytes took 0.27 ms here against 0.57 through lax, rows of 64 bytes were level (0.22
-      against 0.20), and rows of 16 bytes 2.8x slower (BENCHMARKS.md).
-    min_out_bytes: smaller outputs take the lax path, level there (64 KiB: 8 us against 10),
-      so that a small lookup never pays the kernel's build (seconds); 1 MiB: 0.026 ms, 0.082.
+    min_row_bytes: the narrowest row worth a copy of its own: rows of 64 bytes were level with
+      lax on a 2-core x86-64 machine, 128 twice as fast (`run.py --sweep gather_rows_cpu`,
+      case gather_rows).
+    min_out_bytes: smaller outputs are level on the lax path, and a small lookup then never
+      pays the kernel's build (seconds).
   """
 
   min_row_bytes: int = 128

@@ -609,13 +609,10 @@ def in_cache_bytes() -> int:
   `IN_CACHE_MAX_BYTES`, on processors with fast strings (`erms` in /proc/cpuinfo), where `rep
   movsb` writes whole lines without reading them first; 0 elsewhere (every call streams).
 
-  Measured (the form study at commit 688224b): on a 2-core AMD machine with a 32 MiB
-  last-level cache, TILE by (4, 4) into 16 MiB took 0.40 ms in the cache against 0.64
-  streaming (ONNX Runtime 0.55), while SPLIT and JOIN of 64 MiB (128 MiB moved) took 3.7 to 3.8
-  ms in the cache against 2.9 to 3.1 streaming. On a 16-core Intel host whose reported
-  last-level cache is 300 MiB, streaming was faster for all three (TILE 0.18 against 0.23 ms,
-  SPLIT and JOIN by a fifth): the cap keeps its large calls streaming. glibc's
-  sysconf(_SC_LEVEL3_CACHE_SIZE) said 320 MiB on the 2-core machine, so it is not used.
+  In the cache won for a 16 MiB TILE (case `tile_both`) and lost for 128 MiB SPLIT and JOIN
+  (`split_axis0`, `join_axis0`) on a 2-core AMD machine; on a 16-core Intel host reporting 300
+  MiB, streaming won all three, hence the cap (the form study at commit 688224b). glibc's
+  sysconf(_SC_LEVEL3_CACHE_SIZE) overstates the cache tenfold there, so it is not used.
 
   Examples:
     >>> 0 <= in_cache_bytes() <= IN_CACHE_MAX_BYTES

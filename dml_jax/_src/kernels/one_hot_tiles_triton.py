@@ -1,9 +1,8 @@
 """ONE_HOT as a Pallas kernel (Triton backend) that writes the output in wide tiles.
 
 ONE_HOT writes an output `depth` times the size of its indices and reads almost nothing, so
-the write bandwidth bounds it. XLA's fused compare-and-select writes it at 0.80 of a copy's
-bandwidth on an H200 (1.07 on an H100), torch's zeros + scatter_ at 1.02 to 1.03 on both
-(BENCHMARKS.md). Here each program compares an iota with the positions it loads and writes
+the write bandwidth bounds it, where XLA's fused compare-and-select falls short on an H200
+(benchmark cases `one_hot`, `one_hot_last`). Here each program compares an iota with the positions it loads and writes
 its tile with evict-first stores:
 
 - along the last axis, one output row of up to 1024 elements a program (1.08 / 1.10 of the

@@ -1,7 +1,8 @@
 """REVERSE_SUBSEQUENCES with per-lane lengths as a Pallas kernel (Mosaic GPU backend), in strips.
 
 With a length per lane, the lanes of one output row read different input rows: XLA's gather
-fetches each 32-byte sector from L2 once per lane that needs it (BENCHMARKS.md). Here one
+fetches each 32-byte sector from L2 once per lane that needs it (benchmark case
+`reverse_subsequences`). Here one
 thread block owns a strip of lanes over the whole reversed axis, 128, 64 or 32 bytes of lanes
 (one DRAM sector, e.g. 8 float32 lanes) a row, the widest that fits, since wider rows reach
 DRAM faster:
@@ -12,7 +13,7 @@ DRAM faster:
    and stores the word straight to the output: a warp writes whole sectors.
 
 For narrow types the exchange's own instructions bound the kernel more than memory does
-(BENCHMARKS.md), so its row arithmetic is 32-bit (MLIR's index type is 64-bit on the GPU, two
+(case `reverse_subsequences_i8`), so its row arithmetic is 32-bit (MLIR's index type is 64-bit on the GPU, two
 instructions an operation) and narrow lanes travel packed: one store a word, not one a lane.
 
 A strip too long for shared memory may still fit all but its last rows: output row t reads
@@ -23,10 +24,10 @@ takes 64-byte rows instead of 32-byte ones, and an 8192-long one fits at all.
 
 One-sector strips are launched in neighbouring pairs, as a thread-block cluster, so that their
 TMA copies reach DRAM side by side. DRAM sees each byte read once and written once, in whole
-sectors. BENCHMARKS.md has the kernel's speed by data type and axis length, and the designs
-that ran slower: spreading a strip over blocks that read each other's shared memory
-(distributed shared memory), storing partial rows in several passes, two blocks an SM holding
-half as much each, late rows for int8 (four lanes a word cost more than wider rows gain).
+sectors. The designs that ran slower (BENCHMARKS.md at commit 688224b has their figures):
+spreading a strip over blocks that read each other's shared memory (distributed shared
+memory), storing partial rows in several passes, two blocks an SM holding half as much each,
+late rows for int8 (four lanes a word cost more than wider rows gain).
 
 It needs TMA (compute capability 9.0 or newer), and the strip must fit in shared memory:
 `applies` checks these on static shapes (`availability` says whether the GPUs have TMA). The
@@ -60,7 +61,7 @@ _WARPGROUP_THREADS = 128
 
 @dataclasses.dataclass(frozen=True)
 class StripConfig:
-  """The strip kernel's tuning (BENCHMARKS.md has the variants measured).
+  """The strip kernel's tuning (`run.py --sweep reverse_subsequences_strips_mosaic`).
 
   Attributes:
     strip_bytes: a strip's row, in bytes of lanes, widest first: the kernel takes the widest
@@ -70,7 +71,8 @@ class StripConfig:
     cluster: neighbouring one-sector strips launched together, as one thread-block cluster.
     late: whether strips too long to hold whole may be held all but their last rows.
     max_staged_registers: the words of such a strip's first rows of output a thread keeps.
-    max_late_lanes: lanes a word where late rows pay (not int8's 4: BENCHMARKS.md).
+    max_late_lanes: lanes a word where late rows pay (not int8's 4: case
+      `reverse_subsequences_i8`).
     word_bytes: a thread moves whole words of this many bytes: 4 int8 or 2 float16 lanes at
       once (1: a lane a thread).
     row_bits: the exchange's row arithmetic: 32-bit, or 64 (MLIR's index type on the GPU).

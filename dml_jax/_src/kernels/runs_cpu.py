@@ -4,12 +4,10 @@ destination first (non-temporal stores, or `rep movsb` where the call fits the c
 `native_cpu.stores_for`), on the calling thread and XLA's intra-op pool.
 
 XLA:CPU copies with loops whose stores go through the cache: each output line is read before
-it is written, three bytes moved per byte copied. On a 2-core x86-64 machine
-(the FFI probe of commit c74af0f, BENCHMARKS.md): SPLIT of (4096, 4096) float32 into 4 (64 MiB in,
-64 MiB out) took 4.9 / 6.8 ms along axis 0 / 1 with XLA's slices, ONNX Runtime's Split 4.2 /
-5.3, stores that bypass the cache 3.2 / 3.6; JOIN of 4 x (2048, 2048) float32 with XLA's
-concatenate sat at 0.90 to 0.95 of ONNX Runtime's Concat along axis 0, and passes it by 1.49x
-this way. The code is `native/runs.cc`, built on first use (`native_cpu`).
+it is written, three bytes moved per byte copied; stores that bypass the cache put SPLIT and
+JOIN ahead of ONNX Runtime on a 2-core x86-64 machine (benchmark cases `split_axis0`,
+`join_axis0`; the FFI probe of commit c74af0f). The code is `native/runs.cc`, built on first
+use (`native_cpu`).
 
 `applies` decides from static shapes, for both operators; `forms.split` and `forms.join` run
 the kernel on the CPU only, with the lax path's gradient, where

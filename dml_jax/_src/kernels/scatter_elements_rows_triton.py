@@ -2,10 +2,9 @@
 row's winners on chip.
 
 The lax form settles the last update of each target with a scatter-max of positions into an
-array of the input's size, reads it back, and scatters the winners: on an H100 that is 0.10 of
-the copy for a (8192, 8192) float32 permutation per row, against 0.30 for XLA's own scatter
-(BENCHMARKS.md); this kernel reaches 0.16 there (2.22 ms against 3.57), still below XLA's
-nondeterministic scatter (1.20 ms): the atomics bound it. Each program owns a row at a time,
+array of the input's size, reads it back, and scatters the winners, a third of XLA's own
+(nondeterministic) scatter's speed; this kernel is faster, still below XLA's scatter: the
+atomics bound it (benchmark case `scatter_elements_axis1`). Each program owns a row at a time,
 and the row's winner array is a row of a small scratch (one per program, so it stays in L2):
 the program zeroes it, applies an atomic max of every update's position + 1 at its target
 (in float32: Pallas lowers an int32 vector's atomic max as a float one), and reads it back: each

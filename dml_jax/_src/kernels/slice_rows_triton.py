@@ -3,8 +3,8 @@ time.
 
 A walk reads `input[start + o * step]` for every output position o, each step nonzero (negative:
 backwards). Where the last axis steps by 1 and nothing walks backwards, XLA's slice is at the
-copy; elsewhere it is not: on an H200, a reversed (8191, 8191) float32 window ran at 0.39 of
-the copy and every other column at 0.39, against 0.68 and 0.56 for torch (BENCHMARKS.md).
+copy; elsewhere it is not, and falls behind torch (benchmark cases `slice1_reversed`,
+`slice_columns`).
 
 Here each program writes a run of one output row: it computes the input row its output row
 reads (one multiply-add per dimension, on scalars), then loads the run's elements from that

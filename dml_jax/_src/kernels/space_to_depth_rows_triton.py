@@ -2,7 +2,7 @@
 
 SPACE_TO_DEPTH moves `in[n, c, h*b + i, w*b + j]` to channel `(i*b + j)*C + c` (order
 DEPTH_COLUMN_ROW) or `c*b*b + i*b + j` (COLUMN_ROW_DEPTH) of output row `h`. XLA's transpose
-copies the first order at 0.68 / 0.70 of the copy on an H100 / H200 (BENCHMARKS.md). Each
+copies the first order well below the copy (benchmark case `space_to_depth`). Each
 input row of width W holds b output rows of W / b, interleaved: column `w*b + j` belongs to
 the row of block column j.
 

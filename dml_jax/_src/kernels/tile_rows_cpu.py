@@ -2,11 +2,9 @@
 reading the destination first (non-temporal stores, or `rep movsb` where the call fits the
 cache: `native_cpu.stores_for`), on the calling thread and XLA's intra-op pool.
 
-XLA:CPU writes TILE's output one element an iteration, through the cache. For TILE of
-(512, 512) float32 by (4, 4) (a 16 MiB output) that took 0.89 ms on a 2-core x86-64 machine,
-ONNX Runtime's Tile 0.69; whole rows stored past the cache take 0.67
-(the FFI probe of commit c74af0f, BENCHMARKS.md). The code is `native/tile_rows.cc`, built on
-first use (`native_cpu`).
+XLA:CPU writes TILE's output one element an iteration, through the cache; whole rows stored
+past it are faster (benchmark case `tile_both`; the FFI probe of commit c74af0f). The code is
+`native/tile_rows.cc`, built on first use (`native_cpu`).
 
 `applies` decides from static shapes; `forms.tile` runs the kernel on the CPU only, with the
 lax path's gradient, where `native_cpu.kernel_ready("tile_rows.cc")` (built on first use).

@@ -225,9 +225,8 @@ def join_by_select(*inputs: jax.Array, axis: int) -> jax.Array:
 
   XLA:CPU runs a concatenate unfused, so an input cut out of a larger buffer is first copied
   out of it; pads and selects fuse with those slices, and the whole JOIN reads each input once
-  where it lies. For 4 inputs of (1024, 1024) float32 at offsets of one buffer, joined along
-  axis 1 into a padded pitch: 1.22 ms against 2.0 to 2.6 (BENCHMARKS.md). On whole arrays the
-  concatenate is faster (1.5 against 2.2 ms for 32 MiB), so only bound parts take this form.
+  where it lies, about twice as fast (benchmark case `join_padded_pitch`). On whole arrays the
+  concatenate is faster, so only bound parts take this form.
 
   Examples:
     >>> a, b = np.arange(4.0).reshape(2, 2), -np.arange(2.0).reshape(2, 1)

@@ -179,7 +179,7 @@ def _cpu_lowering(
   shape: tuple[int, ...], axis: int, *, lanes: _Lowering, rows: _Lowering
 ) -> _Lowering:
   """The CPU's lowering on a process with one CPU device: XLA:CPU copies whole rows several
-  times faster than it gathers elements (BENCHMARKS.md), so rows whose lanes share one length,
+  times faster than it gathers elements (benchmark case `reverse_subsequences_equal`), so rows whose lanes share one length,
   checked at run time (the common per-batch case), take `rows`; else, where a row holds several
   sub-rows (`_sub_row_start`) whose lanes share one length, those move together; else `lanes`.
   The result is the same either way.
