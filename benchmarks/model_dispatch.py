@@ -1,12 +1,12 @@
 """A model of many dispatches: as one XLA program against one jitted call per dispatch.
 
-`chain_model` writes a DxDispatch model of `dispatches` dispatches (50 by default) over
-three FLOAT32 buffers of rows x cols elements and a UINT32 index buffer: a cycle of ten
-dispatches (SLICE of the odd or even rows, ELEMENT_WISE_IDENTITY with ScaleBias from one
-half of a buffer into the other, GATHER of rows, JOIN of two halves, an in-place
-ELEMENT_WISE_IDENTITY and a whole-buffer copy), repeated and cut at `dispatches`. Half the
-bindings start at an element offset (the second half of a buffer), and every dispatch
-reads what an earlier one wrote.
+`chain_model` (benchmarks/cases/models.py, whose case model_chain times the same two forms in
+run.py) writes a DxDispatch model of `dispatches` dispatches (50 by default) over three FLOAT32
+buffers of rows x cols elements and a UINT32 index buffer: a cycle of ten dispatches (SLICE of
+the odd or even rows, ELEMENT_WISE_IDENTITY with ScaleBias from one half of a buffer into the
+other, GATHER of rows, JOIN of two halves, an in-place ELEMENT_WISE_IDENTITY and a whole-buffer
+copy), repeated and cut at `dispatches`. Half the bindings start at an element offset (the
+second half of a buffer), and every dispatch reads what an earlier one wrote.
 
 The benchmark runs that model two ways, on the CPU and on JAX's default device (once if
 they are the same):
@@ -29,8 +29,10 @@ Usage: PYTHONPATH=. python3 benchmarks/model_dispatch.py [--dispatches 50] [--ro
 from __future__ import annotations
 
 import argparse
+import pathlib
 import platform
 import statistics
+import sys
 import time
 from typing import Any
 
@@ -40,86 +42,9 @@ import numpy as np
 
 import dml_jax as dml
 
-F32 = "FLOAT32"
-
-
-def _tensor(*sizes: int, data_type: str = F32) -> dict[str, Any]:
-  return {"DataType": data_type, "Sizes": list(sizes)}
-
-
-def _identity(sizes: tuple[int, int], scale: float | None = None, bias: float = 0.0) -> dict:
-  desc: dict[str, Any] = {"InputTensor": _tensor(*sizes), "OutputTensor": _tensor(*sizes)}
-  if scale is not None:
-    desc["ScaleBias"] = {"Scale": scale, "Bias": bias}
-  return {"type": "ELEMENT_WISE_IDENTITY", "desc": desc}
-
-
-def chain_model(dispatches: int = 50, rows: int = 64, cols: int = 64) -> dict[str, Any]:
-  """A DxDispatch model (a dict, as `dml.load_model` takes it) of `dispatches` dispatches.
-
-  Args:
-    dispatches: how many dispatch commands (the ten-dispatch cycle repeated, then cut).
-    rows: the buffers' rows, even (each half is rows / 2 of them).
-    cols: the buffers' columns, a multiple of 4 (so that the second half of a FLOAT32
-      buffer starts at a multiple of 16 bytes, as DirectML requires of a binding).
-
-  Raises:
-    ValueError: odd `rows`, `cols` not a multiple of 4, or fewer than one dispatch.
-  """
-  if rows < 2 or rows % 2 or cols < 4 or cols % 4 or dispatches < 1:
-    raise ValueError(
-      f"rows must be even, cols a multiple of 4 and dispatches at least 1; got rows={rows},"
-      f" cols={cols}, dispatches={dispatches}"
-    )
-  half_rows, count = rows // 2, rows * cols
-  half = half_rows * cols  # the second half's first element
-  permutation = np.random.default_rng(0).permutation(rows)
-  resources = {
-    name: {"initialValuesDataType": F32, "initialValues": {"value": 0, "valueCount": count}}
-    for name in ("x", "y", "z")
-  }
-  resources["x"]["initialValues"] = {"valueStart": 0, "valueDelta": 0.25, "valueCount": count}
-  resources["rows"] = {"initialValuesDataType": "UINT32", "initialValues": permutation.tolist()}
-
-  def slice_rows(first: int) -> dict[str, Any]:
-    return {"type": "SLICE", "desc": {
-      "InputTensor": _tensor(rows, cols), "OutputTensor": _tensor(half_rows, cols),
-      "DimensionCount": 2, "Offsets": [first, 0], "Sizes": [half_rows, cols], "Strides": [2, 1]}}  # fmt: skip
-
-  dispatchables = {
-    "slice_odd": slice_rows(1),
-    "slice_even": slice_rows(0),
-    "copy_half": _identity((half_rows, cols), scale=0.5, bias=1.0),
-    "gather_rows": {"type": "GATHER", "desc": {
-      "InputTensor": _tensor(rows, cols), "IndicesTensor": _tensor(1, rows, data_type="UINT32"),
-      "OutputTensor": _tensor(rows, cols), "Axis": 0, "IndexDimensions": 1}},
-    "join_halves": {"type": "JOIN", "desc": {
-      "InputCount": 2, "InputTensors": [_tensor(half_rows, cols), _tensor(half_rows, cols)],
-      "OutputTensor": _tensor(rows, cols), "Axis": 0}},
-    "negate_in_place": _identity((rows, cols), scale=-1.0, bias=0.5),
-    "copy_all": _identity((rows, cols)),
-  }  # fmt: skip
-
-  def at(name: str, offset: int) -> dict[str, Any]:
-    return {"name": name, "elementOffset": offset}
-
-  cycle = [
-    ("slice_odd", {"InputTensor": "x", "OutputTensor": "y"}),
-    ("copy_half", {"InputTensor": "x", "OutputTensor": at("y", half)}),
-    ("gather_rows", {"InputTensor": "y", "IndicesTensor": "rows", "OutputTensor": "z"}),
-    ("join_halves", {"InputTensors": [at("z", half), "z"], "OutputTensor": "y"}),
-    ("negate_in_place", {"InputTensor": "y", "OutputTensor": "y"}),
-    ("slice_even", {"InputTensor": "y", "OutputTensor": "z"}),
-    ("copy_half", {"InputTensor": at("y", half), "OutputTensor": at("z", half)}),
-    ("gather_rows", {"InputTensor": "z", "IndicesTensor": "rows", "OutputTensor": "x"}),
-    ("join_halves", {"InputTensors": ["x", at("z", half)], "OutputTensor": "y"}),
-    ("copy_all", {"InputTensor": "y", "OutputTensor": "x"}),
-  ]
-  commands = [
-    {"type": "dispatch", "dispatchable": name, "bindings": bindings}
-    for name, bindings in (cycle[i % len(cycle)] for i in range(dispatches))
-  ]
-  return {"resources": resources, "dispatchables": dispatchables, "commands": commands}
+if __package__ in (None, ""):  # run as a script: the repository root holds the package
+  sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+from benchmarks.cases.models import chain_model  # noqa: E402
 
 
 def per_dispatch_function(model: dml.Model):
