@@ -1257,6 +1257,14 @@ def parse_args(argv):
     help="time dml_jax as the library chooses its form and with this platform's kernels off",
   )
   parser.add_argument(
+    "--table",
+    action="store_true",
+    help="write docs/performance.md's tables from benchmarks/results/ and exit (no timing)",
+  )
+  parser.add_argument(
+    "--check", action="store_true", help="with --table: exit 1 if the page is stale, write nothing"
+  )
+  parser.add_argument(
     "--sweep",
     action="append",
     default=[],
@@ -1276,6 +1284,8 @@ def parse_args(argv):
     parser.error("--repeats must be at least 5")
   if args.devices < 1:
     parser.error("--devices must be at least 1")
+  if args.check and not args.table:
+    parser.error("--check goes with --table")
   if args.forms and args.sweep:
     parser.error("--forms and --sweep are separate runs: give one")
   if (args.forms or args.sweep) and args.devices > 1:
@@ -1301,6 +1311,10 @@ def parse_args(argv):
 
 def main(argv=None) -> int:
   args, names = parse_args(argv)
+  if args.table:
+    from benchmarks import tables
+
+    return tables.main(["--check"] if args.check else [])
   size = args.size
   if size == "auto":
     size = "small" if jax.default_backend() == "cpu" else "large"

@@ -24,8 +24,9 @@ Options:
                                  platform's kernels forced off (benchmarks/forms_study.py).
   --sweep KERNEL[:FIELD=V1,V2]   each case with a kernel module's DEFAULT config changed, a
                                  field at a time (repeatable).
-  --table                        regenerate docs/performance.md's tables from the committed
-                                 results, benchmarks/results/<machine>.json, and exit.
+  --table [--check]              regenerate docs/performance.md's tables from the committed
+                                 results, benchmarks/results/<machine>.json, and exit
+                                 (--check: exit 1 if the page is stale, write nothing).
 
 The process exits with status 1 if any correctness check fails (or an implementation raised),
 2 for bad arguments, else 0.
@@ -70,16 +71,5 @@ from benchmarks.harness import (  # noqa: E402, F401 (the command line's names, 
   version_of,
 )
 
-
-def cli(argv: list[str] | None = None) -> int:
-  """`main`, or with --table the tables of docs/performance.md written from the results."""
-  argv = sys.argv[1:] if argv is None else argv
-  if "--table" in argv:
-    from benchmarks import tables
-
-    return tables.main([a for a in argv if a != "--table"])
-  return main(argv)
-
-
 if __name__ == "__main__":
-  sys.exit(cli())
+  sys.exit(main())

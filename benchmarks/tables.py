@@ -144,7 +144,7 @@ def main(argv: list[str]) -> int:
   made = regenerate(page)
   if "--check" in argv:
     if made != page:
-      print("docs/performance.md is stale: run `run.py --table`", file=sys.stderr)
+      print("docs/performance.md is stale: run `benchmarks/run.py --table`", file=sys.stderr)
       return 1
     return 0
   PAGE.write_text(made)
