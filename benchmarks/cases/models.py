@@ -117,7 +117,7 @@ def chain_in_numpy(dispatches: int, rows: int, cols: int) -> dict[str, np.ndarra
   f32 = np.float32
   buffers = {"x": np.arange(count, dtype=f32) * f32(0.25)}
   buffers["y"], buffers["z"] = np.zeros(count, f32), np.zeros(count, f32)
-  view = lambda a: a.reshape(rows, cols)  # noqa: E731
+  view = lambda a: a.reshape(rows, cols)
 
   def part(ref: str) -> np.ndarray:  # "y" or "y@half"
     name, _, where = ref.partition("@")
@@ -170,7 +170,7 @@ def model_chain_case(sizes: tuple[int, int, int], rng) -> Case:
   host = [np.asarray(initial[name]) for name in names]
   inputs = device_put(host)
   program = model.as_function()
-  final = lambda buffers: jnp.concatenate([buffers[k] for k in ("x", "y", "z")])  # noqa: E731
+  final = lambda buffers: jnp.concatenate([buffers[k] for k in ("x", "y", "z")])
   one_program = jax.jit(lambda *bufs: final(program(dict(zip(names, bufs, strict=True)))))
   operators: dict[str, Any] = {}  # made once, kept between calls (as DxDispatch does)
 
