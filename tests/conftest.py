@@ -7,15 +7,20 @@ other tests run in whatever mode the process has.
 Hypothesis profiles: "ci" (default; bounded so the suite stays fast on two
 cores) and "long" (HYPOTHESIS_PROFILE=long, for the documented long runs).
 
-The native CPU kernels' cache is the test run's own: `pytest_configure` points
-DML_JAX_CACHE_DIR at a fresh private folder made by the run's first process (the
-pytest-xdist workers and the tests' subprocesses inherit it) and removes it at the
-end, so a run never loads a library from a user's cache nor a file planted there,
-and builds each kernel it needs once (a few seconds each).
+The native CPU kernels' cache is the checkout's own test cache, never the user's:
+`pytest_configure` points DML_JAX_CACHE_DIR at a private folder in the temporary directory
+named after the checkout (the pytest-xdist workers and the tests' subprocesses inherit it), so
+the test command's two passes build each kernel they need once (a few seconds each); the
+library's own checks (the folder's owner and mode, each library's recorded digest) guard what
+is loaded from it. Where that folder exists but is not this user's private one, a fresh folder
+serves the run and is removed at its end. The tests of the cache itself make their own folders.
 """
 
+import hashlib
 import os
+import pathlib
 import shutil
+import stat
 import tempfile
 
 if os.environ.get("PYTEST_XDIST_WORKER"):
@@ -51,6 +56,7 @@ settings.register_profile(
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
+TEST_KERNEL_CACHE_PREFIX = "dml_jax-test-kernels-"
 _KERNEL_CACHE = "_DML_JAX_TEST_KERNEL_CACHE"  # the run's kernel cache, made by its first process
 _KERNEL_CACHE_KEY = pytest.StashKey[str]()
 
@@ -59,9 +65,27 @@ def pytest_configure(config):
   if os.environ.get(_KERNEL_CACHE):  # a pytest-xdist worker: the controller's folder
     os.environ["DML_JAX_CACHE_DIR"] = os.environ[_KERNEL_CACHE]
     return
-  folder = tempfile.mkdtemp(prefix="dml_jax-test-kernels-")  # made 0700
+  folder = _checkout_kernel_cache(config.rootpath)
+  if folder is None:
+    folder = tempfile.mkdtemp(prefix="dml_jax-test-kernels-")  # made 0700
+    config.stash[_KERNEL_CACHE_KEY] = folder  # removed at the run's end
   os.environ["DML_JAX_CACHE_DIR"] = os.environ[_KERNEL_CACHE] = folder
-  config.stash[_KERNEL_CACHE_KEY] = folder
+
+
+def _checkout_kernel_cache(root: pathlib.Path) -> str | None:
+  """This checkout's kernel cache for tests, kept between runs: made 0700 if missing; None if
+  the name is taken by a folder that is not this user's private one."""
+  digest = hashlib.sha256(str(root.resolve()).encode()).hexdigest()[:12]
+  folder = pathlib.Path(tempfile.gettempdir()) / f"{TEST_KERNEL_CACHE_PREFIX}{os.getuid()}-{digest}"
+  try:
+    folder.mkdir(mode=0o700)
+  except FileExistsError:
+    pass
+  except OSError:
+    return None
+  found = folder.lstat()
+  private = stat.S_ISDIR(found.st_mode) and stat.S_IMODE(found.st_mode) == 0o700
+  return str(folder) if private and found.st_uid == os.getuid() else None
 
 
 def pytest_unconfigure(config):

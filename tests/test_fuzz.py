@@ -5,7 +5,9 @@ give the NumPy reference's output bit for bit through the functional API at
 that level. Mutants that break one rule are rejected with DmlValidationError
 naming the broken field, never with another exception.
 
-CI runs a bounded budget. The long run draws 10,000 valid and 10,000 invalid
+CI runs a bounded budget, a fixed total shared out among the operators (so that each new
+operator adds no time to the suite, only fewer draws per operator, never fewer than a floor).
+The long run draws 10,000 valid and 10,000 invalid
 descriptors per operator in 16 shards:
   HYPOTHESIS_PROFILE=long JAX_PLATFORMS=cpu python -m pytest tests/test_fuzz.py -n 16 -p no:benchmark
 (pytest-xdist; recorded in the README)
@@ -24,8 +26,11 @@ from tests.helpers import assert_bits_equal
 
 LONG = os.environ.get("HYPOTHESIS_PROFILE") == "long"
 SHARDS = 16 if LONG else 1
-VALID_EXAMPLES = 10_000 // SHARDS if LONG else 60
-INVALID_EXAMPLES = 10_000 // SHARDS if LONG else 300
+VALID_BUDGET, INVALID_BUDGET = 720, 2400  # draws per CI run, all operators together
+VALID_EXAMPLES = 10_000 // SHARDS if LONG else max(16, VALID_BUDGET // len(strategies.OPERATORS))
+INVALID_EXAMPLES = (
+  10_000 // SHARDS if LONG else max(60, INVALID_BUDGET // len(strategies.OPERATORS))
+)
 
 
 @pytest.mark.slow

@@ -13,8 +13,10 @@ import pathlib
 import platform
 import shlex
 import shutil
+import stat
 import subprocess
 import sys
+import tempfile
 import time
 
 import pytest
@@ -74,9 +76,13 @@ def _paths(folder, compiler=("c++",)):
 
 
 def test_the_test_run_has_a_cache_folder_of_its_own():
-  """tests/conftest.py: never a user's cache, nor a folder planted before the run."""
+  """tests/conftest.py: the checkout's private test cache (or a run's own folder), never a
+  user's cache."""
   folder = pathlib.Path(os.environ[native_cpu.CACHE_FOLDER])
   assert folder.name.startswith("dml_jax-test-kernels-"), folder
+  assert folder.parent == pathlib.Path(tempfile.gettempdir())
+  found = folder.lstat()
+  assert found.st_uid == os.getuid() and stat.S_IMODE(found.st_mode) == 0o700
   assert native_cpu._cache_folder() == folder
 
 

@@ -115,23 +115,7 @@ def test_stored_notebook_has_its_outputs_and_stays_small(name):
   assert path.stat().st_size < 600_000
 
 
-@pytest.fixture(scope="module")
-def executed():
-  """Every notebook, executed once for the tests of this module."""
-  return {p.name: execute(p) for p in sorted(NOTEBOOKS.glob("*.ipynb"))}
-
-
-@pytest.mark.slow
-@pytest.mark.subprocess
-@pytest.mark.parametrize("name", sorted(p.name for p in NOTEBOOKS.glob("*.ipynb")))
-def test_notebook_runs_without_errors_and_its_asserts_pass(executed, name):
-  check(executed[name])
-
-
-@pytest.mark.slow
-@pytest.mark.subprocess
-def test_tour_shows_descriptors_explanations_and_an_error(executed):
-  notebook = executed[TOUR]
+def _tour_shows_descriptors_explanations_and_an_error(notebook: nbformat.NotebookNode) -> None:
   html = _html(notebook)
   operators = (
     *("GATHER", "GATHER_ELEMENTS", "GATHER_ND", "GATHER_ND1", "REVERSE_SUBSEQUENCES", "JOIN"),
@@ -148,31 +132,46 @@ def test_tour_shows_descriptors_explanations_and_an_error(executed):
   assert "InputTensor.DimensionCount" in error.evalue
 
 
-@pytest.mark.slow
-@pytest.mark.subprocess
-def test_semantics_notebook_draws_pictures(executed):
-  assert len(_pngs(executed[SEMANTICS])) >= 11
+def _semantics_notebook_draws_pictures(notebook: nbformat.NotebookNode) -> None:
+  assert len(_pngs(notebook)) >= 11
 
 
-@pytest.mark.slow
-@pytest.mark.subprocess
-def test_devices_notebook_reports_every_device_and_times_the_compile(executed):
-  text = _text(executed[DEVICES])
+def _devices_notebook_reports_every_device_and_times_the_compile(
+  notebook: nbformat.NotebookNode,
+) -> None:
+  text = _text(notebook)
   assert "(compiled)" in text and "cpu:0" in text
   assert re.search(r"^\d+ passed, 0 failed$", text, re.M)
-  assert len(_pngs(executed[DEVICES])) >= 1
+  assert len(_pngs(notebook)) >= 1
 
 
-@pytest.mark.slow
-@pytest.mark.subprocess
-def test_models_notebook_runs_a_model_file_and_draws_its_buffers(executed):
-  notebook = executed[MODELS]
+def _models_notebook_runs_a_model_file_and_draws_its_buffers(
+  notebook: nbformat.NotebookNode,
+) -> None:
   text = _text(notebook)
   expected = (ROOT / "examples" / "chain.expected").read_text()
   assert expected in text  # what DxDispatch prints for the model
   assert '"dispatchables"' in text  # the file is shown
   assert "public functions in the lowered module: 1" in text
   assert len(_pngs(notebook)) >= 2
+
+
+_SHOWS = {
+  TOUR: _tour_shows_descriptors_explanations_and_an_error,
+  SEMANTICS: _semantics_notebook_draws_pictures,
+  DEVICES: _devices_notebook_reports_every_device_and_times_the_compile,
+  MODELS: _models_notebook_runs_a_model_file_and_draws_its_buffers,
+}
+"""What each notebook must show beyond `check`; one test executes each notebook once."""
+
+
+@pytest.mark.slow
+@pytest.mark.subprocess
+@pytest.mark.parametrize("name", sorted(p.name for p in NOTEBOOKS.glob("*.ipynb")))
+def test_notebook_runs_without_errors_and_shows_what_it_should(name):
+  notebook = execute(NOTEBOOKS / name)
+  check(notebook)
+  _SHOWS.get(name, lambda notebook: None)(notebook)
 
 
 def test_notebooks_use_public_names_only():

@@ -462,14 +462,12 @@ def reverse_subsequences(
   )
   axis_size = input.shape[axis]
 
-  output = np.empty(input.shape, dtype=input.dtype)
-  for out_coords in np.ndindex(*input.shape):
-    lane = _replace(out_coords, axis, 0)
-    length = min(int(sequence_lengths[lane]), axis_size)
-    i = out_coords[axis]
-    source = length - 1 - i if i < length else i
-    output[out_coords] = input[_replace(out_coords, axis, source)]
-  return output
+  # Whole arrays at once (the kernels' tests run this on lanes of thousands): `i` is each
+  # element's position along the axis, `length` its lane's L (unsigned, so never negative).
+  i = np.arange(axis_size).reshape(_replace((1,) * rank, axis, axis_size))
+  length = np.minimum(sequence_lengths.astype(np.uint64), axis_size).astype(np.int64)
+  source = np.where(i < length, length - 1 - i, i)
+  return np.take_along_axis(input, source, axis=axis)
 
 
 # --------------------------------------------------------------------------- #
@@ -953,7 +951,7 @@ def slice1(
 
 
 def one_hot(indices: np.ndarray, values: np.ndarray, *, axis: int, depth: int) -> np.ndarray:
-  """Reference DML_OPERATOR_ONE_HOT, one output element at a time.
+  """Reference DML_OPERATOR_ONE_HOT.
 
   A sequence is the line of output elements along ``axis`` through a
   coordinate; its index ``v`` sits at the same coordinates in ``indices`` with
@@ -986,13 +984,17 @@ def one_hot(indices: np.ndarray, values: np.ndarray, *, axis: int, depth: int) -
   row_major = values.reshape(-1)
   off, on = row_major[0], row_major[1]
 
-  output = np.empty(_replace(indices.shape, axis, depth), dtype=values.dtype)
-  for out_coords in np.ndindex(*output.shape):
-    index = int(indices[_replace(out_coords, axis, 0)])  # a Python int: never wraps
-    if signed and index < 0:
-      index += depth
-    output[out_coords] = on if out_coords[axis] == index else off
-  return output
+  # Whole arrays at once: `position` is each output element's coordinate along the axis,
+  # compared with its sequence's index in a type that holds every index exactly (int64 for
+  # signed indices, whose negative values move up by `depth`; uint64 for unsigned ones).
+  position = np.arange(depth).reshape(_replace((1,) * rank, axis, depth))
+  if signed:
+    index = indices.astype(np.int64)
+    index = np.where(index < 0, index + depth, index)
+  else:
+    index = indices.astype(np.uint64)
+    position = position.astype(np.uint64)
+  return np.where(position == index, on, off).astype(values.dtype)
 
 
 # --------------------------------------------------------------------------- #
