@@ -35,10 +35,10 @@ from dml_jax._src.fields import DmlField as DmlField
 from dml_jax._src.fields import FieldKind as FieldKind
 from dml_jax._src.model import Model as Model
 from dml_jax._src.model import load_model as load_model
-from dml_jax._src.ops.depth_space import DepthSpaceOrder as DepthSpaceOrder
-from dml_jax._src.ops.depth_space import DepthToSpace1Desc as DepthToSpace1Desc
 from dml_jax._src.ops.cast import CastDesc as CastDesc
 from dml_jax._src.ops.cast import cast as cast
+from dml_jax._src.ops.depth_space import DepthSpaceOrder as DepthSpaceOrder
+from dml_jax._src.ops.depth_space import DepthToSpace1Desc as DepthToSpace1Desc
 from dml_jax._src.ops.depth_space import DepthToSpaceDesc as DepthToSpaceDesc
 from dml_jax._src.ops.depth_space import SpaceToDepth1Desc as SpaceToDepth1Desc
 from dml_jax._src.ops.depth_space import SpaceToDepthDesc as SpaceToDepthDesc
@@ -46,14 +46,14 @@ from dml_jax._src.ops.depth_space import depth_to_space as depth_to_space
 from dml_jax._src.ops.depth_space import depth_to_space1 as depth_to_space1
 from dml_jax._src.ops.depth_space import space_to_depth as space_to_depth
 from dml_jax._src.ops.depth_space import space_to_depth1 as space_to_depth1
-from dml_jax._src.ops.element_wise_identity import (
-  ElementWiseIdentityDesc as ElementWiseIdentityDesc,
-)
-from dml_jax._src.ops.element_wise_identity import element_wise_identity as element_wise_identity
 from dml_jax._src.ops.diagonal_matrix import DiagonalMatrix1Desc as DiagonalMatrix1Desc
 from dml_jax._src.ops.diagonal_matrix import DiagonalMatrixDesc as DiagonalMatrixDesc
 from dml_jax._src.ops.diagonal_matrix import diagonal_matrix as diagonal_matrix
 from dml_jax._src.ops.diagonal_matrix import diagonal_matrix1 as diagonal_matrix1
+from dml_jax._src.ops.element_wise_identity import (
+  ElementWiseIdentityDesc as ElementWiseIdentityDesc,
+)
+from dml_jax._src.ops.element_wise_identity import element_wise_identity as element_wise_identity
 from dml_jax._src.ops.element_wise_if import ElementWiseIfDesc as ElementWiseIfDesc
 from dml_jax._src.ops.element_wise_if import element_wise_if as element_wise_if
 from dml_jax._src.ops.gather import GatherDesc as GatherDesc

@@ -152,7 +152,11 @@ def conversion_rule(source: DataType, target: DataType) -> str:
 
 # -- the lowering -----------------------------------------------------------------------------
 
-_UNSIGNED = {16: np.dtype(np.uint16), 32: np.dtype(np.uint32), 64: np.dtype(np.uint64)}
+_UNSIGNED: dict[int, np.dtype[Any]] = {
+  16: np.dtype(np.uint16),
+  32: np.dtype(np.uint32),
+  64: np.dtype(np.uint64),
+}
 
 
 def cast_array(x: jax.Array, data_type: DataType) -> jax.Array:
@@ -263,7 +267,9 @@ def _float_to_integer(x: jax.Array, target: np.dtype) -> jax.Array:
   zero = lax.full_like(x, 0)
   safe = lax.select(nan, zero, x)
   above, below = safe > high_x, safe < low_x
-  inside = lax.select(above, lax.full_like(x, high_x), lax.select(below, lax.full_like(x, low_x), safe))
+  inside = lax.select(
+    above, lax.full_like(x, high_x), lax.select(below, lax.full_like(x, low_x), safe)
+  )
   converted = lax.convert_element_type(inside, target)  # in range: truncates toward zero
   converted = lax.select(above, lax.full_like(converted, info.max), converted)
   converted = lax.select(below, lax.full_like(converted, info.min), converted)

@@ -101,7 +101,7 @@ def _check_int(check: Checker, field: str, value: int) -> None:
   )
 
 
-def _coordinates(shape: tuple[int, ...]) -> tuple[jax.Array, jax.Array]:
+def _coordinates(shape: tuple[int, ...]) -> tuple[jax.Array, np.dtype[Any]]:
   """(x - y, the iota dtype) over `shape`: each element's column minus its row."""
   n = len(shape)
   wide = max(shape[-2:]) >= 2**31
@@ -256,9 +256,7 @@ def _describe_diagonal_matrix(
   value: bytes,
 ) -> DiagonalMatrixDesc:
   del types, shapes
-  return DiagonalMatrixDesc(
-    TensorDesc(data_type, sizes), offset=offset, value=_value_of_key(value)
-  )
+  return DiagonalMatrixDesc(TensorDesc(data_type, sizes), offset=offset, value=_value_of_key(value))
 
 
 _diagonal_matrix = dispatch.operator_function(_describe_diagonal_matrix, DiagonalMatrixDesc)
@@ -383,9 +381,7 @@ class DiagonalMatrix1Desc(OperatorDesc):
 
   def explain_output(self) -> list[str]:
     output, begin, end = self.output_tensor, self.diagonal_fill_begin, self.diagonal_fill_end
-    where = (
-      f"inside [{begin}, {end})" if begin <= end else f"outside [{end}, {begin}) (reversed)"
-    )
+    where = f"inside [{begin}, {end})" if begin <= end else f"outside [{end}, {begin}) (reversed)"
     other = "InputTensor's element" if self.input_tensor is not None else "0 (no InputTensor)"
     return [
       f"OutputTensor {output.data_type}{braced(output.sizes)}: the last two dimensions are rows y"
