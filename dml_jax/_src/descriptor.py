@@ -159,7 +159,13 @@ class OperatorDesc:
     values = {}
     for name, value in desc.items():
       field = known[name]
+      if value is None and field.optional:  # null: an optional tensor left out
+        values[field.name] = None
+        continue
       values[field.name] = fields_lib.from_dml_value(field, value, desc)
+    for name, field in known.items():
+      if name not in desc and field.kind.is_tensor and field.optional:
+        values[field.name] = None  # absent: the same (DIAGONAL_MATRIX1's InputTensor)
     return cls(**values)
 
   # -- the tensors and attributes, as DirectML names them ---------------------------
