@@ -156,7 +156,7 @@ class OperatorDesc:
     ]
     if missing:
       raise ValueError(f"DML_{cls.OPERATOR}_OPERATOR_DESC needs {', '.join(missing)}")
-    values = {}
+    values: dict[str, Any] = {}
     for name, value in desc.items():
       field = known[name]
       if value is None and field.optional:  # null: an optional tensor left out
