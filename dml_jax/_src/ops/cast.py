@@ -314,8 +314,8 @@ def cast(
     Array([  1,   0, 255,   0], dtype=uint8)
     >>> cast(np.array([-1, 300], np.int32), data_type=np.int8)
     Array([-1, 44], dtype=int8)
-    >>> cast(np.array([65519.0, 65520.0], np.float32), data_type="FLOAT16")
-    Array([65504.,    inf], dtype=float16)
+    >>> cast(np.array([65519.0, 65520.0, -0.0], np.float32), data_type="FLOAT16").tolist()
+    [65504.0, inf, -0.0]
   """
   (input,), types = arguments.tensor_operands(CastDesc, input)
   target = DataType.from_any(data_type)
