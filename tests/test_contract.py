@@ -280,6 +280,7 @@ ALLOWED_PRIMITIVES = {
   "shift_left",
   "shift_right_logical",
   "cumsum",
+  "reduce_sum",
   # choices between forms of the same result
   "platform_index",
   "cond",

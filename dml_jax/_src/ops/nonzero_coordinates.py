@@ -177,7 +177,14 @@ def nonzero(
   count_sizes: tuple[int, ...],
   coordinates_sizes: tuple[int, ...],
 ) -> tuple[jax.Array, jax.Array]:
-  """(count, coordinates): the lowering, a running count and one scatter of rows."""
+  """(count, coordinates): the lowering.
+
+  A running count numbers the nonzero elements; one scatter writes, at row k, 1 + the flat
+  position of the k-th (a maximum over distinct targets, which XLA partitions as a local
+  scatter and one all-reduce, as jnp.nonzero's scatter-add: no more communication on sharded
+  inputs); the rows left 0 are past the count, which is their number; each coordinate is then
+  read from an iota over the input's shape at that position.
+  """
   shape = x.shape
   m = math.prod(shape)
   flat = x.reshape(m)
@@ -188,20 +195,25 @@ def nonzero(
     nonzero_ = magnitude != unsigned.type(0)
   else:
     nonzero_ = flat != np.zeros((), x.dtype)
-  running = lax.cumsum(nonzero_.astype(np.uint32))  # 1-based position of each nonzero
-  count = lax.slice(running, (m - 1,), (m,))
-  target = lax.select(nonzero_, running - np.uint32(1), lax.full_like(running, m))
+  one = np.uint32(1)
+  running = lax.cumsum(nonzero_.astype(np.uint32))  # 1-based rank of each nonzero element
+  target = lax.select(nonzero_, running - one, lax.full_like(running, m))  # m: dropped
+  positions = lax.iota(np.uint32, m) + one  # M <= 2**32 - 1: fits
+  found = jnp.zeros((m,), np.uint32).at[target].max(positions, mode="drop")
+  filled = found != np.uint32(0)
+  count = jnp.sum(filled.astype(np.uint32), dtype=np.uint32)
+  where = lax.select(filled, found - one, jnp.zeros_like(found))  # past the count: element 0
   rank = len(shape)
   columns = []
   for j in range(n):
     d = rank - n + j
-    if d < 0:
+    if d < 0:  # a dimension before the input's: coordinate 0
       columns.append(lax.full((m, 1), 0, np.uint32))
     else:
-      along = lax.broadcasted_iota(np.uint32, shape, d).reshape(m, 1)
-      columns.append(along)
-  coordinates = lax.concatenate(columns, 1) if n > 1 else columns[0]
-  rows = jnp.zeros((m, n), np.uint32).at[target].set(coordinates, mode="drop")
+      along = lax.broadcasted_iota(np.uint32, shape, d).reshape(m)
+      columns.append(along[where].reshape(m, 1))
+  rows = lax.concatenate(columns, 1) if n > 1 else columns[0]
+  # Rows past the count read element 0, whose coordinates are all 0: the documented fill.
   return count.reshape(count_sizes), rows.reshape(coordinates_sizes)
 
 
