@@ -176,3 +176,44 @@ def test_diagonal_matrices_under_jit_vmap_and_grad():
   assert_bits_equal(jax.vmap(upper)(x), np.triu(x))
   grad = jax.grad(lambda m: upper(m).sum())(x[0])
   assert_bits_equal(grad, np.triu(np.ones((3, 3), np.float32)))
+
+
+def test_diagonal_matrices_in_a_model_file():
+  # INT fields, no InputTensor (absent or null), Value as a DML_SCALAR_UNION member.
+  document = {
+    "resources": {
+      "d": {"initialValuesDataType": "INT32", "initialValues": {"value": 9, "valueCount": 6}},
+      "e": {"initialValuesDataType": "FLOAT32", "initialValues": {"value": 9, "valueCount": 6}},
+    },
+    "dispatchables": {
+      "eye": {
+        "type": "DIAGONAL_MATRIX",
+        "desc": {
+          "OutputTensor": {"DataType": "INT32", "Sizes": [2, 3]},
+          "Offset": -1,
+          "Value": 2.5,
+        },
+      },
+      "band": {
+        "type": "DIAGONAL_MATRIX1",
+        "desc": {
+          "InputTensor": None,
+          "OutputTensor": {"DataType": "FLOAT32", "Sizes": [2, 3]},
+          "ValueDataType": "FLOAT32",
+          "Value": {"Float32": 7},
+          "DiagonalFillBegin": 0,
+          "DiagonalFillEnd": 2,
+        },
+      },
+    },
+    "commands": [
+      {"type": "dispatch", "dispatchable": "eye", "bindings": {"OutputTensor": "d"}},
+      {"type": "dispatch", "dispatchable": "band", "bindings": {"OutputTensor": "e"}},
+    ],
+  }
+  out = dml.load_model(document).run()
+  assert out["d"].tolist() == [0, 0, 0, 2, 0, 0]
+  assert out["e"].tolist() == [7, 7, 0, 0, 7, 7]
+  document["dispatchables"]["eye"]["desc"]["Offset"] = 2**31
+  with pytest.raises(dml.DmlModelError, match=r"Offset.*signed integer \(INT32\)"):
+    dml.load_model(document)
