@@ -38,6 +38,13 @@ class Case:
 
 
 GATHER_ND_DESCS = (dml.GatherNdDesc, dml.GatherNd1Desc)
+SELECTION_DESCS = (
+  dml.CastDesc,
+  dml.ElementWiseIfDesc,
+  dml.DiagonalMatrixDesc,
+  dml.DiagonalMatrix1Desc,
+  dml.NonzeroCoordinatesDesc,
+)
 
 
 def _table(desc_type, level):
@@ -993,9 +1000,7 @@ def _rebuild(desc, changes):
 
 
 def _operator_mutations(desc, level, draw):
-  if isinstance(desc, dml.CastDesc | dml.ElementWiseIfDesc | dml.DiagonalMatrixDesc):
-    yield from _select_mutations(desc, level, draw)
-  elif isinstance(desc, dml.DiagonalMatrix1Desc | dml.NonzeroCoordinatesDesc):
+  if isinstance(desc, SELECTION_DESCS):
     yield from _select_mutations(desc, level, draw)
   elif isinstance(desc, dml.ElementWiseIdentityDesc):
     table = desc.SUPPORT.at(level)

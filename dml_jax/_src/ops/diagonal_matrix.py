@@ -111,10 +111,6 @@ def _coordinates(shape: tuple[int, ...]) -> tuple[jax.Array, np.dtype[Any]]:
   return columns - rows, np.dtype(dtype)
 
 
-def _output_rank_ok(output: TensorDesc) -> bool:
-  return output.dimension_count >= 2
-
-
 def _check_64_bit(data_type: DataType) -> None:
   if data_type.is_64_bit and not x64_enabled():
     raise TypeError(
