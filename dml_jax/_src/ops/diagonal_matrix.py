@@ -185,8 +185,8 @@ class DiagonalMatrixDesc(OperatorDesc):
       f"OutputTensor {output.data_type}{braced(output.sizes)}: the last two dimensions are rows y"
       " and columns x, the others a batch of matrices; no input.",
       f"out[.., y, x] = Value where x - y == Offset ({self.offset}), else 0.",
-      f"Value {self.value!r} as {output.data_type}: {self.fill_value()!r} (a FLOAT: integer"
-      " outputs truncate it toward zero and saturate it; NaN gives 0).",
+      f"Value {self.value!r} as {output.data_type}: {self.fill_value().item()!r} (a FLOAT:"
+      " integer outputs truncate it toward zero and saturate it; NaN gives 0).",
     ]
 
 
@@ -382,7 +382,7 @@ class DiagonalMatrix1Desc(OperatorDesc):
     return [
       f"OutputTensor {output.data_type}{braced(output.sizes)}: the last two dimensions are rows y"
       " and columns x, the others a batch of matrices.",
-      f"With topX = x - y, out = Value ({self.value!r}, a {self.value_data_type}) where"
+      f"With topX = x - y, out = Value ({self.value!r}, in {self.value_data_type}) where"
       f" (DiagonalFillEnd >= DiagonalFillBegin) ^ (topX >= DiagonalFillBegin) ^ (topX <"
       f" DiagonalFillEnd): topX {where}; elsewhere {other}.",
     ]
