@@ -35,6 +35,8 @@ from dml_jax._src.fields import DmlField as DmlField
 from dml_jax._src.fields import FieldKind as FieldKind
 from dml_jax._src.model import Model as Model
 from dml_jax._src.model import load_model as load_model
+from dml_jax._src.ops.cast import CastDesc as CastDesc
+from dml_jax._src.ops.cast import cast as cast
 from dml_jax._src.ops.depth_space import DepthSpaceOrder as DepthSpaceOrder
 from dml_jax._src.ops.depth_space import DepthToSpace1Desc as DepthToSpace1Desc
 from dml_jax._src.ops.depth_space import DepthToSpaceDesc as DepthToSpaceDesc
@@ -44,10 +46,16 @@ from dml_jax._src.ops.depth_space import depth_to_space as depth_to_space
 from dml_jax._src.ops.depth_space import depth_to_space1 as depth_to_space1
 from dml_jax._src.ops.depth_space import space_to_depth as space_to_depth
 from dml_jax._src.ops.depth_space import space_to_depth1 as space_to_depth1
+from dml_jax._src.ops.diagonal_matrix import DiagonalMatrix1Desc as DiagonalMatrix1Desc
+from dml_jax._src.ops.diagonal_matrix import DiagonalMatrixDesc as DiagonalMatrixDesc
+from dml_jax._src.ops.diagonal_matrix import diagonal_matrix as diagonal_matrix
+from dml_jax._src.ops.diagonal_matrix import diagonal_matrix1 as diagonal_matrix1
 from dml_jax._src.ops.element_wise_identity import (
   ElementWiseIdentityDesc as ElementWiseIdentityDesc,
 )
 from dml_jax._src.ops.element_wise_identity import element_wise_identity as element_wise_identity
+from dml_jax._src.ops.element_wise_if import ElementWiseIfDesc as ElementWiseIfDesc
+from dml_jax._src.ops.element_wise_if import element_wise_if as element_wise_if
 from dml_jax._src.ops.gather import GatherDesc as GatherDesc
 from dml_jax._src.ops.gather import gather as gather
 from dml_jax._src.ops.gather_elements import GatherElementsDesc as GatherElementsDesc
@@ -57,6 +65,10 @@ from dml_jax._src.ops.gather_nd import GatherNdDesc as GatherNdDesc
 from dml_jax._src.ops.gather_nd import gather_nd as gather_nd
 from dml_jax._src.ops.join import JoinDesc as JoinDesc
 from dml_jax._src.ops.join import join as join
+from dml_jax._src.ops.nonzero_coordinates import (
+  NonzeroCoordinatesDesc as NonzeroCoordinatesDesc,
+)
+from dml_jax._src.ops.nonzero_coordinates import nonzero_coordinates as nonzero_coordinates
 from dml_jax._src.ops.one_hot import OneHotDesc as OneHotDesc
 from dml_jax._src.ops.one_hot import one_hot as one_hot
 from dml_jax._src.ops.padding import Padding1Desc as Padding1Desc
@@ -92,13 +104,18 @@ __version__ = "0.1.0"
 # tests/test_public_api.py fails until every re-exported name is listed here.
 __all__ = [
   # The operators: the functional API, then the descriptors (DML_*_OPERATOR_DESC) and enums
+  "cast",
   "depth_to_space",
   "depth_to_space1",
+  "diagonal_matrix",
+  "diagonal_matrix1",
   "element_wise_identity",
+  "element_wise_if",
   "gather",
   "gather_elements",
   "gather_nd",
   "join",
+  "nonzero_coordinates",
   "one_hot",
   "padding",
   "padding1",
@@ -111,15 +128,20 @@ __all__ = [
   "space_to_depth1",
   "split",
   "tile",
+  "CastDesc",
   "DepthSpaceOrder",
   "DepthToSpace1Desc",
   "DepthToSpaceDesc",
+  "DiagonalMatrix1Desc",
+  "DiagonalMatrixDesc",
   "ElementWiseIdentityDesc",
+  "ElementWiseIfDesc",
   "GatherDesc",
   "GatherElementsDesc",
   "GatherNd1Desc",
   "GatherNdDesc",
   "JoinDesc",
+  "NonzeroCoordinatesDesc",
   "OneHotDesc",
   "Padding1Desc",
   "PaddingDesc",

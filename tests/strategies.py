@@ -38,6 +38,13 @@ class Case:
 
 
 GATHER_ND_DESCS = (dml.GatherNdDesc, dml.GatherNd1Desc)
+SELECTION_DESCS = (
+  dml.CastDesc,
+  dml.ElementWiseIfDesc,
+  dml.DiagonalMatrixDesc,
+  dml.DiagonalMatrix1Desc,
+  dml.NonzeroCoordinatesDesc,
+)
 
 
 def _table(desc_type, level):
@@ -581,6 +588,175 @@ def one_hot_case(draw):
   )
 
 
+# -- CAST, ELEMENT_WISE_IF, DIAGONAL_MATRIX(1), NONZERO_COORDINATES ---------------------------
+
+
+def _cast_data(draw, data_type: DataType, shape):
+  """Values a conversion can get wrong: halfway cases, overflow, subnormals, -0.0, infinities,
+  NaNs with payloads, integer extremes."""
+  seed = draw(st.integers(0, 2**32 - 1))
+  rng = np.random.default_rng(seed)
+  dtype = data_type.numpy_dtype
+  count = math.prod(shape)
+  if data_type.is_float:
+    scales = np.array([1.0, 1e3, 7e4, 3e9, 2e19, 1e-6, 1e-30, 1e300], np.float64)
+    with np.errstate(over="ignore"):
+      values = (rng.standard_normal(count) * rng.choice(scales, count)).astype(dtype)
+      specials = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 65520.0, 255.5, -0.5], dtype)
+    width = dtype.itemsize * 8
+    bits = np.dtype(f"u{dtype.itemsize}")
+    payload = bits.type((1 << (width - 1)) - 1)  # every exponent bit and payload bit set
+    nans = np.array([payload, payload - bits.type(12345)], bits).view(dtype)
+    pool = np.concatenate([specials, nans])
+    pick = rng.integers(0, 4, count) == 0
+    values[pick] = rng.choice(pool, int(pick.sum()))
+    return values.reshape(shape)
+  info = np.iinfo(dtype)
+  values = rng.integers(info.min, info.max, count, dtype=dtype, endpoint=True)
+  pick = rng.integers(0, 4, count) == 0
+  values[pick] = rng.choice(np.array([info.min, info.max, 0, 1], dtype), int(pick.sum()))
+  return values.reshape(shape)
+
+
+@st.composite
+def cast_case(draw):
+  """CAST: any pair of the level's types, values at the conversions' edges."""
+  level = draw(levels("CAST"))
+  table = _table(dml.CastDesc, level)
+  n = draw(st.integers(*_rank_range(table, level)))
+  source = draw(st.sampled_from(table["InputTensor"].data_types))
+  target = draw(st.sampled_from(table["OutputTensor"].data_types))
+  sizes = _sizes(draw, n, max_elements=24)
+  x = _cast_data(draw, source, sizes)
+  desc = dml.CastDesc(TensorDesc(source, sizes), TensorDesc(target, sizes))
+  return Case(
+    desc,
+    level,
+    [x],
+    lambda x, level: dml.cast(x, data_type=target, feature_level=level),
+    lambda: reference.cast(x, data_type=target.name),
+  )
+
+
+@st.composite
+def element_wise_if_case(draw):
+  """ELEMENT_WISE_IF: a UINT8 condition with zeros and several nonzero values."""
+  level = draw(levels("ELEMENT_WISE_IF"))
+  table = _table(dml.ElementWiseIfDesc, level)
+  n = draw(st.integers(*_rank_range(table, level)))
+  data_type = draw(st.sampled_from(table["ATensor"].data_types))
+  sizes = _sizes(draw, n)
+  rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+  condition = rng.choice(np.array([0, 0, 1, 2, 255], np.uint8), sizes)
+  a, b = _data(draw, data_type, sizes), _data(draw, data_type, sizes)
+  desc = dml.ElementWiseIfDesc(
+    *(TensorDesc(t, sizes) for t in (DataType.UINT8, data_type, data_type))
+  )
+  return Case(
+    desc,
+    level,
+    [condition, a, b],
+    lambda c, a, b, level: dml.element_wise_if(c, a, b, feature_level=level),
+    lambda: reference.element_wise_if(condition, a, b),
+  )
+
+
+_INTS = st.one_of(st.integers(-6, 6), st.sampled_from([-(2**31), 2**31 - 1]))
+
+
+@st.composite
+def diagonal_matrix_case(draw):
+  """DIAGONAL_MATRIX: any output the level allows, offsets near and far, values to truncate."""
+  level = draw(levels("DIAGONAL_MATRIX"))
+  table = _table(dml.DiagonalMatrixDesc, level)
+  n = draw(st.integers(*_rank_range(table, level)))
+  data_type = draw(st.sampled_from(table["OutputTensor"].data_types))
+  sizes = _sizes(draw, n)
+  offset = draw(_INTS)
+  value = draw(st.sampled_from([1.0, 10.6, -10.6, 2.5, -0.0, 300.0, 1e10, float("nan")]))
+  desc = dml.DiagonalMatrixDesc(TensorDesc(data_type, sizes), offset=offset, value=value)
+  params = dict(sizes=sizes, data_type=data_type.name, offset=offset, value=value)
+  return Case(
+    desc,
+    level,
+    [],
+    lambda level: dml.diagonal_matrix(**params, feature_level=level),
+    lambda: reference.diagonal_matrix(**params),
+  )
+
+
+@st.composite
+def diagonal_matrix1_case(draw):
+  """DIAGONAL_MATRIX1: with and without an input, bands in either order, exact values."""
+  level = draw(levels("DIAGONAL_MATRIX1"))
+  table = _table(dml.DiagonalMatrix1Desc, level)
+  n = draw(st.integers(*_rank_range(table, level)))
+  data_type = draw(st.sampled_from(table["OutputTensor"].data_types))
+  sizes = _sizes(draw, n)
+  begin, end = draw(_INTS), draw(_INTS)
+  if data_type.is_float:
+    value: int | float = draw(st.sampled_from([1.0, -0.0, 7.5, 1e-7, 65504.0]))
+  else:
+    info = np.iinfo(data_type.numpy_dtype)
+    value = draw(st.sampled_from([int(info.min), int(info.max), 0, 1]))
+  with_input = draw(st.booleans())
+  x = _data(draw, data_type, sizes) if with_input else None
+  desc = dml.DiagonalMatrix1Desc(
+    TensorDesc(data_type, sizes) if with_input else None,
+    TensorDesc(data_type, sizes),
+    value=value,
+    diagonal_fill_begin=begin,
+    diagonal_fill_end=end,
+  )
+  params = dict(value=value, diagonal_fill_begin=begin, diagonal_fill_end=end)
+  if not with_input:
+    params.update(sizes=sizes, data_type=data_type.name)
+  return Case(
+    desc,
+    level,
+    [x] if with_input else [],
+    lambda *arrays: dml.diagonal_matrix1(*arrays[:-1], **params, feature_level=arrays[-1]),
+    lambda: reference.diagonal_matrix1(x, **params),
+  )
+
+
+@st.composite
+def nonzero_coordinates_case(draw):
+  """NONZERO_COORDINATES: mostly zeros (-0.0 among them), N from the effective rank up."""
+  level = draw(levels("NONZERO_COORDINATES"))
+  table = _table(dml.NonzeroCoordinatesDesc, level)
+  n = draw(st.integers(*_rank_range(table, level)))
+  data_type = draw(st.sampled_from(table["InputTensor"].data_types))
+  sizes = _sizes(draw, n, max_elements=48)
+  if draw(st.booleans()):  # leading 1s: an effective rank below the DimensionCount
+    k = draw(st.integers(0, n - 1))
+    sizes = (1,) * k + sizes[k:]
+  rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+  x = _data(draw, data_type, sizes)
+  x[rng.integers(0, 3, sizes) != 0] = 0
+  if data_type.is_float:
+    x[rng.integers(0, 4, sizes) == 0] = -0.0
+  low = n - next((i for i, s in enumerate(sizes) if s != 1), n)  # the effective rank
+  coordinate_size = draw(st.integers(max(low, 1), n))
+  coordinates_rank = max(n, 2)
+  desc = dml.NonzeroCoordinatesDesc(
+    TensorDesc(data_type, sizes),
+    TensorDesc(DataType.UINT32, (1,) * n),
+    TensorDesc(
+      DataType.UINT32, (1,) * (coordinates_rank - 2) + (math.prod(sizes), coordinate_size)
+    ),
+  )
+  return Case(
+    desc,
+    level,
+    [x],
+    lambda x, level: dml.nonzero_coordinates(
+      x, coordinate_size=coordinate_size, feature_level=level
+    ),
+    lambda: reference.nonzero_coordinates(x, coordinate_size=coordinate_size),
+  )
+
+
 VALID = {
   "ELEMENT_WISE_IDENTITY": element_wise_identity_case,
   "GATHER": gather_case,
@@ -602,6 +778,11 @@ VALID = {
   "ONE_HOT": one_hot_case,
   "SCATTER_ELEMENTS": scatter_elements_case,
   "SCATTER_ND": scatter_nd_case,
+  "CAST": cast_case,
+  "ELEMENT_WISE_IF": element_wise_if_case,
+  "DIAGONAL_MATRIX": diagonal_matrix_case,
+  "DIAGONAL_MATRIX1": diagonal_matrix1_case,
+  "NONZERO_COORDINATES": nonzero_coordinates_case,
 }
 
 
@@ -644,6 +825,9 @@ def _mutations(desc, level, draw):
   """Yields (name, mutant descriptor, field the error must name)."""
   table = desc.SUPPORT.at(level)
   inputs = list(desc.dml_inputs())
+  if not inputs:  # an operator with no input (DIAGONAL_MATRIX): its output's own rules
+    yield from _output_only_mutations(desc, level, draw)
+    return
   name, row, tensor = inputs[0]
   n = tensor.dimension_count
   # Forbidden data types per role at this level.
@@ -686,7 +870,9 @@ def _mutations(desc, level, draw):
     f"{_input_name(desc)}.GuaranteedBaseOffsetAlignment",
   )
   yield "flags", _with_input(desc, flags=2), f"{_input_name(desc)}.Flags"
-  if not hasattr(desc, "output_tensor"):  # OutputTensors (SPLIT): see _output_array_mutations
+  if isinstance(desc, dml.NonzeroCoordinatesDesc):  # two output tensors: see its mutations
+    pass
+  elif not hasattr(desc, "output_tensor"):  # OutputTensors (SPLIT): see _output_array_mutations
     yield from _output_array_mutations(desc)
   else:
     output = desc.output
@@ -704,15 +890,47 @@ def _mutations(desc, level, draw):
         "OutputTensor.Sizes",
       )
     other = DataType.INT8 if output.data_type != DataType.INT8 else DataType.UINT8
-    yield (
-      "output type",
-      dataclasses.replace(desc, output_tensor=_replace_tensor(output, data_type=other)),
-      "OutputTensor.DataType",
-    )
+    retyped = dataclasses.replace(desc, output_tensor=_replace_tensor(output, data_type=other))
+    if retyped.infer_outputs()[0].data_type != other:  # not CAST's, which any type may be
+      yield ("output type", retyped, "OutputTensor.DataType")
   # Axis out of range.
   if hasattr(desc, "axis"):
     yield "axis", dataclasses.replace(desc, axis=n + draw(st.integers(0, 3))), "Axis"
   yield from _operator_mutations(desc, level, draw)
+
+
+def _output_only_mutations(desc, level, draw):
+  """The mutants of an operator whose one tensor is its OutputTensor (DIAGONAL_MATRIX, and
+  DIAGONAL_MATRIX1 without an input): a type or rank the level lacks, the tensor layer."""
+  table = desc.SUPPORT.at(level)
+  output = desc.output_tensor
+  row = table["OutputTensor"]
+  forbidden = [t for t in DataType if t not in row.data_types and t.numpy_dtype]
+  if forbidden:
+    bad = _replace_tensor(output, data_type=draw(st.sampled_from(forbidden)))
+    yield "output type", _rebuild_output(desc, bad), "OutputTensor.DataType"
+  low, high = row.dimension_counts
+  wrong = [r for r in range(1, 10) if not low <= r <= high]
+  rank = draw(st.sampled_from(wrong))
+  sizes = (output.sizes + (1,) * 9)[:rank]
+  yield (
+    "rank",
+    _rebuild_output(desc, _replace_tensor(output, sizes=sizes)),
+    ("OutputTensor.DimensionCount"),
+  )
+  zero = _replace_tensor(output, sizes=(0,) + output.sizes[1:])
+  yield "zero size", _rebuild_output(desc, zero), "OutputTensor.Sizes"
+  yield "flags", _rebuild_output(desc, _replace_tensor(output, flags=1)), "OutputTensor.Flags"
+  yield from _operator_mutations(desc, level, draw)
+
+
+def _rebuild_output(desc, output):
+  """`desc` with `output` as its OutputTensor, a value that must follow its type following."""
+  changes = {"output_tensor": output}
+  if isinstance(desc, dml.DiagonalMatrix1Desc):
+    changes["value_data_type"] = None
+    changes["value"] = 0
+  return dataclasses.replace(desc, **changes)
 
 
 def _bigger_output_sizes(desc, sizes):
@@ -782,7 +1000,9 @@ def _rebuild(desc, changes):
 
 
 def _operator_mutations(desc, level, draw):
-  if isinstance(desc, dml.ElementWiseIdentityDesc):
+  if isinstance(desc, SELECTION_DESCS):
+    yield from _select_mutations(desc, level, draw)
+  elif isinstance(desc, dml.ElementWiseIdentityDesc):
     table = desc.SUPPORT.at(level)
     integers = [t for t in table["InputTensor"].data_types if not t.is_float]
     if integers:
@@ -1034,6 +1254,75 @@ def _operator_mutations(desc, level, draw):
       "dimension count",
       _rebuild(desc, {"dimension_count": n + 1}),
       "DimensionCount",
+    )
+
+
+def _select_mutations(desc, level, draw):
+  """CAST, ELEMENT_WISE_IF, DIAGONAL_MATRIX(1) and NONZERO_COORDINATES's own rules."""
+  del level
+  if isinstance(desc, dml.ElementWiseIfDesc):
+    a = desc.a_tensor
+    other = DataType.INT8 if a.data_type != DataType.INT8 else DataType.UINT8
+    yield (
+      "B type",
+      dataclasses.replace(desc, b_tensor=_replace_tensor(desc.b_tensor, data_type=other)),
+      "BTensor.DataType",
+    )
+    sizes = a.sizes[:-1] + (a.sizes[-1] + 1,)
+    yield (
+      "condition sizes",
+      dataclasses.replace(
+        desc,
+        condition_tensor=_replace_tensor(
+          desc.condition_tensor, sizes=sizes, total_tensor_size_in_bytes=None
+        ),
+      ),
+      "ConditionTensor.Sizes",
+    )
+  elif isinstance(desc, dml.DiagonalMatrixDesc):
+    offset = draw(st.sampled_from([2**31, -(2**31) - 1]))
+    yield "offset range", dataclasses.replace(desc, offset=offset), "Offset"
+  elif isinstance(desc, dml.DiagonalMatrix1Desc):
+    end = draw(st.sampled_from([2**31, -(2**31) - 1]))
+    yield "end range", dataclasses.replace(desc, diagonal_fill_end=end), "DiagonalFillEnd"
+    output_type = desc.output_tensor.data_type
+    other = DataType.INT8 if output_type != DataType.INT8 else DataType.UINT8
+    yield (
+      "value type",
+      dataclasses.replace(desc, value_data_type=other, value=0),
+      "ValueDataType",
+    )
+    if not output_type.is_float:
+      too_big = int(np.iinfo(output_type.numpy_dtype).max) + 1
+      yield "value range", dataclasses.replace(desc, value=too_big), "Value"
+  elif isinstance(desc, dml.NonzeroCoordinatesDesc):
+    coordinates, count = desc.output_coordinates_tensor, desc.output_count_tensor
+    rank = desc.input_tensor.dimension_count
+    m, n = coordinates.sizes[-2:]
+    wide = coordinates.sizes[:-1] + (rank + 1,)
+    yield (
+      "N past the rank",
+      dataclasses.replace(desc, output_coordinates_tensor=_replace_tensor(coordinates, sizes=wide)),
+      "OutputCoordinatesTensor.Sizes",
+    )
+    rows = coordinates.sizes[:-2] + (m + 1, n)
+    yield (
+      "M not the element count",
+      dataclasses.replace(desc, output_coordinates_tensor=_replace_tensor(coordinates, sizes=rows)),
+      "OutputCoordinatesTensor.Sizes",
+    )
+    bigger = count.sizes[:-1] + (2,)
+    yield (
+      "count not a scalar",
+      dataclasses.replace(desc, output_count_tensor=_replace_tensor(count, sizes=bigger)),
+      "OutputCountTensor.Sizes",
+    )
+    yield (
+      "count type",
+      dataclasses.replace(
+        desc, output_count_tensor=_replace_tensor(count, data_type=DataType.INT32)
+      ),
+      "OutputCountTensor.DataType",
     )
 
 

@@ -118,6 +118,16 @@ def test_fixtures_are_valid_from_the_introduction_level_only(op):
         assert [v.field for v in desc.violations(level)] == ["DML_OPERATOR_TYPE"], fixture.id
 
 
+def _left_free(desc, rule):
+  """Whether no field but the first output fixes its `rule` (DataType or Sizes): what the
+  descriptor infers there is what that output says, whatever it says."""
+  attribute = {"DataType": "data_type", "Sizes": "sizes"}[rule]
+  inferred = (desc.infer_outputs() or (None,))[0]
+  return inferred is not None and getattr(inferred, attribute) == getattr(
+    desc.outputs[0], attribute
+  )
+
+
 @pytest.mark.parametrize("op", OPERATORS)
 def test_outputs_are_inferred_as_documented_and_a_wrong_output_is_refused(op):
   for fixture, desc in _fixture_descriptors(op):
@@ -137,6 +147,8 @@ def test_outputs_are_inferred_as_documented_and_a_wrong_output_is_refused(op):
     for wrong, rule in ((wrong_type, "DataType"), (wrong_sizes, "Sizes")):
       value = wrong if output_field.kind is FieldKind.TENSOR else (wrong, *desc.outputs[1:])
       bad = dataclasses.replace(desc, **{output_field.name: value})
+      if _left_free(bad, rule):  # the output alone holds it: CAST's type, DIAGONAL_MATRIX's sizes
+        continue
       fields = [v.field for v in bad.violations(NEWEST)]
       assert any(f.endswith(f".{rule}") and "Output" in f for f in fields), (fixture.id, fields)
 
@@ -168,6 +180,8 @@ def _dml_json(desc):
   document = {}
   for field in dml_fields(desc):
     value = getattr(desc, field.name)
+    if value is None and field.kind.is_tensor:  # an optional input left out: DirectML's null
+      continue
     if field.kind is FieldKind.TENSOR:
       document[field.dml_name] = tensor(value)
     elif field.kind is FieldKind.TENSOR_ARRAY:
@@ -260,6 +274,13 @@ ALLOWED_PRIMITIVES = {
   "gt",
   "ge",
   "scatter-max",
+  # conversions by bits (CAST's NaN payloads and single rounding) and running counts
+  # (NONZERO_COORDINATES's output rows)
+  "or",
+  "shift_left",
+  "shift_right_logical",
+  "cumsum",
+  "reduce_sum",
   # choices between forms of the same result
   "platform_index",
   "cond",
@@ -296,6 +317,8 @@ def test_64_bit_policy_with_x64_off(op, no_x64):
     arrays = fixture.arrays()
     for field in dml_fields(cls):
       if field.output or not field.kind.is_tensor or field.kind is FieldKind.TENSOR_ARRAY:
+        continue
+      if field.argument not in arrays:  # an optional input the fixture leaves out
         continue
       value = np.asarray(arrays[field.argument])
       if field.index:  # host indices that do not fit in 32 bits are refused, never wrapped

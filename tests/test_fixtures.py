@@ -23,8 +23,9 @@ def _run(fixture, arrays):
 
 
 def _outputs(out):
-  """A functional call's outputs as a list: one array, or OutputTensors' list (SPLIT)."""
-  return out if isinstance(out, list) else [out]
+  """A functional call's outputs as a list: one array, OutputTensors' list (SPLIT), or the
+  tuple of several outputs (NONZERO_COORDINATES)."""
+  return list(out) if isinstance(out, list | tuple) else [out]
 
 
 def test_every_registered_operator_has_fixtures():

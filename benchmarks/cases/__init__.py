@@ -12,5 +12,6 @@ from benchmarks.cases import (  # noqa: F401, I001 (each registers its cases, in
   depth_space,
   scatters,
   one_hot,
+  selection,
   models,
 )

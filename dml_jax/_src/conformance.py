@@ -51,15 +51,23 @@ def descriptor_for(fixture: Fixture) -> OperatorDesc:
   fields = dml_fields(desc_type)
   names = {field.name for field in fields}
   values: dict[str, Any] = {k: v for k, v in fixture.params.items() if k in names}
+  outputs = tuple(map(_tensor, fixture.outputs))
+  position = 0  # the next output tensor fixture.outputs holds for an output field
   for field in fields:
     if field.kind.is_tensor and not field.output:
+      if field.optional and field.argument not in fixture.inputs:
+        values[field.name] = None  # an optional input the example leaves out
+        continue
       value = fixture.inputs[field.argument]
       values[field.name] = (
         tuple(map(_tensor, value)) if isinstance(value, tuple) else _tensor(value)
       )
+    elif field.output and field.kind is FieldKind.TENSOR_ARRAY:
+      values[field.name] = outputs[position:]
+      position = len(outputs)
     elif field.output:
-      outputs = tuple(map(_tensor, fixture.outputs))
-      values[field.name] = outputs if field.kind is FieldKind.TENSOR_ARRAY else outputs[0]
+      values[field.name] = outputs[position]
+      position += 1
   return desc_type(**values)
 
 

@@ -51,6 +51,9 @@ class OperatorDesc:
   takes the input arrays by their fixture roles and the attributes by their field names."""
   OUTPUT_DATA_TYPE_FROM: ClassVar[str | None] = None
   """The DML field whose DataType every output has; None: the first input tensor."""
+  OUTPUT_RANKS_FOLLOW_INPUT: ClassVar[bool] = True
+  """Every given output has the first input's DimensionCount (False: the operator's rules
+  say which ranks its outputs take, as NONZERO_COORDINATES's do)."""
   OUT_OF_RANGE_INDICES: ClassVar[str] = (
     "DirectML leaves the result undefined; dml_jax applies the negative-index rule, then"
     " clamps into [0, size - 1]."
@@ -153,10 +156,16 @@ class OperatorDesc:
     ]
     if missing:
       raise ValueError(f"DML_{cls.OPERATOR}_OPERATOR_DESC needs {', '.join(missing)}")
-    values = {}
+    values: dict[str, Any] = {}
     for name, value in desc.items():
       field = known[name]
+      if value is None and field.optional:  # null: an optional tensor left out
+        values[field.name] = None
+        continue
       values[field.name] = fields_lib.from_dml_value(field, value, desc)
+    for name, field in known.items():
+      if name not in desc and field.kind.is_tensor and field.optional:
+        values[field.name] = None  # absent: the same (DIAGONAL_MATRIX1's InputTensor)
     return cls(**values)
 
   # -- the tensors and attributes, as DirectML names them ---------------------------
@@ -180,6 +189,8 @@ class OperatorDesc:
       if not field.kind.is_tensor or field.output != output:
         continue
       value = getattr(self, field.name)
+      if value is None and not output:  # an optional input left out (DIAGONAL_MATRIX1's)
+        continue
       if field.kind is FieldKind.TENSOR:
         if value is None and inferred_outputs is not None:
           value = inferred_outputs[position]

@@ -40,6 +40,7 @@ class FieldKind(enum.Enum):
   TENSOR = "tensor"
   TENSOR_ARRAY = "tensor array"
   UINT = "UINT"
+  INT = "INT"
   UINT_ARRAY = "UINT array"
   INT_ARRAY = "INT array"
   ENUM = "enum"
@@ -214,7 +215,7 @@ def coerce(field: DmlField, value: Any) -> Any:
     return as_tensor(value, what)
   if kind is FieldKind.TENSOR_ARRAY:
     return as_tensor_tuple(value, what)
-  if kind is FieldKind.UINT:
+  if kind in (FieldKind.UINT, FieldKind.INT):
     return as_int(value, what)
   if kind in (FieldKind.UINT_ARRAY, FieldKind.INT_ARRAY):
     return as_int_tuple(value, what)

@@ -37,19 +37,26 @@ from __future__ import annotations
 
 import builtins  # `slice` below is SLICE's oracle; Python's slice is builtins.slice
 from collections.abc import Sequence
+from fractions import Fraction
+from typing import Any
 
 import numpy as np
 
 __all__ = [
+  "cast",
   "depth_to_space",
   "depth_to_space1",
+  "diagonal_matrix",
+  "diagonal_matrix1",
   "element_wise_identity",
+  "element_wise_if",
   "gather",
   "gather_elements",
   "gather_nd",
   "gather_nd_output_sizes",
   "gather_output_sizes",
   "join",
+  "nonzero_coordinates",
   "normalize_index",
   "one_hot",
   "padding",
@@ -1121,3 +1128,222 @@ def scatter_nd(
     for within in np.ndindex(*logical_input[tuple_size:]):
       output[tuple(target) + within] = values[position + within]
   return output.reshape(input.shape)
+
+
+# --------------------------------------------------------------------------- #
+# CAST, ELEMENT_WISE_IF, DIAGONAL_MATRIX, DIAGONAL_MATRIX1, NONZERO_COORDINATES
+# --------------------------------------------------------------------------- #
+
+# (significand bits without the implicit one, exponent bits) of each float type.
+_FLOAT_FORMATS = {np.dtype(np.float16): (10, 5), np.dtype(np.float32): (23, 8)}
+_FLOAT_FORMATS[np.dtype(np.float64)] = (52, 11)
+
+
+def _dtype_of(data_type: object) -> np.dtype:
+  """A DML data type name ("UINT8"), enum member or NumPy dtype as a NumPy dtype."""
+  name = getattr(data_type, "name", data_type)
+  if isinstance(name, str):
+    return np.dtype(name.upper().removeprefix("DML_TENSOR_DATA_TYPE_").lower())
+  return np.dtype(data_type)  # type: ignore[call-overload]
+
+
+def _float_bits(value: Any) -> int:
+  width = value.dtype.itemsize * 8
+  return int(np.asarray(value).view(np.dtype(f"u{width // 8}")))
+
+
+def _float_from_bits(bits: int, dtype: np.dtype) -> np.ndarray:
+  return np.array(bits, np.dtype(f"u{dtype.itemsize}")).view(dtype)
+
+
+def _round_to_float(value: Fraction, dtype: np.dtype) -> np.ndarray:
+  """The exact rational `value` rounded to nearest, ties to even, in `dtype` (0-d array);
+  beyond the largest finite value by half an ulp or more: infinity."""
+  mantissa, exponent_bits = _FLOAT_FORMATS[dtype]
+  bias = 2 ** (exponent_bits - 1) - 1
+  negative, magnitude = value < 0, abs(value)
+  if magnitude == 0:
+    return np.array(-0.0 if negative else 0.0, dtype)
+  exponent = magnitude.numerator.bit_length() - magnitude.denominator.bit_length()
+  if Fraction(2) ** exponent > magnitude:
+    exponent -= 1  # now 2**exponent <= magnitude < 2**(exponent + 1)
+  exponent = max(exponent, 1 - bias)  # subnormals share the smallest normal's spacing
+  ulp = Fraction(2) ** (exponent - mantissa)
+  steps = round(magnitude / ulp)  # Python rounds a Fraction half to even
+  rounded = steps * ulp
+  if rounded >= Fraction(2) ** (bias + 1):
+    result = np.array(np.inf, dtype)
+  else:
+    result = np.array(float(rounded), dtype)  # exact: every such value is a float64
+  return -result if negative else result
+
+
+def _cast_element(value: Any, target: np.dtype) -> np.ndarray:
+  """One element of CAST, by dml_jax's rules (see dml_jax/_src/ops/cast.py)."""
+  source = value.dtype
+  if source == target:
+    return np.array(value, target)
+  if target.kind in "iu":
+    info = np.iinfo(target)
+    if source.kind == "f":
+      if np.isnan(value):
+        return np.array(0, target)
+      if np.isinf(value):
+        return np.array(info.max if value > 0 else info.min, target)
+      whole = int(Fraction(float(value)))  # int() of a Fraction truncates toward zero
+      return np.array(min(max(whole, int(info.min)), int(info.max)), target)
+    bits = int(value) % 2 ** (target.itemsize * 8)  # two's complement: the low bits
+    if target.kind == "i" and bits > info.max:
+      bits -= 2 ** (target.itemsize * 8)
+    return np.array(bits, target)
+  if source.kind in "iu":
+    return _round_to_float(Fraction(int(value)), target)
+  if np.isnan(value):  # the sign, quiet, the payload's leading bits
+    (source_mantissa, _), (target_mantissa, target_exponent) = (
+      _FLOAT_FORMATS[source],
+      _FLOAT_FORMATS[target],
+    )
+    bits = _float_bits(value)
+    sign = bits >> (source.itemsize * 8 - 1)
+    payload = bits & (2**source_mantissa - 1)
+    shift = target_mantissa - source_mantissa
+    payload = payload << shift if shift >= 0 else payload >> -shift
+    width = target.itemsize * 8
+    nan = (sign << (width - 1)) | ((2**target_exponent - 1) << target_mantissa)
+    nan |= 1 << (target_mantissa - 1) | payload
+    return _float_from_bits(nan, target)
+  if np.isinf(value):
+    return np.array(value, target)
+  if value == 0:
+    return np.array(-0.0 if np.signbit(value) else 0.0, target)
+  return _round_to_float(Fraction(float(value)), target)
+
+
+def cast(input: np.ndarray, *, data_type: object) -> np.ndarray:
+  """Reference DML_OPERATOR_CAST, one element at a time, with exact rational arithmetic.
+
+  Float and integer to float: the exact value rounded to nearest, ties to even (infinity
+  beyond the range); a NaN keeps its sign and its payload's leading bits and is quiet; the
+  same type copies the bits. Integer to integer: the low bits (two's complement). Float to
+  integer: truncated toward zero, saturated, NaN gives 0.
+
+  Args:
+    input: InputTensor.
+    data_type: OutputTensor.DataType (a name such as "UINT8", or a dtype).
+
+  Returns:
+    An array of ``input``'s shape and ``data_type``.
+  """
+  input = np.asarray(input)
+  target = _dtype_of(data_type)
+  output = np.empty(input.shape, target)
+  for position in np.ndindex(*input.shape):
+    output[position] = _cast_element(input[position], target)
+  return output
+
+
+def element_wise_if(condition: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+  """Reference DML_OPERATOR_ELEMENT_WISE_IF: ``a[c]`` where ``condition[c] != 0``, else ``b[c]``.
+
+  The condition is UINT8; the three arrays have one shape (DirectML broadcasts through
+  strides, which this oracle does not model).
+  """
+  condition, a, b = np.asarray(condition), np.asarray(a), np.asarray(b)
+  assert condition.dtype == np.uint8, "ConditionTensor is UINT8"
+  assert condition.shape == a.shape == b.shape and a.dtype == b.dtype
+  output = np.empty(a.shape, a.dtype)
+  for position in np.ndindex(*a.shape):
+    output[position] = a[position] if int(condition[position]) != 0 else b[position]
+  return output
+
+
+def _float_value_as(value: float, target: np.dtype) -> np.ndarray:
+  """A FLOAT attribute (a float32) as an element of `target`: float types round to nearest
+  even; integer types truncate toward zero and saturate, NaN giving 0."""
+  with np.errstate(over="ignore"):
+    single = np.float32(value)
+  return _cast_element(single, target)
+
+
+def diagonal_matrix(
+  *, sizes: Sequence[int], data_type: object = "FLOAT32", offset: int = 0, value: float = 1.0
+) -> np.ndarray:
+  """Reference DML_OPERATOR_DIAGONAL_MATRIX: Value where x == y + Offset, else 0.
+
+  The last two dimensions are y (rows) and x (columns); the rest are a batch. Value is a
+  FLOAT: integer outputs take it truncated toward zero (10.6 becomes 10).
+  """
+  target = _dtype_of(data_type)
+  fill = _float_value_as(value, target)
+  output = np.empty(tuple(sizes), target)
+  for position in np.ndindex(*output.shape):
+    y, x = position[-2], position[-1]
+    output[position] = fill if y + int(offset) == x else 0
+  return output
+
+
+def diagonal_matrix1(
+  input: np.ndarray | None = None,
+  *,
+  value: int | float,
+  diagonal_fill_begin: int,
+  diagonal_fill_end: int,
+  value_data_type: object = None,
+  sizes: Sequence[int] | None = None,
+  data_type: object = None,
+) -> np.ndarray:
+  """Reference DML_OPERATOR_DIAGONAL_MATRIX1, the page's pseudocode element by element:
+
+  ``topX = x - y``; ``useValue = (End >= Begin) ^ (topX >= Begin) ^ (topX < End)``; the
+  output is Value where useValue, else the input's element (or 0 without an input).
+  Value is exact in the output's type (integers) or rounded to nearest even (floats).
+  """
+  if input is not None:
+    input = np.asarray(input)
+    shape, target = input.shape, input.dtype
+  else:
+    assert sizes is not None
+    shape = tuple(sizes)
+    target = _dtype_of(data_type if data_type is not None else value_data_type)
+  if value_data_type is not None:
+    assert _dtype_of(value_data_type) == target, "ValueDataType is the output's data type"
+  if target.kind == "f":
+    fill = _round_to_float(Fraction(value), target)
+  else:
+    fill = np.array(int(value), target)
+  begin, end = int(diagonal_fill_begin), int(diagonal_fill_end)
+  output = np.empty(shape, target)
+  for position in np.ndindex(*shape):
+    top_x = position[-1] - position[-2]
+    use_value = (end >= begin) ^ (top_x >= begin) ^ (top_x < end)
+    if use_value:
+      output[position] = fill
+    else:
+      output[position] = input[position] if input is not None else 0
+  return output
+
+
+def nonzero_coordinates(
+  input: np.ndarray, *, coordinate_size: int | None = None
+) -> list[np.ndarray]:
+  """Reference DML_OPERATOR_NONZERO_COORDINATES: [count, coordinates].
+
+  count: UINT32 of shape (1,) * rank, the number of nonzero elements (-0.0 is zero).
+  coordinates: UINT32 of shape (1, .., 1, M, N) (rank dimensions, at least 2), M the
+  element count; row k holds the k-th nonzero element's coordinates in row-major order,
+  the last N of them (coordinates of leading dimensions before the input's are 0); rows
+  past the count hold 0 (dml_jax's fill; DirectML leaves them undefined).
+  """
+  input = np.asarray(input)
+  rank = input.ndim
+  n = rank if coordinate_size is None else int(coordinate_size)
+  m = input.size
+  rows = np.zeros((m, n), np.uint32)
+  count = 0
+  for position in np.ndindex(*input.shape):
+    if input[position] != 0:  # -0.0 == 0 in IEEE comparison; NaN != 0
+      padded = (0,) * max(0, n - rank) + tuple(position)
+      rows[count] = padded[len(padded) - n :]
+      count += 1
+  coordinates_shape = (1,) * max(0, rank - 2) + (m, n)
+  return [np.full((1,) * rank, count, np.uint32), rows.reshape(coordinates_shape)]

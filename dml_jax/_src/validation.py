@@ -75,7 +75,7 @@ def _check_given_outputs(check: Checker, desc: Any) -> None:
   if not given:
     return
   source_field, source = desc.output_data_type_source()
-  reference = next(iter(desc.dml_inputs()), None)
+  reference = next(iter(desc.dml_inputs()), None) if desc.OUTPUT_RANKS_FOLLOW_INPUT else None
   inferred = desc.infer_outputs()
   for i, (field, tensor) in enumerate(given):
     rank_ok = reference is None or check_same_rank(

@@ -669,6 +669,90 @@ def tile_cases(n, rng):
   ]
 
 
+def cast_cases(n, rng):
+  x = (rng.standard_normal((2 * n, n)) * 1000).astype(np.float32)
+  return [
+    Case(
+      "CAST",
+      f"float32 to {target}, sharded on axis {shard}",
+      lambda x, target=target: dml.cast(x, data_type=target),
+      lambda x, target=target: x.astype(target),
+      [(x, shard)],
+      reference.cast(x, data_type=target),
+    )
+    for target in ("float16", "int32")
+    for shard in (0, 1)
+  ]
+
+
+def element_wise_if_cases(n, rng):
+  condition = rng.integers(0, 2, (2 * n, n), dtype=np.uint8)
+  a, b = (rng.standard_normal((2 * n, n)).astype(np.float32) for _ in range(2))
+  return [
+    Case(
+      "ELEMENT_WISE_IF",
+      f"sharded on axis {shard}",
+      dml.element_wise_if,
+      lambda c, a, b: jnp.where(c != 0, a, b),
+      [(condition, shard), (a, shard), (b, shard)],
+      reference.element_wise_if(condition, a, b),
+    )
+    for shard in (0, 1)
+  ]
+
+
+def diagonal_matrix_cases(n, rng):
+  del rng
+  return [
+    Case(
+      "DIAGONAL_MATRIX",
+      "no operand (replicated output)",
+      lambda: dml.diagonal_matrix(sizes=(2 * n, n), offset=1),
+      lambda: jnp.eye(2 * n, n, k=1, dtype=jnp.float32),
+      [],
+      reference.diagonal_matrix(sizes=(2 * n, n), offset=1),
+    )
+  ]
+
+
+def diagonal_matrix1_cases(n, rng):
+  x = rng.standard_normal((n, 2 * n)).astype(np.float32)
+  params = dict(value=0.0, diagonal_fill_begin=-(2**31), diagonal_fill_end=0)
+  return [
+    Case(
+      "DIAGONAL_MATRIX1",
+      f"the upper triangle, sharded on axis {shard}",
+      lambda x: dml.diagonal_matrix1(x, **params),
+      jnp.triu,
+      [(x, shard)],
+      reference.diagonal_matrix1(x, **params),
+    )
+    for shard in (0, 1)
+  ]
+
+
+def nonzero_coordinates_cases(n, rng):
+  x = rng.integers(-1, 2, (2 * n, n)).astype(np.float32)
+  m = x.size
+
+  def jnp_nonzero(x):
+    count = jnp.count_nonzero(x).astype(jnp.uint32).reshape(1, 1)
+    rows = jnp.stack(jnp.nonzero(x, size=m, fill_value=0), axis=1).astype(jnp.uint32)
+    return count, rows
+
+  return [
+    Case(
+      "NONZERO_COORDINATES",
+      f"sharded on axis {shard}",
+      dml.nonzero_coordinates,
+      jnp_nonzero,
+      [(x, shard)],
+      reference.nonzero_coordinates(x),
+    )
+    for shard in (0, 1)
+  ]
+
+
 CASES = (
   depth_space_cases,
   element_wise_identity_cases,
@@ -684,6 +768,11 @@ CASES = (
   slice_cases,
   split_cases,
   tile_cases,
+  cast_cases,
+  element_wise_if_cases,
+  diagonal_matrix_cases,
+  diagonal_matrix1_cases,
+  nonzero_coordinates_cases,
 )
 
 

@@ -266,6 +266,10 @@ def _field_value(field: DmlField, value: Any, body: Mapping[str, Any]) -> Any:
     return [_tensor(t, f"{name}[{i}]") for i, t in enumerate(value)]
   if kind is FieldKind.UINT:
     return parse_unsigned(value, name, 32)
+  if kind is FieldKind.INT:
+    if isinstance(value, bool) or not isinstance(value, int) or not -(2**31) <= value < 2**31:
+      raise FieldError(name, f"Expected a signed integer (INT32); got {value!r}")
+    return value
   if kind is FieldKind.UINT_ARRAY:
     return _uints(value, name)
   if kind is FieldKind.INT_ARRAY:
@@ -354,9 +358,13 @@ def parse_dispatchable(name: str, entry: Any) -> tuple[Dispatchable | None, list
     )
   values: dict[str, Any] = {}
   for field in fields:
+    optional_tensor = field.kind.is_tensor and field.optional and not field.output
     if field.dml_name not in body:
-      if field.kind is not FieldKind.SCALE_BIAS:
+      if field.kind is not FieldKind.SCALE_BIAS and not optional_tensor:
         problems.append(f"{where}: Field '{field.dml_name}' is required.{_near(field, ignored)}")
+      continue
+    if body[field.dml_name] is None and optional_tensor:  # null: DIAGONAL_MATRIX1's InputTensor
+      values[field.dml_name] = None
       continue
     try:
       values[field.dml_name] = _field_value(field, body[field.dml_name], body)
