@@ -129,3 +129,14 @@ def test_the_supported_jax_versions_have_both_pallas_backends():
   probe = availability.probe()
   assert (probe.pallas_triton, probe.mosaic_gpu) == (True, True)
 
+
+def test_ci_runs_every_jax_range_test_at_the_newest_jax():
+  ci = (ROOT / ".ci" / "run").read_text().splitlines()
+  (command,) = [line for line in ci if "pytest -m jax_range" in line]
+  named = {ROOT / word for word in command.split() if word.startswith("tests/")}
+  marked = {
+    path
+    for path in (ROOT / "tests").rglob("test_*.py")
+    if re.search(r"pytest\.mark\.jax_range\b", path.read_text())
+  }
+  assert named == marked
