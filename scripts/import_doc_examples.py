@@ -145,7 +145,7 @@ def provenance(page: Mapping[str, Any], heading: str) -> dict[str, Any]:
 
 
 def convert_tensor(tensor: Mapping[str, Any]) -> dict[str, Any]:
-  """Converts one source tensor to ``{data_type, sizes, data}``."""
+  """Converts one transcribed tensor to ``{data_type, sizes, data}``."""
   return {
     "data_type": tensor["data_type"],
     "sizes": [int(s) for s in tensor["sizes"]],
@@ -322,8 +322,8 @@ def _gather_errata(example: Mapping[str, Any]) -> list[dict[str, str]]:
 def errata_for(example: Mapping[str, Any]) -> list[dict[str, str]]:
   """The documentation corrections that apply to one example.
 
-  Derived from the example's ``doc_issue`` and the errata table of
-  developers' errata notes, written in dml_jax's own words.
+  Derived from the example's ``page_slip``, ``corrected_fields`` and ``printed_sizes``
+  and from what the operator's page is known to get wrong, in dml_jax's own words.
   """
   op = example["op"]
   errata = []
@@ -331,7 +331,7 @@ def errata_for(example: Mapping[str, Any]) -> list[dict[str, str]]:
     errata += _gather_errata(example)
   if op == "GATHER_ELEMENTS" and example.get("page_slip"):
     if example["output"]["data_type"] != example["inputs"]["InputTensor"]["data_type"]:
-      raise ValueError("expected the source to carry the corrected output dtype")
+      raise ValueError("expected the transcription to carry the corrected OutputTensor data type")
     errata.append(
       {
         "issue": "The page prints the OutputTensor DataType as UINT32.",
@@ -500,7 +500,7 @@ def convert_strides_example(example: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def convert_example(example: Mapping[str, Any]) -> dict[str, Any]:
-  """Converts one source example to a fixture."""
+  """Converts one transcribed example to a fixture."""
   example = corrected(example)
   op = example["op"]
   if op == STRIDES_EXAMPLES:
