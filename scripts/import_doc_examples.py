@@ -1,12 +1,26 @@
 #!/usr/bin/env python3
 """Imports DirectML's documented examples into dml_jax's fixture file.
 
-Reads a transcription of DirectML's worked examples (a JSON list, one object
-per example: ``op``, ``source``, ``example``, ``params``, ``inputs``,
-``output`` or ``outputs``, ``notes``, ``doc_issue``, ``check``), keeps the examples of the operators in dml_jax's
-operator registry, and writes them to
+Reads the developers' transcription of DirectML's worked examples,
+``scripts/directml_worked_examples.json`` (format ``dml_jax-transcription/1``), keeps
+the examples of the operators in dml_jax's operator registry, and writes them to
 ``dml_jax/_src/fixtures/directml_examples.json`` in the ``dml_jax-fixtures/1``
-format:
+format.
+
+The transcription holds one entry per page (``page``, ``repository``, ``path``,
+``commit``, and ``notes`` that apply to each of its examples) with its ``examples``:
+
+* ``op`` (the DML_OPERATOR_* name; ``TENSOR_STRIDES`` for the strides page),
+  ``heading`` (the page's), ``slug`` (the fixture id's second half);
+* ``fields``: the DML fields as the page gives them; ``corrected_fields``: those the
+  example's own sizes and data contradict, with the value they need;
+* ``tensors``: by DML field name (``OutputTensor``, or ``OutputTensors``' list, among
+  them), each ``{data_type, sizes, data}`` (data null for a shape-only example);
+  ``printed_sizes``: sizes the page prints that its data contradict;
+* ``documented_output`` (false: computed, not on the page), ``shape_only``,
+  ``page_slip`` (what the page gets wrong, where it does), ``notes``.
+
+The fixtures have:
 
 * snake_case parameter and tensor-role names that match the keyword arguments of
   ``dml_jax._src.reference`` (``input``, ``indices``, ``sequence_lengths``,
@@ -26,12 +40,11 @@ format:
 
 Usage::
 
-    python scripts/import_doc_examples.py SOURCE [--output PATH] [--check]
+    python scripts/import_doc_examples.py [--check] [--transcription PATH] [--output PATH]
 
-``SOURCE`` is the transcription (the maintainers keep it outside the
-repository). ``--check`` writes nothing and exits with status 1 if the
-fixture file is out of date. It imports dml_jax (for the registry), so run it
-where the package is installed.
+``--check`` writes nothing and exits with status 1 if the fixture file is not what
+the importer would write (tests/test_reference.py runs it). It reads the registry of
+the checkout it is in.
 """
 
 from __future__ import annotations
@@ -45,12 +58,16 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from dml_jax._src import registry
-from dml_jax._src.fields import DmlField, dml_fields
-
 REPO_ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO_ROOT))  # this checkout's registry, installed or not
+
+from dml_jax._src import registry  # noqa: E402
+from dml_jax._src.fields import DmlField, dml_fields  # noqa: E402
+
 DEFAULT_OUTPUT = REPO_ROOT / "dml_jax" / "_src" / "fixtures" / "directml_examples.json"
 FORMAT = "dml_jax-fixtures/1"
+TRANSCRIPTION = REPO_ROOT / "scripts" / "directml_worked_examples.json"
+TRANSCRIPTION_FORMAT = "dml_jax-transcription/1"
 
 
 def _fields(op: str) -> dict[str, DmlField]:
@@ -58,137 +75,79 @@ def _fields(op: str) -> dict[str, DmlField]:
   return {field.dml_name: field for field in dml_fields(registry.lookup(op))}
 
 
-# Short, stable fixture slugs per (op, example heading). Headings not listed
-# here fall back to an automatic slug of the heading.
-SLUGS = {
-  ("GATHER", "Example 1. 1D remapping"): "example-1-1d-remapping",
-  ("GATHER", "Example 2. 2D output, 1D indices, Axis 0, concatenate rows"): "example-2-rows",
-  ("GATHER", "Example 3. 2D, Axis 1, swap columns"): "example-3-swap-columns",
-  ("GATHER", "Example 4. 2D, Axis 1, nested indices (Axis field is 2)"): "example-4-nested-axis-2",
-  ("GATHER", "Example 5. 2D, Axis 0, nested indices (Axis field is 1)"): "example-5-nested-axis-1",
-  ("GATHER_ELEMENTS", "Examples (Axis 0)"): "axis-0",
-  ("GATHER_ND", "Example 1. 1D remapping"): "example-1-1d-remapping",
-  ("GATHER_ND", "Example 2. 2D remapping"): "example-2-2d-remapping",
-  ("GATHER_ND", "OutputTensor field: sizes example (shape only)"): "output-sizes",
-  ("GATHER_ND1", "Example 1. 1D remapping"): "example-1-1d-remapping",
-  ("GATHER_ND1", "Example 2. 2D remapping with batch count"): "example-2-batch-count",
-  ("GATHER_ND1", "OutputTensor field: sizes example (shape only)"): "output-sizes",
-  ("REVERSE_SUBSEQUENCES", "Example 1"): "example-1-axis-3",
-  ("REVERSE_SUBSEQUENCES", "Example 2. Reversing along a different axis"): "example-2-axis-2",
-  ("JOIN", "Example 1. Joining tensors with only one possible axis"): "example-1-axis-3",
-  ("JOIN", "Example 2. Joining axis 1"): "example-2-axis-1",
-  ("JOIN", "Example 2. Joining axis 2"): "example-2-axis-2",
-  ("JOIN", "Example 2. Joining axis 3"): "example-2-axis-3",
-  ("JOIN", "DxDispatch sample: 1D join of 3 bound ranges"): "dxdispatch-1d-three-ranges",
-  ("SCATTER_ELEMENTS", "Example 1. 1D scatter"): "example-1-1d",
-  ("ONE_HOT", "Example 1"): "example-1-axis-3",
-  ("ONE_HOT", "Example 2. Using a different axis"): "example-2-axis-2",
-  ("ONE_HOT", "Example 3. Using different on/off values"): "example-3-on-off-values",
-  (
-    "ONE_HOT",
-    "Example 4. Negative and out-of-bounds indices",
-  ): "example-4-negative-and-out-of-range",
-  ("SCATTER_ELEMENTS", "Example 2. 2D scatter"): "example-2-2d",
-  ("SCATTER_ND", "Examples"): "example-1d-rows",
-  ("SCATTER_ND", "UpdatesTensor field: sizes example (shape only)"): "updates-sizes",
-}
-
-# Notes written for dml_jax (paraphrased facts about the source examples).
-NOTES = {
-  "reverse_subsequences/example-2-axis-2": [
-    "Lanes with length 1 and 0 are copied unchanged (documented as no-ops).",
-  ],
-  "join/dxdispatch-1d-three-ranges": [
-    "From a DxDispatch model file rather than an API reference page; the "
-    "output was computed, not documented.",
-    "In the sample the second input is a 3-value resource bound as a {2} "
-    "tensor and the third is a 5-element range of another resource starting "
-    "at element 4; the fixture stores just the elements each tensor reads.",
-  ],
-  "one_hot/example-3-on-off-values": [
-    "ValuesTensor is {1,1,3,1}: OffValue is its element 0 (4) and OnValue its element 1 in"
-    " row-major order (2); its third element (9) is never read.",
-  ],
-  "one_hot/example-4-negative-and-out-of-range": [
-    "-3 counts from the end of a sequence of 4 (position 1); 100 lies past the end, so its"
-    " whole sequence is OffValue. Signed (INT32) indices need FL 3_0 or newer.",
-  ],
-}
-
 # Parameters the functional API implies, left out of the fixtures where the example gives
 # the implied value (the descriptor derives it too): (op, DML field) -> that value, from the
 # example's inputs. Another value is an error: the fixture could not be replayed.
 IMPLIED_PARAMS = {
-  ("PADDING1", "PaddingValueDataType"): lambda inputs: inputs["InputTensor"]["dtype"],
+  ("PADDING1", "PaddingValueDataType"): lambda inputs: inputs["InputTensor"]["data_type"],
 }
 
-_TITLED_SOURCE = re.compile(r"^(?P<page>.+) \((?P<repository>\S+/\S+) (?P<path>\S+)\)$")
+_SDK_API_PAGE_URL = "https://learn.microsoft.com/windows/win32/api/directml/{name}"
 _AI_DOCS_PAGE_URL = "https://learn.microsoft.com/windows/ai/directml/{name}"
+_SLUG = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 
 # The strides page's examples run as this operator (see convert_strides_example).
 STRIDES_EXAMPLES = "TENSOR_STRIDES"
 STRIDES_OPERATOR = "ELEMENT_WISE_IDENTITY"
-STRIDES_NOTES = [
-  "From DirectML's page on strides: the page's linear memory is the input's buffer, read"
-  " through the page's Sizes and Strides; ELEMENT_WISE_IDENTITY copies that view into a"
-  " packed output, which is the view the page documents.",
-  "The page's elements are letters; they are stored as their ASCII codes in UINT8"
-  " ('A' = 65, the gap letter 'x' = 120). The input's data is the documented view.",
-]
-
-_PAGE_SOURCE = re.compile(
-  r"^(?P<page>\S+) \((?P<repository>\S+/\S+) (?P<path>\S+) @(?P<commit>[0-9a-f]+)\)$"
-)
-_FILE_SOURCE = re.compile(r"^(?P<repository>[\w.-]+/[\w.-]+) (?P<path>\S+)$")
-_SDK_API_PAGE_URL = "https://learn.microsoft.com/windows/win32/api/directml/{name}"
-
 
 # --------------------------------------------------------------------------- #
 # Conversion
 # --------------------------------------------------------------------------- #
 
 
-def slugify(text: str) -> str:
-  """Lower-case slug of ``text`` (letters, digits and single dashes)."""
-  return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+def read_transcription(document: Mapping[str, Any]) -> list[dict[str, Any]]:
+  """The transcription's examples, each with its page's provenance and notes, and its output
+  (``OutputTensor``, the list ``OutputTensors``, or None where the page documents no output
+  tensor) apart from its input tensors."""
+  if document.get("format") != TRANSCRIPTION_FORMAT:
+    raise ValueError(f"expected a {TRANSCRIPTION_FORMAT} transcription")
+  examples = []
+  for page in document["pages"]:
+    for entry in page["examples"]:
+      if not _SLUG.match(entry["slug"]):
+        raise ValueError(f"{entry['op']}: slug {entry['slug']!r} is not lower-case-with-dashes")
+      inputs = dict(entry["tensors"])
+      output = inputs.pop("OutputTensor", None) or inputs.pop("OutputTensors", None)
+      examples.append(
+        {
+          **entry,
+          "inputs": inputs,
+          "output": output,
+          "provenance": provenance(page, entry["heading"]),
+          "notes": [*page.get("notes", ()), *entry.get("notes", ())],
+        }
+      )
+  return examples
 
 
 def fixture_id(example: Mapping[str, Any]) -> str:
-  """Stable id ``"<op>/<slug>"`` of a source example."""
-  op = example["op"]
-  slug = SLUGS.get((op, example["example"])) or slugify(example["example"])
-  return f"{op.lower()}/{slug}"
+  """Stable id ``"<op>/<slug>"`` of a transcribed example."""
+  op = STRIDES_OPERATOR if example["op"] == STRIDES_EXAMPLES else example["op"]
+  return f"{op.lower()}/{example['slug']}"
 
 
-def parse_provenance(source: str, heading: str) -> dict[str, Any]:
-  """Splits the source's ``source`` string into structured provenance."""
-  match = _PAGE_SOURCE.match(source)
-  if match:
-    provenance = dict(match.groupdict())
-    if provenance["repository"] == "MicrosoftDocs/sdk-api":
-      provenance["url"] = _SDK_API_PAGE_URL.format(name=Path(provenance["path"]).stem)
-    else:
-      provenance["url"] = None
-  elif _TITLED_SOURCE.match(source):
-    match = _TITLED_SOURCE.match(source)
-    assert match is not None
-    provenance = {**match.groupdict(), "commit": None, "url": None}
-    if provenance["repository"] == "MicrosoftDocs/windows-ai-docs":
-      provenance["url"] = _AI_DOCS_PAGE_URL.format(name=Path(provenance["path"]).stem)
-  else:
-    match = _FILE_SOURCE.match(source)
-    if not match:
-      raise ValueError(f"unrecognised source string: {source!r}")
-    provenance = {"page": None, **match.groupdict(), "commit": None, "url": None}
-  provenance["example"] = heading
-  order = ("page", "repository", "path", "commit", "url", "example")
-  return {key: provenance[key] for key in order}
+def provenance(page: Mapping[str, Any], heading: str) -> dict[str, Any]:
+  """A fixture's provenance: the page's, its address where the pages are published, and the
+  example's heading."""
+  url = None
+  if page["repository"] == "MicrosoftDocs/sdk-api":
+    url = _SDK_API_PAGE_URL.format(name=Path(page["path"]).stem)
+  elif page["repository"] == "MicrosoftDocs/windows-ai-docs":
+    url = _AI_DOCS_PAGE_URL.format(name=Path(page["path"]).stem)
+  return {
+    "page": page["page"],
+    "repository": page["repository"],
+    "path": page["path"],
+    "commit": page["commit"],
+    "url": url,
+    "example": heading,
+  }
 
 
 def convert_tensor(tensor: Mapping[str, Any]) -> dict[str, Any]:
-  """Converts one source tensor to ``{data_type, sizes, data}``."""
+  """Converts one transcribed tensor to ``{data_type, sizes, data}``."""
   return {
-    "data_type": tensor["dtype"],
+    "data_type": tensor["data_type"],
     "sizes": [int(s) for s in tensor["sizes"]],
     "data": tensor["data"],
   }
@@ -232,10 +191,10 @@ def function_params(example: Mapping[str, Any]) -> dict[str, Any]:
   as ``depth``.
   """
   if example["op"] == "SPLIT":
-    axis = example["params"]["Axis"]
+    axis = example["fields"]["Axis"]
     return {"split_sizes": [int(t["sizes"][axis]) for t in example["output"]]}
   if example["op"] == "ONE_HOT":
-    return {"depth": int(example["output"]["sizes"][example["params"]["Axis"]])}
+    return {"depth": int(example["output"]["sizes"][example["fields"]["Axis"]])}
   return {}
 
 
@@ -260,7 +219,7 @@ def _page_formula_output_sizes(example: Mapping[str, Any]) -> list[int]:
   indices_sizes = example["inputs"]["IndicesTensor"]["sizes"]
   rank = len(indices_sizes)
   tuple_size = indices_sizes[-1]
-  count = example["params"]["IndicesDimensionCount"]
+  count = example["fields"]["IndicesDimensionCount"]
   logical = indices_sizes[rank - count : rank - 1] + input_sizes[rank - tuple_size :]
   return [1] * max(rank - len(logical), 0) + logical
 
@@ -271,7 +230,7 @@ def _scatter_nd_page_updates_sizes(example: Mapping[str, Any]) -> list[int]:
   input_sizes = example["inputs"]["InputTensor"]["sizes"]
   indices_sizes = example["inputs"]["IndicesTensor"]["sizes"]
   rank, tuple_size = len(indices_sizes), indices_sizes[-1]
-  count = example["params"]["IndicesDimensionCount"]
+  count = example["fields"]["IndicesDimensionCount"]
   logical = indices_sizes[rank - count : rank - 1] + input_sizes[rank - tuple_size :]
   return [1] * max(rank - len(logical), 0) + logical
 
@@ -289,10 +248,8 @@ def corrected(example: Mapping[str, Any]) -> dict[str, Any]:
     return example
   inputs = example["inputs"]
   if example["shape_only"]:
-    updates_sizes = example["output"]["UpdatesTensor.sizes"]
     data = inputs["InputTensor"]
-    inputs["UpdatesTensor"] = {"dtype": data["dtype"], "sizes": updates_sizes, "data": None}
-    example["output"] = {"dtype": data["dtype"], "sizes": data["sizes"], "data": None}
+    example["output"] = {"data_type": data["data_type"], "sizes": data["sizes"], "data": None}
     return example
   rank = max(len(t["sizes"]) for t in inputs.values())
 
@@ -302,7 +259,7 @@ def corrected(example: Mapping[str, Any]) -> dict[str, Any]:
     for _ in range(lead):
       data = [data]
     return {
-      "dtype": dtype or tensor["dtype"],
+      "data_type": dtype or tensor["data_type"],
       "sizes": [1] * lead + tensor["sizes"],
       "data": data if dtype is None else json.loads(json.dumps(data), parse_float=int),
     }
@@ -319,13 +276,13 @@ def corrected(example: Mapping[str, Any]) -> dict[str, Any]:
 def params_override(example: Mapping[str, Any]) -> dict[str, Any]:
   """The parameters the transcription corrected to reproduce the example (a documented value
   that contradicts the example's own sizes and data), by DML field name."""
-  return dict(example.get("check", {}).get("params_override_used_for_check") or {})
+  return dict(example.get("corrected_fields") or {})
 
 
 def _gather_errata(example: Mapping[str, Any]) -> list[dict[str, str]]:
   """GATHER's documentation slips that touch one example (see errata_for)."""
   errata = []
-  params, corrected = example["params"], params_override(example)
+  params, corrected = example["fields"], params_override(example)
   input_sizes = example["inputs"]["InputTensor"]["sizes"]
   indices_sizes = example["inputs"]["IndicesTensor"]["sizes"]
   rank, axis = len(input_sizes), params["Axis"]
@@ -350,7 +307,7 @@ def _gather_errata(example: Mapping[str, Any]) -> list[dict[str, str]]:
         " as the example (and DirectMLX) require.",
       }
     )
-  heading = re.search(r"Axis (\d+)", example["example"])
+  heading = re.search(r"Axis (\d+)", example["heading"])
   if heading and int(heading[1]) != axis:
     errata.append(
       {
@@ -365,16 +322,16 @@ def _gather_errata(example: Mapping[str, Any]) -> list[dict[str, str]]:
 def errata_for(example: Mapping[str, Any]) -> list[dict[str, str]]:
   """The documentation corrections that apply to one example.
 
-  Derived from the example's ``doc_issue`` and the errata table of
-  developers' errata notes, written in dml_jax's own words.
+  Derived from the example's ``page_slip``, ``corrected_fields`` and ``printed_sizes``
+  and from what the operator's page is known to get wrong, in dml_jax's own words.
   """
   op = example["op"]
   errata = []
   if op == "GATHER":
     errata += _gather_errata(example)
-  if op == "GATHER_ELEMENTS" and example.get("doc_issue"):
-    if example["output"]["dtype"] != example["inputs"]["InputTensor"]["dtype"]:
-      raise ValueError("expected the source to carry the corrected output dtype")
+  if op == "GATHER_ELEMENTS" and example.get("page_slip"):
+    if example["output"]["data_type"] != example["inputs"]["InputTensor"]["data_type"]:
+      raise ValueError("expected the transcription to carry the corrected OutputTensor data type")
     errata.append(
       {
         "issue": "The page prints the OutputTensor DataType as UINT32.",
@@ -413,7 +370,7 @@ def errata_for(example: Mapping[str, Any]) -> list[dict[str, str]]:
         " sizes are kept.",
       }
     )
-  if op == "SLICE1" and example.get("doc_issue"):
+  if op == "SLICE1" and example.get("page_slip"):
     errata.append(
       {
         "issue": "The page's walk-through of this example names InputWindowSizes[0] where it"
@@ -431,8 +388,8 @@ def errata_for(example: Mapping[str, Any]) -> list[dict[str, str]]:
         " notes); that table applies from 2_0.",
       }
     )
-    if "documented_input_sizes_were" in example.get("check", {}):
-      was = example["check"]["documented_input_sizes_were"]["InputTensor"]
+    if "printed_sizes" in example:
+      was = example["printed_sizes"]["InputTensor"]
       errata.append(
         {
           "issue": f"The page prints InputTensor.Sizes as {_braced(was)}, but its data and"
@@ -441,7 +398,7 @@ def errata_for(example: Mapping[str, Any]) -> list[dict[str, str]]:
           f" {_braced(example['inputs']['InputTensor']['sizes'])}.",
         }
       )
-    if _repeats_a_target(example["inputs"]["IndicesTensor"], example["params"]["Axis"]):
+    if _repeats_a_target(example["inputs"]["IndicesTensor"], example["fields"]["Axis"]):
       errata.append(
         {
           "issue": "The example writes one element twice (a repeated index), although the page"
@@ -473,10 +430,10 @@ def errata_for(example: Mapping[str, Any]) -> list[dict[str, str]]:
         " InputDimensionCount 1 and IndicesDimensionCount 2; the data are the page's.",
       }
     )
-  if example.get("doc_issue") and not errata:  # any other operator's documented slip
+  if example.get("page_slip") and not errata:  # any other operator's documented slip
     errata.append(
       {
-        "issue": f"The page's example: {example['doc_issue']}.",
+        "issue": f"The page's example: {example['page_slip']}.",
         "resolution": "Recorded as the operator's definition and the example's own data require.",
       }
     )
@@ -514,36 +471,36 @@ def _letter_codes(data: Any) -> Any:
 def convert_strides_example(example: Mapping[str, Any]) -> dict[str, Any]:
   """A strides-page example as an ELEMENT_WISE_IDENTITY fixture (see the module docstring)."""
   buffer, view = example["inputs"]["Buffer"], example["output"]
-  if buffer["dtype"] != "CHAR" or view["dtype"] != "CHAR":
+  if buffer["data_type"] != "CHAR" or view["data_type"] != "CHAR":
     raise ValueError("expected the strides page's CHAR letters")
-  sizes = [int(s) for s in example["params"]["Sizes"]]
+  sizes = [int(s) for s in example["fields"]["Sizes"]]
   if [int(s) for s in view["sizes"]] != sizes:
     raise ValueError("the documented view must have the example's Sizes")
   data = _letter_codes(view["data"])
   return {
-    "id": f"{STRIDES_OPERATOR.lower()}/strides-{slugify(example['example'])}",
+    "id": fixture_id(example),
     "op": STRIDES_OPERATOR,
-    "provenance": parse_provenance(example["source"], example["example"]),
+    "provenance": example["provenance"],
     "params": {},
     "inputs": {
       "input": {
         "data_type": "UINT8",
         "sizes": sizes,
-        "strides": [int(s) for s in example["params"]["Strides"]],
+        "strides": [int(s) for s in example["fields"]["Strides"]],
         "data": data,
         "buffer": _letter_codes(buffer["data"]),
       }
     },
     "output": {"data_type": "UINT8", "sizes": sizes, "data": data},
     "shape_only": False,
-    "documented_output": bool(example["output_documented"]),
+    "documented_output": bool(example["documented_output"]),
     "errata": errata_for(example),
-    "notes": list(STRIDES_NOTES),
+    "notes": list(example["notes"]),
   }
 
 
 def convert_example(example: Mapping[str, Any]) -> dict[str, Any]:
-  """Converts one source example to a fixture."""
+  """Converts one transcribed example to a fixture."""
   example = corrected(example)
   op = example["op"]
   if op == STRIDES_EXAMPLES:
@@ -551,12 +508,12 @@ def convert_example(example: Mapping[str, Any]) -> dict[str, Any]:
   ident = fixture_id(example)
   output = example["output"]
   several = isinstance(output, list)  # OutputTensors (SPLIT): a list of tensors
-  in_force = {**example["params"], **params_override(example)}  # see errata_for
+  in_force = {**example["fields"], **params_override(example)}  # see errata_for
   params = convert_params(op, in_force, example["inputs"], output if several else None)
   return {
     "id": ident,
     "op": op,
-    "provenance": parse_provenance(example["source"], example["example"]),
+    "provenance": example["provenance"],
     "params": {**params, **function_params(example)},
     "inputs": convert_inputs(op, example["inputs"]),
     **(
@@ -565,16 +522,16 @@ def convert_example(example: Mapping[str, Any]) -> dict[str, Any]:
       else {"output": convert_tensor(output)}
     ),
     "shape_only": bool(example["shape_only"]),
-    "documented_output": bool(example["output_documented"]),
+    "documented_output": bool(example["documented_output"]),
     "errata": errata_for(example),
-    "notes": NOTES.get(ident, []),
+    "notes": list(example["notes"]),
   }
 
 
-def build_fixture_document(source_path: Path) -> dict[str, Any]:
-  """Reads the source file and builds the whole fixture document."""
-  raw = source_path.read_bytes()
-  examples = json.loads(raw)
+def build_fixture_document(transcription: Path = TRANSCRIPTION) -> dict[str, Any]:
+  """Reads the transcription and builds the whole fixture document."""
+  raw = transcription.read_bytes()
+  examples = read_transcription(json.loads(raw))
   ops = registry.operators()
   fixtures = [convert_example(e) for e in examples if e["op"] in ops or e["op"] == STRIDES_EXAMPLES]
   ids = [f["id"] for f in fixtures]
@@ -586,6 +543,7 @@ def build_fixture_document(source_path: Path) -> dict[str, Any]:
   return {
     "format": FORMAT,
     "source": {
+      "transcription": TRANSCRIPTION.relative_to(REPO_ROOT).as_posix(),
       "sha256": hashlib.sha256(raw).hexdigest(),
       "description": "Worked examples of the DirectML API reference pages "
       "(MicrosoftDocs/sdk-api), of the strides page (MicrosoftDocs/windows-ai-docs) "
@@ -643,9 +601,10 @@ def main(argv: list[str] | None = None) -> int:
   """Command-line entry point; returns the process exit status."""
   parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
   parser.add_argument(
-    "source",
+    "--transcription",
     type=Path,
-    help="the transcription of DirectML's worked examples (a JSON list)",
+    default=TRANSCRIPTION,
+    help="the transcription of DirectML's worked examples (default: %(default)s)",
   )
   parser.add_argument(
     "--output",
@@ -658,12 +617,12 @@ def main(argv: list[str] | None = None) -> int:
   )
   args = parser.parse_args(argv)
 
-  document = build_fixture_document(args.source)
+  document = build_fixture_document(args.transcription)
   text = format_json(document) + "\n"
   if args.check:
     current = args.output.read_text(encoding="utf-8") if args.output.exists() else None
     if current != text:
-      print(f"{args.output} is out of date; re-run {Path(__file__).name}")
+      print(f"{args.output} is out of date: run python scripts/{Path(__file__).name}")
       return 1
     print(f"{args.output} is up to date")
     return 0

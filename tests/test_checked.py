@@ -43,6 +43,7 @@ def test_out_of_range_index_raises_inside_jit(indices, message):
     dml.checked(jax.jit(gather_rows))(X, indices)
 
 
+@pytest.mark.jax_range  # the jit-key shim (jax_compat.bool_state)
 def test_out_of_range_index_raises_under_vmap():
   i = np.zeros((2, 1, 4), np.int32)
   i[1, 0, 3] = 5
@@ -116,6 +117,7 @@ def test_gather_nd1_batch_dimensions_are_not_index_coordinates():
     dml.checked(f)(x, i)
 
 
+@pytest.mark.jax_range  # the jit-key shim (jax_compat.bool_state)
 def test_unchecked_calls_clamp_before_and_after_a_checked_trace():
   f = jax.jit(gather_rows)
   bad = np.array([[7, 0, 0, 0]], np.int32)

@@ -177,6 +177,7 @@ def test_after_a_jax_computation_it_is_too_late():
 
 
 @pytest.mark.subprocess
+@pytest.mark.jax_range  # jax_compat.backends_initialized
 def test_importing_jax_is_not_too_late():
   out = _run(
     """

@@ -54,6 +54,7 @@ class FunctionalApiTest(chex.TestCase):
       assert_bits_equal(out, expected.data)
 
 
+@pytest.mark.jax_range  # every operator, jitted, at both ends of jax's range
 @pytest.mark.parametrize("fixture", WITH_DATA, ids=lambda f: f.id)
 def test_runner_reproduces_fixture(fixture):
   desc = conformance.descriptor_for(fixture)

@@ -161,44 +161,75 @@ class TestFixtures:
       get_fixture("gather_nd/output-sizes").arrays()
 
   def test_import_script_converts_an_example(self) -> None:
-    # The importer on an example written here (its source transcription is kept outside the
-    # repository): snake_case parameters and roles, structured provenance, the erratum recorded.
-    script = REPO_ROOT / "scripts" / "import_doc_examples.py"
-    spec = importlib.util.spec_from_file_location("import_doc_examples", script)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    example = {
-      "op": "GATHER_ELEMENTS",
-      "source": "SOME_PAGE (MicrosoftDocs/sdk-api sdk-api-src/content/directml/some-page.md @0123abcd)",
-      "example": "A test example",
-      "params": {"Axis": 1},
-      "inputs": {
-        "InputTensor": {"dtype": "FLOAT32", "sizes": [2, 2], "data": [[1.0, 2.0], [3.0, 4.0]]},
-        "IndicesTensor": {"dtype": "UINT32", "sizes": [2, 1], "data": [[1], [0]]},
-      },
-      "output": {"dtype": "FLOAT32", "sizes": [2, 1], "data": [[2.0], [3.0]]},
-      "notes": [],
-      "doc_issue": "output data type printed as UINT32",
-      "output_documented": True,
-      "shape_only": False,
-      "check": {"reference_matches_documented_output": True},
+    # The importer on an example written here: snake_case parameters and roles, structured
+    # provenance, the erratum recorded.
+    module = _importer()
+    page = {
+      "page": "SOME_PAGE",
+      "repository": "MicrosoftDocs/sdk-api",
+      "path": "sdk-api-src/content/directml/some-page.md",
+      "commit": "0123abcd",
+      "examples": [
+        {
+          "op": "GATHER_ELEMENTS",
+          "heading": "A test example",
+          "slug": "a-test-example",
+          "fields": {"Axis": 1},
+          "tensors": {
+            "InputTensor": {
+              "data_type": "FLOAT32",
+              "sizes": [2, 2],
+              "data": [[1.0, 2.0], [3.0, 4.0]],
+            },
+            "IndicesTensor": {"data_type": "UINT32", "sizes": [2, 1], "data": [[1], [0]]},
+            "OutputTensor": {"data_type": "FLOAT32", "sizes": [2, 1], "data": [[2.0], [3.0]]},
+          },
+          "documented_output": True,
+          "shape_only": False,
+          "page_slip": "OutputTensor.DataType printed as UINT32",
+        }
+      ],
     }
+    (example,) = module.read_transcription({"format": module.TRANSCRIPTION_FORMAT, "pages": [page]})
     fixture = module.convert_example(example)
     assert fixture["id"] == "gather_elements/a-test-example"
     assert fixture["params"] == {"axis": 1}
     assert set(fixture["inputs"]) == {"input", "indices"}
     assert fixture["output"] == {"data_type": "FLOAT32", "sizes": [2, 1], "data": [[2.0], [3.0]]}
     assert fixture["provenance"]["commit"] == "0123abcd"
-    assert fixture["provenance"]["path"].endswith("some-page.md")
+    assert fixture["provenance"]["url"].endswith("/some-page")
     assert [e["issue"] for e in fixture["errata"]] == [
       "The page prints the OutputTensor DataType as UINT32."
     ]
+    tensors = page["examples"][0]["tensors"]
     got = reference.gather_elements(
-      np.asarray(example["inputs"]["InputTensor"]["data"], np.float32),
-      np.asarray(example["inputs"]["IndicesTensor"]["data"], np.uint32),
+      np.asarray(tensors["InputTensor"]["data"], np.float32),
+      np.asarray(tensors["IndicesTensor"]["data"], np.uint32),
       axis=1,
     )
     np.testing.assert_array_equal(got, np.asarray(fixture["output"]["data"], np.float32))
+
+  def test_the_fixture_file_is_what_the_importer_writes(self, capsys) -> None:
+    # The transcription is in the repository: a clone regenerates the fixtures, and this
+    # fails when they differ (run `python scripts/import_doc_examples.py` after an edit).
+    assert _importer().main(["--check"]) == 0, capsys.readouterr().out
+
+  def test_the_importer_check_fails_on_a_stale_fixture_file(self, tmp_path, capsys) -> None:
+    module = _importer()
+    stale = tmp_path / "fixtures.json"
+    stale.write_text(module.DEFAULT_OUTPUT.read_text().replace('"axis": 0', '"axis": 1', 1))
+    assert module.main(["--check", "--output", str(stale)]) == 1
+    assert "is out of date" in capsys.readouterr().out
+
+
+def _importer():
+  """scripts/import_doc_examples.py as a module."""
+  script = REPO_ROOT / "scripts" / "import_doc_examples.py"
+  spec = importlib.util.spec_from_file_location("import_doc_examples", script)
+  assert spec and spec.loader
+  module = importlib.util.module_from_spec(spec)
+  spec.loader.exec_module(module)
+  return module
 
 
 # =========================================================================== #

@@ -26,16 +26,16 @@ from typing import Any, TypeVar
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax._src import config as _jax_config  # bool_state: a flag in the jit key
 from jax.custom_batching import custom_vmap
 from jax.experimental import checkify
 
 from dml_jax._src.errors import DmlError, public
 from dml_jax._src.indexing import out_of_range
+from dml_jax._src.jax_compat import bool_state  # a flag in the jit key
 
 _Fn = TypeVar("_Fn", bound=Callable[..., Any])
 
-CHECKED_INDICES = _jax_config.bool_state(
+CHECKED_INDICES = bool_state(
   name="dml_jax_checked_indices",
   default=False,
   help="Internal to dml_jax.checked: emit index range checks (needs checkify around).",

@@ -23,6 +23,8 @@ import threading
 from collections.abc import Mapping
 from typing import Any, Literal
 
+from dml_jax._src import jax_compat
+
 # glibc's <malloc.h>
 M_TRIM_THRESHOLD = -1
 M_MMAP_THRESHOLD = -3
@@ -119,13 +121,7 @@ def jax_cpu_client_exists() -> bool:
 
   JAX creates them at the first computation, transfer or device query, not at import.
   """
-  bridge = sys.modules.get("jax._src.xla_bridge")
-  if bridge is None:  # jax not imported: no client
-    return False
-  initialized = getattr(bridge, "backends_are_initialized", None)
-  if callable(initialized):
-    return bool(initialized())
-  return bool(getattr(bridge, "_backends", None))
+  return jax_compat.backends_initialized()
 
 
 def _glibc() -> tuple[ctypes.CDLL | None, str]:

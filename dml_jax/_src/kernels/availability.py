@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import importlib
 
 import jax
+
+from dml_jax._src import jax_compat
 
 
 @dataclasses.dataclass(frozen=True)
@@ -47,18 +48,10 @@ def probe() -> Availability:
     True
   """
   return Availability(
-    pallas_triton=_imports("jax.experimental.pallas.triton"),
-    mosaic_gpu=_imports("jax.experimental.pallas.mosaic_gpu"),
+    pallas_triton=jax_compat.has_pallas_triton(),
+    mosaic_gpu=jax_compat.has_pallas_mosaic_gpu(),
     tma=_gpus_have_tma(),
   )
-
-
-def _imports(module: str) -> bool:
-  try:
-    importlib.import_module(module)
-  except ImportError:
-    return False
-  return True
 
 
 def _gpus_have_tma() -> bool:

@@ -51,7 +51,7 @@ from dml_jax._src.kernels import availability
 from dml_jax._src.words import Words
 
 if TYPE_CHECKING:
-  from jax._src.lib.mlir import ir
+  from dml_jax._src.jax_compat import mlir_ir as ir
 
 _SECTOR_BYTES = 32  # DRAM's unit of access
 _BOX_ROWS = 256  # a TMA copy spans at most 256 elements along a dimension
@@ -271,7 +271,7 @@ def reverse_lanes(
 def _constant(result: ir.Type, value: Any) -> ir.Value:
   """Mosaic GPU code: `arith.constant(result, value)`, as jaxlib's arith.py defines it. It
   replaces the generated constant(value, *, results), which is all a type checker sees."""
-  from jax._src.lib.mlir.dialects import arith
+  from dml_jax._src.jax_compat import mlir_arith as arith
 
   constant: Callable[..., ir.Value] = arith.constant
   return constant(result, value)
@@ -285,7 +285,7 @@ class _Ints(NamedTuple):
 
   @property
   def type(self) -> ir.Type:
-    from jax._src.lib.mlir import ir
+    from dml_jax._src.jax_compat import mlir_ir as ir
 
     return ir.IndexType.get() if self.bits == 64 else ir.IntegerType.get_signless(self.bits)
 
@@ -294,14 +294,14 @@ class _Ints(NamedTuple):
 
   def of(self, value):
     """An index or an integer of another width, as one of these."""
-    from jax._src.lib.mlir.dialects import arith
+    from dml_jax._src.jax_compat import mlir_arith as arith
 
     return value if value.type == self.type else arith.index_castui(self.type, value)
 
   def at(self, *values):
     """Memref indices of these."""
-    from jax._src.lib.mlir import ir
-    from jax._src.lib.mlir.dialects import arith
+    from dml_jax._src.jax_compat import mlir_arith as arith
+    from dml_jax._src.jax_compat import mlir_ir as ir
 
     index = ir.IndexType.get()
     return [v if v.type == index else arith.index_castui(index, v) for v in values]
@@ -313,7 +313,9 @@ def _thread_view(width: int, words: Words, ints: _Ints, threads: int) -> Callabl
   rows in [begin, end)) and `sources(row)` (for each of the word's lanes, the row that lane of
   an output row reads: mirrored below the lane's length, else itself). `threads` is the
   launch's thread count."""
-  from jax._src.lib.mlir.dialects import arith, gpu, memref
+  from dml_jax._src.jax_compat import mlir_arith as arith
+  from dml_jax._src.jax_compat import mlir_gpu as gpu
+  from dml_jax._src.jax_compat import mlir_memref as memref
 
   step = threads // width  # rows between a thread's rows
 
@@ -342,7 +344,7 @@ def _thread_view(width: int, words: Words, ints: _Ints, threads: int) -> Callabl
 
 def _lane_masks(strip: Any, words: Words) -> list[Any]:
   """Mosaic GPU code: each lane's bits of a word of `strip`, as constants (None: a lane a word)."""
-  from jax._src.lib.mlir import ir
+  from dml_jax._src.jax_compat import mlir_ir as ir
 
   if words.lanes == 1:
     return [None]
@@ -358,7 +360,8 @@ def _lane_masks(strip: Any, words: Words) -> list[Any]:
 def _word(strip, column, sources, masks, ints, keep=None):
   """Mosaic GPU code: the word whose lane j is lane j of `strip`'s row `sources[j]`, at word
   `column`; with `keep`, only the lanes j where `keep[j]` holds, the others zero."""
-  from jax._src.lib.mlir.dialects import arith, memref
+  from dml_jax._src.jax_compat import mlir_arith as arith
+  from dml_jax._src.jax_compat import mlir_memref as memref
 
   value: ir.Value | None = None
   for j, (source, mask) in enumerate(zip(sources, masks, strict=True)):
@@ -373,14 +376,14 @@ def _word(strip, column, sources, masks, ints, keep=None):
 
 def _store_from_held(strip, out, word, rows, sources, masks, ints):
   """Mosaic GPU code: each of the thread's `rows` of the output, from its sources in `strip`."""
-  from jax._src.lib.mlir.dialects import memref
+  from dml_jax._src.jax_compat import mlir_memref as memref
 
   for row in rows:
     memref.store(_word(strip, word, sources(row), masks, ints), out, ints.at(row, word))
 
 
 def _zero(like):
-  from jax._src.lib.mlir import ir
+  from dml_jax._src.jax_compat import mlir_ir as ir
 
   return _constant(like.type, ir.IntegerAttr.get(like.type, 0))
 
@@ -422,9 +425,13 @@ def _late_pass(
   `second` stores output rows [held, steps) (whose sources are late rows or rows below `late`)
   and rows [0, late), adding the lanes whose source is late. Every output row leaves whole, once.
   """
-  from jax._src.lib.mlir import ir
-  from jax._src.lib.mlir.dialects import arith, gpu, memref, vector
   from jax.experimental.mosaic import gpu as mgpu
+
+  from dml_jax._src.jax_compat import mlir_arith as arith
+  from dml_jax._src.jax_compat import mlir_gpu as gpu
+  from dml_jax._src.jax_compat import mlir_ir as ir
+  from dml_jax._src.jax_compat import mlir_memref as memref
+  from dml_jax._src.jax_compat import mlir_vector as vector
 
   held = steps - late
   word_dtype = np.dtype(f"uint{8 * words.nbytes}")

@@ -173,31 +173,33 @@ def scatter_rows(
 
 def _i32(value: int) -> Any:
   """Mosaic GPU code: an int32 constant."""
-  from jax._src.lib.mlir import ir
   from jax.experimental.mosaic.gpu import utils
+
+  from dml_jax._src.jax_compat import mlir_ir as ir
 
   return utils.c(value, ir.IntegerType.get_signless(32))
 
 
 def _index(*values: Any) -> list[Any]:
   """Mosaic GPU code: int32 values as memref indices."""
-  from jax._src.lib.mlir import ir
-  from jax._src.lib.mlir.dialects import arith
+  from dml_jax._src.jax_compat import mlir_arith as arith
+  from dml_jax._src.jax_compat import mlir_ir as ir
 
   return [arith.index_castui(ir.IndexType.get(), v) for v in values]
 
 
 def _boxed(position: Any) -> tuple[Any, Any]:
   """Mosaic GPU code: an update's place in a row staged as (count / 256, 256) boxes."""
-  from jax._src.lib.mlir.dialects import arith
+  from dml_jax._src.jax_compat import mlir_arith as arith
 
   return arith.shrui(position, _i32(8)), arith.andi(position, _i32(_BOX - 1))
 
 
 def _thread() -> Any:
   """Mosaic GPU code: the thread's index in its block, int32."""
-  from jax._src.lib.mlir import ir
-  from jax._src.lib.mlir.dialects import arith, gpu
+  from dml_jax._src.jax_compat import mlir_arith as arith
+  from dml_jax._src.jax_compat import mlir_gpu as gpu
+  from dml_jax._src.jax_compat import mlir_ir as ir
 
   return arith.index_castui(ir.IntegerType.get_signless(32), gpu.thread_id(gpu.Dimension.x))
 
@@ -208,7 +210,8 @@ def _zero_winners(plgpu: Any, width: int, threads: int) -> Any:
   @plgpu.inline_mgpu(arg_types=(plgpu.RefType(),))
   def zero(launch_ctx, winners):
     del launch_ctx
-    from jax._src.lib.mlir.dialects import arith, memref
+    from dml_jax._src.jax_compat import mlir_arith as arith
+    from dml_jax._src.jax_compat import mlir_memref as memref
 
     thread = _thread()
     nothing = _i32(0)
@@ -226,9 +229,13 @@ def _scatter_row(plgpu: Any, width: int, count: int, threads: int, signed: bool)
   @plgpu.inline_mgpu(arg_types=(plgpu.RefType(),) * 5)
   def scatter(launch_ctx, idx, upd, winners, x, out):
     del launch_ctx
-    from jax._src.lib.mlir import ir
-    from jax._src.lib.mlir.dialects import arith, gpu, llvm, memref
     from jax.experimental.mosaic.gpu import utils
+
+    from dml_jax._src.jax_compat import mlir_arith as arith
+    from dml_jax._src.jax_compat import mlir_gpu as gpu
+    from dml_jax._src.jax_compat import mlir_ir as ir
+    from dml_jax._src.jax_compat import mlir_llvm as llvm
+    from dml_jax._src.jax_compat import mlir_memref as memref
 
     i32 = ir.IntegerType.get_signless(32)
     index_type = ir.MemRefType(idx.type).element_type  # 32 or 64 bits, judged in its width
