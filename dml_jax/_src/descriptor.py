@@ -56,6 +56,10 @@ class OperatorDesc:
     " clamps into [0, size - 1]."
   )
   """What an out-of-range index does, in a sentence (for an operator with IndicesTensor)."""
+  IN_PLACE: ClassVar[bool] = False
+  """Whether DirectML lets an output be bound to an input's buffer (the operator's in-place
+  form): `dml.execute` and model files then accept an output aliasing an input; otherwise
+  they refuse it. ELEMENT_WISE_IDENTITY and the fills (which read no input) have one."""
 
   # -- what each operator provides -------------------------------------------
 
@@ -156,8 +160,45 @@ class OperatorDesc:
     values = {}
     for name, value in desc.items():
       field = known[name]
-      values[field.name] = fields_lib.from_dml_value(field, value, desc)
+      values[field.name] = field.kind.codec.from_dml(field, value, desc)
     return cls(**values)
+
+  def to_dml(self, *, infer_outputs: bool = False) -> dict[str, Any]:
+    """The descriptor in DirectML's JSON form (a DxDispatch model's ``"Desc"``), which
+    `from_dml` reads back: ``type(d).from_dml(d.to_dml()) == d``.
+
+    Every field is written, counts and derived fields included, with the value the
+    descriptor holds; an output left to inference (None) is left out, unless
+    `infer_outputs`, which writes the inferred one, as a model file needs it. A NaN is
+    written as ``"nan"`` (JSON keeps neither its sign nor its payload), except a FLOAT16
+    scalar union's, written as its half bits.
+
+    Examples:
+      >>> from dml_jax import GatherElementsDesc, TensorDesc
+      >>> desc = GatherElementsDesc(TensorDesc("FLOAT32", (3, 3)), TensorDesc("UINT32", (2, 3)), axis=0)
+      >>> desc.to_dml()
+      {'InputTensor': {'DataType': 'FLOAT32', 'Sizes': [3, 3]}, 'IndicesTensor': {'DataType': 'UINT32', 'Sizes': [2, 3]}, 'Axis': 0}
+      >>> desc.to_dml(infer_outputs=True)["OutputTensor"]
+      {'DataType': 'FLOAT32', 'Sizes': [2, 3]}
+      >>> GatherElementsDesc.from_dml(desc.to_dml()) == desc
+      True
+    """
+    values = {field.dml_name: getattr(self, field.name) for field in fields_lib.dml_fields(self)}
+    if infer_outputs:
+      outputs = list(self.outputs)  # the given ones, else the inferred ones
+      for field in fields_lib.dml_fields(self):
+        if field.output:
+          count = 1 if field.kind is FieldKind.TENSOR else len(outputs)
+          if values[field.dml_name] is not None and field.kind is FieldKind.TENSOR_ARRAY:
+            count = len(values[field.dml_name])
+          taken, outputs = outputs[:count], outputs[count:]
+          values[field.dml_name] = taken[0] if field.kind is FieldKind.TENSOR else tuple(taken)
+    document = {}
+    for field in fields_lib.dml_fields(self):
+      value = values[field.dml_name]
+      if value is not None:
+        document[field.dml_name] = field.kind.codec.to_dml(field, value, values)
+    return document
 
   # -- the tensors and attributes, as DirectML names them ---------------------------
 
