@@ -48,6 +48,10 @@ from dml_jax._src.ops.element_wise_identity import (
   ElementWiseIdentityDesc as ElementWiseIdentityDesc,
 )
 from dml_jax._src.ops.element_wise_identity import element_wise_identity as element_wise_identity
+from dml_jax._src.ops.fill_value import FillValueConstantDesc as FillValueConstantDesc
+from dml_jax._src.ops.fill_value import FillValueSequenceDesc as FillValueSequenceDesc
+from dml_jax._src.ops.fill_value import fill_value_constant as fill_value_constant
+from dml_jax._src.ops.fill_value import fill_value_sequence as fill_value_sequence
 from dml_jax._src.ops.gather import GatherDesc as GatherDesc
 from dml_jax._src.ops.gather import gather as gather
 from dml_jax._src.ops.gather_elements import GatherElementsDesc as GatherElementsDesc
@@ -95,6 +99,8 @@ __all__ = [
   "depth_to_space",
   "depth_to_space1",
   "element_wise_identity",
+  "fill_value_constant",
+  "fill_value_sequence",
   "gather",
   "gather_elements",
   "gather_nd",
@@ -115,6 +121,8 @@ __all__ = [
   "DepthToSpace1Desc",
   "DepthToSpaceDesc",
   "ElementWiseIdentityDesc",
+  "FillValueConstantDesc",
+  "FillValueSequenceDesc",
   "GatherDesc",
   "GatherElementsDesc",
   "GatherNd1Desc",

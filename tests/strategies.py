@@ -581,6 +581,48 @@ def one_hot_case(draw):
   )
 
 
+@st.composite
+def fill_value_case(draw, op="FILL_VALUE_CONSTANT"):
+  """FILL_VALUE_CONSTANT or FILL_VALUE_SEQUENCE: any data type the level has, values at the
+  edges of their type (NaN, -0.0 and infinities for the constant; integers at their bounds,
+  steps in either reading of their bits), finite floats for the sequence."""
+  desc_type = DESCS[op]
+  level = draw(levels(op))
+  table = _table(desc_type, level)
+  n = draw(st.integers(*_rank_range(table, level)))
+  data_type = draw(st.sampled_from(table["OutputTensor"].data_types))
+  sizes = _sizes(draw, n, max_elements=48)
+  sequence = op == "FILL_VALUE_SEQUENCE"
+
+  def scalar(step=False):
+    if data_type.is_float:
+      width = 16 if data_type == DataType.FLOAT16 else 32
+      finite = st.floats(allow_nan=False, allow_infinity=False, width=width)
+      if sequence:
+        return draw(st.sampled_from([0.0, -0.0, 0.1, -2.5]) | finite)
+      return draw(st.sampled_from([0.0, -0.0, 0.1, 1e300, math.nan, math.inf, -math.inf]) | finite)
+    info = np.iinfo(data_type.numpy_dtype)
+    low = -(2 ** (data_type.size_in_bits - 1)) if step else int(info.min)
+    return draw(st.sampled_from([low, int(info.max), 0, 1]) | st.integers(low, int(info.max)))
+
+  output = TensorDesc(data_type, sizes)
+  if sequence:
+    values = dict(value_start=scalar(), value_delta=scalar(step=True))
+    function, oracle = dml.fill_value_sequence, reference.fill_value_sequence
+  else:
+    values = dict(value=scalar())
+    function, oracle = dml.fill_value_constant, reference.fill_value_constant
+  desc = desc_type(output, data_type, **values)
+  kwargs = dict(sizes=sizes, value_data_type=data_type, **values)
+  return Case(
+    desc,
+    level,
+    [],
+    lambda level: function(**kwargs, feature_level=level),
+    lambda: oracle(**kwargs),
+  )
+
+
 VALID = {
   "ELEMENT_WISE_IDENTITY": element_wise_identity_case,
   "GATHER": gather_case,
@@ -602,6 +644,8 @@ VALID = {
   "ONE_HOT": one_hot_case,
   "SCATTER_ELEMENTS": scatter_elements_case,
   "SCATTER_ND": scatter_nd_case,
+  "FILL_VALUE_CONSTANT": fill_value_case,
+  "FILL_VALUE_SEQUENCE": lambda: fill_value_case(op="FILL_VALUE_SEQUENCE"),
 }
 
 
@@ -612,12 +656,23 @@ def _replace_tensor(tensor: TensorDesc, **changes) -> TensorDesc:
   return dataclasses.replace(tensor, **changes)
 
 
+def _mutated_fields(desc):
+  """The tensor fields the generic mutants change: the inputs, or the outputs of an operator
+  that reads no tensor (the fills)."""
+  inputs = [f for f in dml_fields(desc) if f.kind.is_tensor and not f.output]
+  return inputs or [f for f in dml_fields(desc) if f.output]
+
+
+def _mutated_tensors(desc):
+  """(DML field, support-table row, tensor) of the tensors `_mutated_fields` names."""
+  return list(desc.dml_inputs()) or [(f, r, t) for f, r, t in desc.dml_outputs(inferred=True)]
+
+
 def _replace_input(desc, position, **changes):
-  """`desc` with its `position`-th input tensor (in `dml_inputs` order) changed."""
+  """`desc` with its `position`-th input tensor (in `dml_inputs` order) changed; for an
+  operator without inputs, its `position`-th output."""
   values, k = {}, 0
-  for field in dml_fields(desc):
-    if field.output or not field.kind.is_tensor:
-      continue
+  for field in _mutated_fields(desc):
     value = getattr(desc, field.name)
     if field.kind is FieldKind.TENSOR:
       if k == position:
@@ -637,13 +692,13 @@ def _with_input(desc, **changes):
 
 
 def _input_name(desc):
-  return desc.dml_inputs()[0][0]
+  return _mutated_tensors(desc)[0][0]
 
 
 def _mutations(desc, level, draw):
   """Yields (name, mutant descriptor, field the error must name)."""
   table = desc.SUPPORT.at(level)
-  inputs = list(desc.dml_inputs())
+  inputs = _mutated_tensors(desc)
   name, row, tensor = inputs[0]
   n = tensor.dimension_count
   # Forbidden data types per role at this level.
@@ -704,10 +759,12 @@ def _mutations(desc, level, draw):
         "OutputTensor.Sizes",
       )
     other = DataType.INT8 if output.data_type != DataType.INT8 else DataType.UINT8
+    source = desc.OUTPUT_DATA_TYPE_FROM
+    typed_by_field = source is not None and not _field_by_dml_name(desc, source).kind.is_tensor
     yield (
       "output type",
       dataclasses.replace(desc, output_tensor=_replace_tensor(output, data_type=other)),
-      "OutputTensor.DataType",
+      source if typed_by_field else "OutputTensor.DataType",  # ValueDataType: must equal ...
     )
   # Axis out of range.
   if hasattr(desc, "axis"):
@@ -720,6 +777,8 @@ def _bigger_output_sizes(desc, sizes):
   none: ONE_HOT's size on Axis is the depth, which only the OutputTensor holds, so any value
   there is valid."""
   free = {desc.axis} if isinstance(desc, dml.OneHotDesc) else set()
+  if not desc.dml_inputs():  # an operator without inputs (the fills): no size is fixed
+    free = set(range(len(sizes)))
   fixed = [d for d in range(len(sizes)) if d not in free]
   if not fixed:
     return None
@@ -894,6 +953,22 @@ def _operator_mutations(desc, level, draw):
       )
   elif isinstance(desc, dml.ScatterElementsDesc | dml.ScatterNdDesc):
     yield from _scatter_mutations(desc, draw)
+  elif isinstance(desc, dml.FillValueConstantDesc | dml.FillValueSequenceDesc):
+    data_type = desc.value_data_type
+    if not data_type.is_float:
+      field = "value" if isinstance(desc, dml.FillValueConstantDesc) else "value_start"
+      too_big = int(np.iinfo(data_type.numpy_dtype).max) + 1
+      yield "value range", dataclasses.replace(desc, **{field: too_big}), _dml_name(desc, field)
+      if isinstance(desc, dml.FillValueSequenceDesc):
+        low = -(2 ** (data_type.size_in_bits - 1)) - 1
+        yield "step range", dataclasses.replace(desc, value_delta=low), "ValueDelta"
+    yield (
+      "value type",
+      dataclasses.replace(
+        desc, value_data_type=DataType.UINT8 if data_type != DataType.UINT8 else DataType.INT8
+      ),
+      "ValueDataType",
+    )
   elif isinstance(desc, dml.ReverseSubsequencesDesc):
     sizes = list(desc.sequence_lengths_tensor.sizes)
     sizes[desc.axis] += 1
@@ -1035,6 +1110,14 @@ def _operator_mutations(desc, level, draw):
       _rebuild(desc, {"dimension_count": n + 1}),
       "DimensionCount",
     )
+
+
+def _dml_name(desc, name):
+  return next(f.dml_name for f in dml_fields(desc) if f.name == name)
+
+
+def _field_by_dml_name(desc, dml_name):
+  return next(f for f in dml_fields(desc) if f.dml_name == dml_name)
 
 
 def _scatter_mutations(desc, draw):

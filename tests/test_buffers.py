@@ -179,7 +179,7 @@ def _with_layouts(desc, input_strides, output_strides):
 def test_execute_on_bound_buffers_matches_the_model(op, data):
   case = data.draw(strategies.VALID[op](), label="case")
   desc = case.desc
-  wide = any(t.data_type.is_64_bit for _, _, t in desc.dml_inputs())
+  wide = any(t.data_type.is_64_bit for _, t, _ in desc.dml_tensors())
   rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1), label="seed"))
   inputs = [t for _, _, t in desc.dml_inputs()]
   input_strides = [data.draw(layout(t.sizes)) for t in inputs]

@@ -109,12 +109,15 @@ class TestFixtures:
     # Output DataType always equals the (first) input's, or that of the input the operator
     # names (ONE_HOT's ValuesTensor): the GATHER_ELEMENTS page's UINT32 typo is corrected in
     # the file.
-    source = registry.lookup(fixture.op).OUTPUT_DATA_TYPE_FROM
+    desc_type = registry.lookup(fixture.op)
+    source = desc_type.OUTPUT_DATA_TYPE_FROM
     if source is None:
-      first = fixture.inputs.get("input") or fixture.inputs["inputs"][0]
-    else:
-      first = fixture.inputs[field_by_dml_name(registry.lookup(fixture.op), source).argument]
-    assert all(output.data_type == first.data_type for output in fixture.outputs)
+      data_type = (fixture.inputs.get("input") or fixture.inputs["inputs"][0]).data_type
+    elif (field := field_by_dml_name(desc_type, source)).kind.is_tensor:
+      data_type = fixture.inputs[field.argument].data_type
+    else:  # a DataType field (the fills' ValueDataType), among the parameters
+      data_type = fixture.params[field.name]
+    assert all(output.data_type == data_type for output in fixture.outputs)
     for erratum in fixture.errata:
       assert erratum.issue and erratum.resolution
 

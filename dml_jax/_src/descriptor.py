@@ -33,6 +33,7 @@ import jax
 from dml_jax._src import fields as fields_lib
 from dml_jax._src import html as html_lib
 from dml_jax._src import validation
+from dml_jax._src.dtypes import DataType
 from dml_jax._src.errors import Checker, DmlValidationError, Violation
 from dml_jax._src.feature_level import FeatureLevel, FeatureLevelLike, SupportTable
 from dml_jax._src.fields import DmlField, FieldKind
@@ -50,7 +51,8 @@ class OperatorDesc:
   """The functional API's name in `dml_jax` (gather_nd for GATHER_ND and GATHER_ND1); it
   takes the input arrays by their fixture roles and the attributes by their field names."""
   OUTPUT_DATA_TYPE_FROM: ClassVar[str | None] = None
-  """The DML field whose DataType every output has; None: the first input tensor."""
+  """The DML field whose DataType every output has: a tensor, or a DataType field (the fills'
+  ValueDataType); None: the first input tensor."""
   OUT_OF_RANGE_INDICES: ClassVar[str] = (
     "DirectML leaves the result undefined; dml_jax applies the negative-index rule, then"
     " clamps into [0, size - 1]."
@@ -233,15 +235,19 @@ class OperatorDesc:
         yield f"{field.dml_name}[{i}]", field.dml_name, tensor
       position += len(value)
 
-  def output_data_type_source(self) -> tuple[str, TensorDesc | None]:
-    """(DML field, tensor) whose DataType every output must have."""
+  def output_data_type_source(self) -> tuple[str, DataType | None]:
+    """(what names it, the DataType) every output must have: a tensor's DataType
+    ("InputTensor.DataType"), or a DataType field ("ValueDataType"), which validation
+    reports where an output differs; ("", None) if none."""
     if self.OUTPUT_DATA_TYPE_FROM is None:
       first = next(iter(self.dml_inputs()), None)
-      return ("", None) if first is None else (first[0], first[2])
+      return ("", None) if first is None else (f"{first[0]}.DataType", first[2].data_type)
     field = fields_lib.field_by_dml_name(self, self.OUTPUT_DATA_TYPE_FROM)
     value = getattr(self, field.name)
     if field.kind is FieldKind.TENSOR_ARRAY:
-      return (f"{field.dml_name}[0]", value[0] if value else None)
+      return (f"{field.dml_name}[0].DataType", value[0].data_type if value else None)
+    if field.kind is FieldKind.TENSOR:
+      return f"{field.dml_name}.DataType", value.data_type
     return field.dml_name, value
 
   def dml_tensors(self) -> tuple[tuple[str, TensorDesc | None, bool], ...]:

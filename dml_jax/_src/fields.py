@@ -610,11 +610,20 @@ class ScalarUnionCodec(FieldCodec):
     return widened(converted) if data_type.is_float else int(converted)
 
   def to_dml(self, field: DmlField, value: Any, siblings: Mapping[str, Any]) -> Any:
-    if isinstance(value, int) or math.isfinite(value):
-      return value
     data_type = None
     if field.data_type_field is not None:
       data_type = DataType.from_any(siblings[field.data_type_field])
+    if isinstance(value, int):
+      if data_type is None or data_type.is_float or data_type.numpy_dtype is None:
+        return value
+      # Either reading of the union's bits (-2 or 254 for 8 bits), as its member reads them.
+      bits = data_type.size_in_bits
+      if not -(2 ** (bits - 1)) <= value < 2**bits:
+        return value
+      info = np.iinfo(data_type.numpy_dtype)
+      return value - 2**bits if value > info.max else value + 2**bits if value < info.min else value
+    if math.isfinite(value):
+      return value
     if data_type is DataType.FLOAT16:  # exact as half bits (a NaN as the quiet half NaN)
       return {"UInt16": int(np.array(value, np.float16).view(np.uint16))}
     member = UNION_MEMBERS.get(data_type)

@@ -33,7 +33,6 @@ from dml_jax._src.descriptor import OperatorDesc
 from dml_jax._src.errors import DmlValidationError
 from dml_jax._src.feature_level import FeatureLevel
 from dml_jax._src.fields import DmlField, FieldError, dml_fields, parse_flags, parse_unsigned
-from dml_jax._src.model import fill
 
 OTHER_KINDS = {
   "hlsl": "HLSL shader",
@@ -97,13 +96,9 @@ class Dispatchable:
 
 
 def operators() -> dict[str, type[OperatorDesc]]:
-  """Operator name -> descriptor class, as model files spell them (SCATTER, not
-  SCATTER_ELEMENTS; the two fills of `fill`)."""
-  known = {name: cls for name, cls in registry.operators().items() if name != "SCATTER_ELEMENTS"}
-  known["SCATTER"] = registry.lookup("SCATTER_ELEMENTS")
-  known["FILL_VALUE_CONSTANT"] = fill.FillValueConstantDesc
-  known["FILL_VALUE_SEQUENCE"] = fill.FillValueSequenceDesc
-  return dict(sorted(known.items()))
+  """Operator name -> descriptor class, as model files spell them (the registry's
+  `model_file_operators`: SCATTER, not SCATTER_ELEMENTS)."""
+  return registry.model_file_operators()
 
 
 def parse_sources(value: Any, field: str) -> tuple[Source, ...]:
@@ -170,8 +165,9 @@ def parse_dispatchable(name: str, entry: Any) -> tuple[Dispatchable | None, list
   bare = type_name.removeprefix("DML_OPERATOR_")
   cls = known.get(bare)
   if cls is None:
-    if bare == "SCATTER_ELEMENTS":
-      reason = "model files name it SCATTER (DML_OPERATOR_SCATTER)"
+    named = registry.model_file_name(bare) if bare in registry.operators() else bare
+    if named != bare:
+      reason = f"model files name it {named} (DML_OPERATOR_{named})"
     elif bare.upper() in known:
       reason = f"operator names are case-sensitive: write {bare.upper()}"
     else:
