@@ -102,6 +102,10 @@ The cases (large sizes; the small and tiny ones have the same structure, see eac
                               (65536, 1) int32, updates (65536, 256)) into a float32 (1<<20, 256)
                               input (1 GiB); peers `.at[i].set` (plain and unique_indices),
                               torch index_copy and index_put, ONNX Runtime ScatterND.
+  fill_value_constant         FILL_VALUE_CONSTANT of 1.5 into a float32 (8192, 8192) output;
+                              peers jnp.full and torch.full.
+  fill_value_sequence         FILL_VALUE_SEQUENCE 0.5 + 0.25 i into the same output; peers
+                              jnp.arange and torch.arange (the same bits).
 
 The copy ceiling: `jax.jit(jnp.copy)` on a large float32 buffer (1 GiB at large size). jnp.copy
 traces to the jaxpr's input as its output; jax does not forward it (the copy is a primitive in
@@ -117,7 +121,7 @@ peers: for the gathers output + indices + gathered input (= output) bytes; for J
 output; for REVERSE_SUBSEQUENCES twice the input plus the lengths; for
 PADDING input plus output; for JOIN into a padded pitch the inputs plus the whole padded
 output buffer; for the zero-stride broadcast the row plus the output; for the scatters the input read and the output written (nothing is
-donated) plus the updates and indices; for ONE_HOT the output plus the indices; for SLICE and
+donated) plus the updates and indices; for ONE_HOT the output plus the indices; for the fills the output; for SLICE and
 SLICE1 the output plus what the walk reads, in 32-byte sectors: DRAM moves whole sectors, so a
 step of 2 along the last axis reads every byte of the rows it visits (the case's note gives the
 figure counted in elements). GB = 1e9 bytes.
@@ -1246,6 +1250,69 @@ def tile_case(shape: tuple[int, int], rng, *, repeats: tuple[int, int], dtype=np
     subset=subset,
     peers=peers,
     jnp_peer=("jnp.tile", tile),
+  )
+
+
+@case(
+  "FILL_VALUE_CONSTANT",
+  sizes={"large": (8192, 8192), "small": (2048, 2048), "tiny": (6, 10)},
+  variants={"fill_value_constant": {}},
+)
+@case(
+  "FILL_VALUE_SEQUENCE",
+  sizes={"large": (8192, 8192), "small": (2048, 2048), "tiny": (6, 10)},
+  variants={"fill_value_sequence": dict(sequence=True)},
+)
+def fill_value_case(shape: tuple[int, int], rng, *, sequence: bool = False) -> Case:
+  """A float32 output of `shape` filled with 1.5, or with 0.5 + 0.25 i: a write of the output
+  only. Peers: jnp.full or jnp.arange (the same bits: i * 0.25 is exact), torch.full or
+  torch.arange."""
+  del rng
+  count = math.prod(shape)
+  if sequence:
+    kwargs = dict(sizes=shape, value_data_type="FLOAT32", value_start=0.5, value_delta=0.25)
+    fill = lambda: dml.fill_value_sequence(**kwargs)
+    jnp_fill = lambda: (0.5 + 0.25 * jnp.arange(count, dtype=jnp.float32)).reshape(shape)
+    # i as float32 (exact below 2**24), 0.25 i exact, one rounding: the operator's bits
+    values = lambda i: np.float32(0.5) + np.float32(0.25) * i.astype(np.float32)
+    expected = lambda host: values(np.arange(count)).reshape(shape)
+  else:
+    kwargs = dict(sizes=shape, value_data_type="FLOAT32", value=1.5)
+    fill = lambda: dml.fill_value_constant(**kwargs)
+    jnp_fill = lambda: jnp.full(shape, 1.5, jnp.float32)
+    expected = lambda host: np.full(shape, 1.5, np.float32)
+
+  def subset(host):
+    rows = edge(shape[0], 2)
+    oracle = reference.fill_value_sequence if sequence else reference.fill_value_constant
+    if shape[0] <= 8:  # the oracle, element by element, on the whole of a small output
+      return oracle(**kwargs)[rows], lambda a: take(a, rows, every(shape[1]))
+    return expected(host)[rows], lambda a: take(a, rows, every(shape[1]))
+
+  def peers(env, host):
+    impls = [jax_impl(env, "jnp.arange" if sequence else "jnp.full", "jax", jax.jit(jnp_fill))]
+    if env.torch:
+      torch = env.torch
+      if sequence:
+        fn = lambda: 0.5 + 0.25 * torch.arange(count, dtype=torch.float32, device=env.torch_device)
+      else:
+        fn = lambda: torch.full(shape, 1.5, dtype=torch.float32, device=env.torch_device)
+      impls.append(torch_impl(env, "torch.arange" if sequence else "torch.full", fn, shape))
+    return impls
+
+  return Case(
+    dtype="float32",
+    shape=_tuple(shape),
+    description=f"{'FILL_VALUE_SEQUENCE 0.5 + 0.25 i' if sequence else 'FILL_VALUE_CONSTANT 1.5'}"
+    f" into f32 {shape}",
+    bytes_moved=count * 4,
+    host=[],
+    inputs=(),
+    dml=jax.jit(fill),
+    expected=expected,
+    subset=subset,
+    peers=peers,
+    notes=["bytes: the output written; nothing is read"],
   )
 
 
