@@ -11,12 +11,13 @@ DirectML's fields declared by `dml_field` (name and kind), and provides:
 - `lower(*arrays)`: the operator as lax on arrays that passed validation;
 - `explain_output()`: how its output follows from its fields, in words;
 - optionally `OUTPUT_DATA_TYPE_FROM`: the DML field whose data type the outputs
-  have (default: the first input tensor), and `OUT_OF_RANGE_INDICES`: what an
-  out-of-range index does (default: dml_jax's clamping policy), for `dml.explain`.
+  have (default: the first input tensor), `OUT_OF_RANGE_INDICES`: what an
+  out-of-range index does (default: dml_jax's clamping policy), for `dml.explain`,
+  and `IN_PLACE`: whether an output may be bound to an input's buffer.
 
 Everything else derives from the field declarations: coercion of constructor
 arguments, `dml_inputs` / `dml_outputs` / `dml_attributes`, the repr (which
-round-trips), `from_dml`, validation, the HTML tables. The class registers itself
+round-trips), `from_dml` and `to_dml`, validation, the HTML tables. The class registers itself
 with `registry.register`.
 """
 
