@@ -678,13 +678,3 @@ _CODECS: dict[FieldKind, FieldCodec] = {
   FieldKind.SCALAR_UNION: ScalarUnionCodec(),
   FieldKind.SCALE_BIAS: ScaleBiasCodec(),
 }
-
-
-def from_dml_value(field: DmlField, value: Any, siblings: Mapping[str, Any]) -> Any:
-  """A value in DirectML's JSON form (what DxDispatch model files hold) as a field value."""
-  return field.kind.codec.from_dml(field, value, siblings)
-
-
-def to_dml_value(field: DmlField, value: Any, siblings: Mapping[str, Any]) -> Any:
-  """A field value in DirectML's JSON form (see `FieldCodec.to_dml`)."""
-  return field.kind.codec.to_dml(field, value, siblings)
