@@ -56,6 +56,10 @@ from dml_jax._src.ops.element_wise_identity import (
 from dml_jax._src.ops.element_wise_identity import element_wise_identity as element_wise_identity
 from dml_jax._src.ops.element_wise_if import ElementWiseIfDesc as ElementWiseIfDesc
 from dml_jax._src.ops.element_wise_if import element_wise_if as element_wise_if
+from dml_jax._src.ops.fill_value import FillValueConstantDesc as FillValueConstantDesc
+from dml_jax._src.ops.fill_value import FillValueSequenceDesc as FillValueSequenceDesc
+from dml_jax._src.ops.fill_value import fill_value_constant as fill_value_constant
+from dml_jax._src.ops.fill_value import fill_value_sequence as fill_value_sequence
 from dml_jax._src.ops.gather import GatherDesc as GatherDesc
 from dml_jax._src.ops.gather import gather as gather
 from dml_jax._src.ops.gather_elements import GatherElementsDesc as GatherElementsDesc
@@ -111,6 +115,8 @@ __all__ = [
   "diagonal_matrix1",
   "element_wise_identity",
   "element_wise_if",
+  "fill_value_constant",
+  "fill_value_sequence",
   "gather",
   "gather_elements",
   "gather_nd",
@@ -136,6 +142,8 @@ __all__ = [
   "DiagonalMatrixDesc",
   "ElementWiseIdentityDesc",
   "ElementWiseIfDesc",
+  "FillValueConstantDesc",
+  "FillValueSequenceDesc",
   "GatherDesc",
   "GatherElementsDesc",
   "GatherNd1Desc",

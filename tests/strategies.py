@@ -757,6 +757,48 @@ def nonzero_coordinates_case(draw):
   )
 
 
+@st.composite
+def fill_value_case(draw, op="FILL_VALUE_CONSTANT"):
+  """FILL_VALUE_CONSTANT or FILL_VALUE_SEQUENCE: any data type the level has, values at the
+  edges of their type (NaN, -0.0 and infinities for the constant; integers at their bounds,
+  steps in either reading of their bits), finite floats for the sequence."""
+  desc_type = DESCS[op]
+  level = draw(levels(op))
+  table = _table(desc_type, level)
+  n = draw(st.integers(*_rank_range(table, level)))
+  data_type = draw(st.sampled_from(table["OutputTensor"].data_types))
+  sizes = _sizes(draw, n, max_elements=48)
+  sequence = op == "FILL_VALUE_SEQUENCE"
+
+  def scalar(step=False):
+    if data_type.is_float:
+      width = 16 if data_type == DataType.FLOAT16 else 32
+      finite = st.floats(allow_nan=False, allow_infinity=False, width=width)
+      if sequence:
+        return draw(st.sampled_from([0.0, -0.0, 0.1, -2.5]) | finite)
+      return draw(st.sampled_from([0.0, -0.0, 0.1, 1e300, math.nan, math.inf, -math.inf]) | finite)
+    info = np.iinfo(data_type.numpy_dtype)
+    low = -(2 ** (data_type.size_in_bits - 1)) if step else int(info.min)
+    return draw(st.sampled_from([low, int(info.max), 0, 1]) | st.integers(low, int(info.max)))
+
+  output = TensorDesc(data_type, sizes)
+  if sequence:
+    values = dict(value_start=scalar(), value_delta=scalar(step=True))
+    function, oracle = dml.fill_value_sequence, reference.fill_value_sequence
+  else:
+    values = dict(value=scalar())
+    function, oracle = dml.fill_value_constant, reference.fill_value_constant
+  desc = desc_type(output, data_type, **values)
+  kwargs = dict(sizes=sizes, value_data_type=data_type, **values)
+  return Case(
+    desc,
+    level,
+    [],
+    lambda level: function(**kwargs, feature_level=level),
+    lambda: oracle(**kwargs),
+  )
+
+
 VALID = {
   "ELEMENT_WISE_IDENTITY": element_wise_identity_case,
   "GATHER": gather_case,
@@ -783,6 +825,8 @@ VALID = {
   "DIAGONAL_MATRIX": diagonal_matrix_case,
   "DIAGONAL_MATRIX1": diagonal_matrix1_case,
   "NONZERO_COORDINATES": nonzero_coordinates_case,
+  "FILL_VALUE_CONSTANT": fill_value_case,
+  "FILL_VALUE_SEQUENCE": lambda: fill_value_case(op="FILL_VALUE_SEQUENCE"),
 }
 
 
@@ -793,12 +837,18 @@ def _replace_tensor(tensor: TensorDesc, **changes) -> TensorDesc:
   return dataclasses.replace(tensor, **changes)
 
 
+def _mutated_fields(desc):
+  """The tensor fields the generic mutants change: the inputs, or the outputs of an operator
+  that reads no tensor (the fills)."""
+  inputs = [f for f in dml_fields(desc) if f.kind.is_tensor and not f.output]
+  return inputs or [f for f in dml_fields(desc) if f.output]
+
+
 def _replace_input(desc, position, **changes):
-  """`desc` with its `position`-th input tensor (in `dml_inputs` order) changed."""
+  """`desc` with its `position`-th input tensor (in `dml_inputs` order) changed; for an
+  operator without inputs, its `position`-th output."""
   values, k = {}, 0
-  for field in dml_fields(desc):
-    if field.output or not field.kind.is_tensor:
-      continue
+  for field in _mutated_fields(desc):
     value = getattr(desc, field.name)
     if field.kind is FieldKind.TENSOR:
       if k == position:
@@ -938,6 +988,8 @@ def _bigger_output_sizes(desc, sizes):
   none: ONE_HOT's size on Axis is the depth, which only the OutputTensor holds, so any value
   there is valid."""
   free = {desc.axis} if isinstance(desc, dml.OneHotDesc) else set()
+  if not desc.dml_inputs():  # an operator without inputs (the fills): no size is fixed
+    free = set(range(len(sizes)))
   fixed = [d for d in range(len(sizes)) if d not in free]
   if not fixed:
     return None
@@ -1114,6 +1166,22 @@ def _operator_mutations(desc, level, draw):
       )
   elif isinstance(desc, dml.ScatterElementsDesc | dml.ScatterNdDesc):
     yield from _scatter_mutations(desc, draw)
+  elif isinstance(desc, dml.FillValueConstantDesc | dml.FillValueSequenceDesc):
+    data_type = desc.value_data_type
+    if not data_type.is_float:
+      field = "value" if isinstance(desc, dml.FillValueConstantDesc) else "value_start"
+      too_big = int(np.iinfo(data_type.numpy_dtype).max) + 1
+      yield "value range", dataclasses.replace(desc, **{field: too_big}), _dml_name(desc, field)
+      if isinstance(desc, dml.FillValueSequenceDesc):
+        low = -(2 ** (data_type.size_in_bits - 1)) - 1
+        yield "step range", dataclasses.replace(desc, value_delta=low), "ValueDelta"
+    yield (
+      "value type",
+      dataclasses.replace(
+        desc, value_data_type=DataType.UINT8 if data_type != DataType.UINT8 else DataType.INT8
+      ),
+      "ValueDataType",
+    )
   elif isinstance(desc, dml.ReverseSubsequencesDesc):
     sizes = list(desc.sequence_lengths_tensor.sizes)
     sizes[desc.axis] += 1
@@ -1324,6 +1392,10 @@ def _select_mutations(desc, level, draw):
       ),
       "OutputCountTensor.DataType",
     )
+
+
+def _dml_name(desc, name):
+  return next(f.dml_name for f in dml_fields(desc) if f.name == name)
 
 
 def _scatter_mutations(desc, draw):

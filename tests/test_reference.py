@@ -108,11 +108,11 @@ class TestFixtures:
     # Output DataType always equals the (first) input's, or that of the input the operator
     # names (ONE_HOT's ValuesTensor): the GATHER_ELEMENTS page's UINT32 typo is corrected in
     # the file.
-    # The descriptor says which tensor that is (None: no input holds the type, as for
+    # The descriptor says which type that is (None: no input holds the type, as for
     # DIAGONAL_MATRIX, whose OutputTensor alone has one).
-    _, source = conformance.descriptor_for(fixture).output_data_type_source()
-    if source is not None:
-      assert all(output.data_type == source.data_type.name for output in fixture.outputs)
+    _, data_type = conformance.descriptor_for(fixture).output_data_type_source()
+    if data_type is not None:
+      assert all(output.data_type == data_type.name for output in fixture.outputs)
     for erratum in fixture.errata:
       assert erratum.issue and erratum.resolution
 

@@ -13,5 +13,6 @@ from benchmarks.cases import (  # noqa: F401, I001 (each registers its cases, in
   scatters,
   one_hot,
   selection,
+  fills,
   models,
 )

@@ -11,12 +11,13 @@ DirectML's fields declared by `dml_field` (name and kind), and provides:
 - `lower(*arrays)`: the operator as lax on arrays that passed validation;
 - `explain_output()`: how its output follows from its fields, in words;
 - optionally `OUTPUT_DATA_TYPE_FROM`: the DML field whose data type the outputs
-  have (default: the first input tensor), and `OUT_OF_RANGE_INDICES`: what an
-  out-of-range index does (default: dml_jax's clamping policy), for `dml.explain`.
+  have (default: the first input tensor), `OUT_OF_RANGE_INDICES`: what an
+  out-of-range index does (default: dml_jax's clamping policy), for `dml.explain`,
+  and `IN_PLACE`: whether an output may be bound to an input's buffer.
 
 Everything else derives from the field declarations: coercion of constructor
 arguments, `dml_inputs` / `dml_outputs` / `dml_attributes`, the repr (which
-round-trips), `from_dml`, validation, the HTML tables. The class registers itself
+round-trips), `from_dml` and `to_dml`, validation, the HTML tables. The class registers itself
 with `registry.register`.
 """
 
@@ -33,6 +34,7 @@ import jax
 from dml_jax._src import fields as fields_lib
 from dml_jax._src import html as html_lib
 from dml_jax._src import validation
+from dml_jax._src.dtypes import DataType
 from dml_jax._src.errors import Checker, DmlValidationError, Violation
 from dml_jax._src.feature_level import FeatureLevel, FeatureLevelLike, SupportTable
 from dml_jax._src.fields import DmlField, FieldKind
@@ -50,7 +52,8 @@ class OperatorDesc:
   """The functional API's name in `dml_jax` (gather_nd for GATHER_ND and GATHER_ND1); it
   takes the input arrays by their fixture roles and the attributes by their field names."""
   OUTPUT_DATA_TYPE_FROM: ClassVar[str | None] = None
-  """The DML field whose DataType every output has; None: the first input tensor."""
+  """The DML field whose DataType every output has: a tensor, or a DataType field (the fills'
+  ValueDataType); None: the first input tensor."""
   OUTPUT_RANKS_FOLLOW_INPUT: ClassVar[bool] = True
   """Every given output has the first input's DimensionCount (False: the operator's rules
   say which ranks its outputs take, as NONZERO_COORDINATES's do)."""
@@ -59,6 +62,10 @@ class OperatorDesc:
     " clamps into [0, size - 1]."
   )
   """What an out-of-range index does, in a sentence (for an operator with IndicesTensor)."""
+  IN_PLACE: ClassVar[bool] = False
+  """Whether DirectML lets an output be bound to an input's buffer (the operator's in-place
+  form): `dml.execute` and model files then accept an output aliasing an input; otherwise
+  they refuse it. ELEMENT_WISE_IDENTITY and the fills (which read no input) have one."""
 
   # -- what each operator provides -------------------------------------------
 
@@ -162,11 +169,48 @@ class OperatorDesc:
       if value is None and field.optional:  # null: an optional tensor left out
         values[field.name] = None
         continue
-      values[field.name] = fields_lib.from_dml_value(field, value, desc)
+      values[field.name] = field.kind.codec.from_dml(field, value, desc)
     for name, field in known.items():
       if name not in desc and field.kind.is_tensor and field.optional:
         values[field.name] = None  # absent: the same (DIAGONAL_MATRIX1's InputTensor)
     return cls(**values)
+
+  def to_dml(self, *, infer_outputs: bool = False) -> dict[str, Any]:
+    """The descriptor in DirectML's JSON form (a DxDispatch model's ``"Desc"``), which
+    `from_dml` reads back: ``type(d).from_dml(d.to_dml()) == d``.
+
+    Every field is written, counts and derived fields included, with the value the
+    descriptor holds; an output left to inference (None) is left out, unless
+    `infer_outputs`, which writes the inferred one, as a model file needs it. A NaN is
+    written as ``"nan"`` (JSON keeps neither its sign nor its payload), except a FLOAT16
+    scalar union's, written as its half bits.
+
+    Examples:
+      >>> from dml_jax import GatherElementsDesc, TensorDesc
+      >>> desc = GatherElementsDesc(TensorDesc("FLOAT32", (3, 3)), TensorDesc("UINT32", (2, 3)), axis=0)
+      >>> desc.to_dml()
+      {'InputTensor': {'DataType': 'FLOAT32', 'Sizes': [3, 3]}, 'IndicesTensor': {'DataType': 'UINT32', 'Sizes': [2, 3]}, 'Axis': 0}
+      >>> desc.to_dml(infer_outputs=True)["OutputTensor"]
+      {'DataType': 'FLOAT32', 'Sizes': [2, 3]}
+      >>> GatherElementsDesc.from_dml(desc.to_dml()) == desc
+      True
+    """
+    values = {field.dml_name: getattr(self, field.name) for field in fields_lib.dml_fields(self)}
+    if infer_outputs:
+      outputs = list(self.outputs)  # the given ones, else the inferred ones
+      for field in fields_lib.dml_fields(self):
+        if field.output:
+          count = 1 if field.kind is FieldKind.TENSOR else len(outputs)
+          if values[field.dml_name] is not None and field.kind is FieldKind.TENSOR_ARRAY:
+            count = len(values[field.dml_name])
+          taken, outputs = outputs[:count], outputs[count:]
+          values[field.dml_name] = taken[0] if field.kind is FieldKind.TENSOR else tuple(taken)
+    document = {}
+    for field in fields_lib.dml_fields(self):
+      value = values[field.dml_name]
+      if value is not None:
+        document[field.dml_name] = field.kind.codec.to_dml(field, value, values)
+    return document
 
   # -- the tensors and attributes, as DirectML names them ---------------------------
 
@@ -203,15 +247,19 @@ class OperatorDesc:
         yield f"{field.dml_name}[{i}]", field.dml_name, tensor
       position += len(value)
 
-  def output_data_type_source(self) -> tuple[str, TensorDesc | None]:
-    """(DML field, tensor) whose DataType every output must have."""
+  def output_data_type_source(self) -> tuple[str, DataType | None]:
+    """(what names it, the DataType) every output must have: a tensor's DataType
+    ("InputTensor.DataType"), or a DataType field ("ValueDataType"), which validation
+    reports where an output differs; ("", None) if none."""
     if self.OUTPUT_DATA_TYPE_FROM is None:
       first = next(iter(self.dml_inputs()), None)
-      return ("", None) if first is None else (first[0], first[2])
+      return ("", None) if first is None else (f"{first[0]}.DataType", first[2].data_type)
     field = fields_lib.field_by_dml_name(self, self.OUTPUT_DATA_TYPE_FROM)
     value = getattr(self, field.name)
     if field.kind is FieldKind.TENSOR_ARRAY:
-      return (f"{field.dml_name}[0]", value[0] if value else None)
+      return (f"{field.dml_name}[0].DataType", value[0].data_type if value else None)
+    if field.kind is FieldKind.TENSOR:
+      return f"{field.dml_name}.DataType", value.data_type
     return field.dml_name, value
 
   def dml_tensors(self) -> tuple[tuple[str, TensorDesc | None, bool], ...]:

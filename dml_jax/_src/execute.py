@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import jax
 
@@ -36,39 +36,66 @@ from dml_jax._src.errors import DmlBindingError
 from dml_jax._src.feature_level import FeatureLevel, FeatureLevelLike
 from dml_jax._src.tensor_desc import TensorDesc, TensorFlags
 
-_INPUT, _OUTPUT = 0, 1
+
+class InputLayout(NamedTuple):
+  """Where one input is read: the `buffer_index`-th distinct input buffer (or, with `from_outputs`,
+  output buffer: an in-place operator's input bound to an output's buffer), from byte
+  `offset`, through a view of `view` bytes."""
+
+  from_outputs: bool
+  buffer_index: int
+  offset: int
+  view: int
+
+
+class OutputLayout(NamedTuple):
+  """Where one output is written: the `buffer_index`-th distinct output buffer, from byte `offset`,
+  through a view of `view` bytes."""
+
+  buffer_index: int
+  offset: int
+  view: int
+
+
+class ProgramLayout(NamedTuple):
+  """The static argument of `jitted_program`: the descriptor and where each of its tensors
+  is bound (an input's layout is None for an OWNED_BY_DML input, read at initialization)."""
+
+  desc: OperatorDesc
+  inputs: tuple[InputLayout | None, ...]
+  outputs: tuple[OutputLayout, ...]
 
 
 def _program(
-  static: tuple[Any, ...],
+  static: ProgramLayout,
   input_buffers: tuple[jax.Array, ...],
   output_buffers: tuple[jax.Array, ...],
   persistent: tuple[jax.Array, ...],
 ) -> tuple[jax.Array, ...]:
   """Reads every input from its binding, lowers the operator, writes every output."""
-  desc, input_layout, output_layout = static
+  desc = static.desc
   arrays, parts = [], []
   kept = iter(persistent)
-  for (field, _, tensor), entry in zip(desc.dml_inputs(), input_layout, strict=True):
+  for (field, _, tensor), entry in zip(desc.dml_inputs(), static.inputs, strict=True):
     if entry is None:  # OWNED_BY_DML: read at initialization
       arrays.append(next(kept))
       parts.append(False)
       continue
-    source, index, offset, view = entry
-    buffer = (input_buffers if source == _INPUT else output_buffers)[index]
-    binding = Binding(buffer, offset)
-    arrays.append(buffers_lib.read_bound(tensor, binding, buffer, view, field))
-    parts.append(buffers_lib.reads_part(tensor, binding, buffer, view))
+    buffer = (output_buffers if entry.from_outputs else input_buffers)[entry.buffer_index]
+    binding = Binding(buffer, entry.offset)
+    arrays.append(buffers_lib.read_bound(tensor, binding, buffer, entry.view, field))
+    parts.append(buffers_lib.reads_part(tensor, binding, buffer, entry.view))
   results = dispatch.apply_bound(desc, arrays, parts)
   if not isinstance(results, tuple | list):
     results = (results,)
   updated = list(output_buffers)
-  for (field, _, tensor), value, (index, offset, view) in zip(
-    desc.dml_outputs(inferred=True), results, output_layout, strict=True
+  for (written, _, output), value, place in zip(
+    desc.dml_outputs(inferred=True), results, static.outputs, strict=True
   ):
-    buffer = updated[index]
-    updated[index] = buffers_lib.write_bound(
-      tensor, Binding(buffer, offset), buffer, view, value, field
+    assert output is not None, f"{written}: a validated descriptor has every output"
+    buffer = updated[place.buffer_index]
+    updated[place.buffer_index] = buffers_lib.write_bound(
+      output, Binding(buffer, place.offset), buffer, place.view, value, written
     )
   return tuple(updated)
 
@@ -88,13 +115,13 @@ class BoundProgram:
   """One dispatch with its bindings checked: the arguments of `jitted_program`.
 
   Attributes:
-    static: the hashable static argument (descriptor, input and output layouts).
+    static: the hashable static argument: the descriptor and its bindings' layouts.
     operands: the distinct input buffers, the distinct output buffers, and the values
       of the OWNED_BY_DML inputs, as three tuples.
     output_where: for each output binding, the index of its buffer in the updated ones.
   """
 
-  static: tuple[Any, ...]
+  static: ProgramLayout
   operands: tuple[tuple[Any, ...], tuple[Any, ...], tuple[jax.Array, ...]]
   output_where: tuple[int, ...]
 
@@ -132,12 +159,13 @@ class CompiledOperator:
   def __init__(self, desc: OperatorDesc, feature_level: FeatureLevelLike = None) -> None:
     self.feature_level = FeatureLevel.from_any(feature_level)
     self.desc = desc.validate(self.feature_level)
-    self._inputs = desc.dml_inputs()
+    self.inputs = desc.dml_inputs()
+    """(DML field, support-table row, tensor) of every input, in binding order."""
     self._outputs: tuple[tuple[str, str, TensorDesc], ...] = tuple(
       (f, r, t) for f, r, t in desc.dml_outputs(inferred=True) if t is not None
     )
     self.owned_inputs = tuple(
-      i for i, (_, _, t) in enumerate(self._inputs) if t.flags & TensorFlags.OWNED_BY_DML
+      i for i, (_, _, t) in enumerate(self.inputs) if t.flags & TensorFlags.OWNED_BY_DML
     )
     """Positions of the inputs flagged OWNED_BY_DML: bound by `initialize` only."""
     self._persistent: tuple[jax.Array, ...] | None = None if self.owned_inputs else ()
@@ -159,10 +187,10 @@ class CompiledOperator:
       DmlBindingError: an OWNED_BY_DML input without a binding, another input with one,
         or a binding DirectML would refuse.
     """
-    entries = list(inputs) if inputs is not None else [None] * len(self._inputs)
-    self._check_count(entries, self._inputs, "initialize's inputs")
+    entries = list(inputs) if inputs is not None else [None] * len(self.inputs)
+    _check_count(entries, self.inputs, "initialize's inputs")
     kept = []
-    for i, ((field, _, tensor), binding) in enumerate(zip(self._inputs, entries, strict=True)):
+    for i, ((field, _, tensor), binding) in enumerate(zip(self.inputs, entries, strict=True)):
       if i in self.owned_inputs:
         if not isinstance(binding, Binding):
           raise DmlBindingError(
@@ -203,7 +231,7 @@ class CompiledOperator:
       DmlBindingError: for a binding DirectML would refuse (see `Binding`), overlapping
         output strides or ranges, or an output buffer that is also an input's.
     """
-    program = self._bind(inputs, outputs)
+    program = self.bind(inputs, outputs)
     return program.outputs(jitted_program(donate)(program.static, *program.operands))
 
   def check(self, inputs: Sequence[Binding | None], outputs: Sequence[Binding]) -> None:
@@ -219,23 +247,28 @@ class CompiledOperator:
     persistent = self._persistent
     self._persistent = () if persistent is None else persistent
     try:
-      self._bind(inputs, outputs)
+      self.bind(inputs, outputs)
     finally:
       self._persistent = persistent
 
-  def _bind(self, inputs: Sequence[Binding | None], outputs: Sequence[Binding]) -> BoundProgram:
-    """Checks the bindings (`execute`'s arguments and errors) and returns the program."""
+  def bind(self, inputs: Sequence[Binding | None], outputs: Sequence[Binding]) -> BoundProgram:
+    """Checks the bindings (`execute`'s arguments and errors) and returns the program that
+    `execute` runs, not run (the device layer compiles it for a chosen device).
+
+    Raises:
+      DmlBindingError, TypeError: as `execute`.
+    """
     if self._persistent is None:
-      names = ", ".join(self._inputs[i][0] for i in self.owned_inputs)
+      names = ", ".join(self.inputs[i][0] for i in self.owned_inputs)
       raise DmlBindingError(
         f"{names} {'is' if len(self.owned_inputs) == 1 else 'are'} OWNED_BY_DML: call"
         f" initialize with {'its binding' if len(self.owned_inputs) == 1 else 'their bindings'}"
         f" before execute (or use dml.execute, which does both)"
       )
     inputs, outputs = list(inputs), list(outputs)
-    self._check_count(inputs, self._inputs, "inputs")
-    self._check_count(outputs, self._outputs, "outputs")
-    for i, ((field, _, _), binding) in enumerate(zip(self._inputs, inputs, strict=True)):
+    _check_count(inputs, self.inputs, "inputs")
+    _check_count(outputs, self._outputs, "outputs")
+    for i, ((field, _, _), binding) in enumerate(zip(self.inputs, inputs, strict=True)):
       if i in self.owned_inputs and binding is not None:
         raise DmlBindingError(
           f"{field} is OWNED_BY_DML: DirectML binds it once, at initialization, and refuses it"
@@ -248,10 +281,10 @@ class CompiledOperator:
         raise TypeError(f"{field} needs a dml.Binding; got {type(binding).__name__}")
 
     output_buffers, output_where = buffers_lib.unique_buffers(outputs)
-    in_place = getattr(self.desc, "IN_PLACE", False)
-    input_layout: list[tuple[int, int, int, int] | None] = []
+    in_place = self.desc.IN_PLACE
+    input_layout: list[InputLayout | None] = []
     input_buffers: list[Any] = []
-    for (field, _, tensor), binding in zip(self._inputs, inputs, strict=True):
+    for (field, _, tensor), binding in zip(self.inputs, inputs, strict=True):
       if binding is None:
         input_layout.append(None)
         continue
@@ -264,19 +297,19 @@ class CompiledOperator:
           f" alias an input; write the output to another buffer"
         )
       if shared is not None:
-        source, index = _OUTPUT, shared
+        from_outputs, index = True, shared
       else:
         found = next((k for k, b in enumerate(input_buffers) if b is binding.buffer), None)
         if found is None:
           input_buffers.append(binding.buffer)
           found = len(input_buffers) - 1
-        source, index = _INPUT, found
+        from_outputs, index = False, found
       buffer = buffers_lib.buffer_operand(binding.buffer, f"{field}'s buffer")
       view = buffers_lib.check_binding(tensor, binding, buffer, field)
       buffers_lib.tensor_dtype(tensor, field)
-      input_layout.append((source, index, binding.offset, view))
+      input_layout.append(InputLayout(from_outputs, index, binding.offset, view))
 
-    output_layout = []
+    output_layout: list[OutputLayout] = []
     ranges: dict[int, list[tuple[int, int, str]]] = {}
     for (field, _, tensor), binding, where in zip(
       self._outputs, outputs, output_where, strict=True
@@ -296,9 +329,9 @@ class CompiledOperator:
             f" an output's TotalTensorSizeInBytes, so outputs must not share bytes"
           )
       ranges.setdefault(index, []).append((low, high, field))
-      output_layout.append((index, binding.offset, view))
+      output_layout.append(OutputLayout(index, binding.offset, view))
 
-    static = (self.desc, tuple(input_layout), tuple(output_layout))
+    static = ProgramLayout(self.desc, tuple(input_layout), tuple(output_layout))
     operands = (
       tuple(buffers_lib.buffer_operand(b, "an input buffer") for b in input_buffers),
       tuple(buffers_lib.buffer_operand(b, "an output buffer") for b in output_buffers),
@@ -306,11 +339,11 @@ class CompiledOperator:
     )
     return BoundProgram(static, operands, tuple(i for i in output_where if i is not None))
 
-  @staticmethod
-  def _check_count(entries: Sequence[Any], fields: Sequence[Any], what: str) -> None:
-    if len(entries) != len(fields):
-      names = ", ".join(field for field, _, _ in fields)
-      raise TypeError(f"{what}: one entry per tensor ({names}) is needed; got {len(entries)}")
+
+def _check_count(entries: Sequence[Any], fields: Sequence[Any], what: str) -> None:
+  if len(entries) != len(fields):
+    names = ", ".join(field for field, _, _ in fields)
+    raise TypeError(f"{what}: one entry per tensor ({names}) is needed; got {len(entries)}")
 
 
 def _read_bound(
@@ -392,7 +425,7 @@ def _initialized(
   inputs left for its `execute` (None in place of each of those)."""
   entries: list[Binding | None] = list(inputs)
   if op.owned_inputs:
-    op._check_count(entries, op._inputs, "inputs")
+    _check_count(entries, op.inputs, "inputs")
     op.initialize([b if i in op.owned_inputs else None for i, b in enumerate(entries)])
     entries = [None if i in op.owned_inputs else b for i, b in enumerate(entries)]
   return op, entries
@@ -410,4 +443,4 @@ def bound_program(
   The device layer compiles it for a chosen device (`Runner.execute`).
   """
   op, rest = _initialized(CompiledOperator(desc, feature_level), inputs)
-  return op._bind(rest, outputs)
+  return op.bind(rest, outputs)

@@ -50,6 +50,8 @@ __all__ = [
   "diagonal_matrix1",
   "element_wise_identity",
   "element_wise_if",
+  "fill_value_constant",
+  "fill_value_sequence",
   "gather",
   "gather_elements",
   "gather_nd",
@@ -869,6 +871,103 @@ def padding1(
     assert int(info.min) <= whole <= int(info.max), "the value must fit the type"
     constant = input.dtype.type(whole)
   return _padded(input, padding_mode, constant, start_padding, end_padding)
+
+
+# --------------------------------------------------------------------------- #
+# FILL_VALUE_CONSTANT and FILL_VALUE_SEQUENCE
+# --------------------------------------------------------------------------- #
+
+_DATA_TYPES = {
+  "FLOAT64": np.float64,
+  "FLOAT32": np.float32,
+  "FLOAT16": np.float16,
+  "INT64": np.int64,
+  "INT32": np.int32,
+  "INT16": np.int16,
+  "INT8": np.int8,
+  "UINT64": np.uint64,
+  "UINT32": np.uint32,
+  "UINT16": np.uint16,
+  "UINT8": np.uint8,
+}
+
+
+def _data_type(value_data_type: object) -> np.dtype:
+  """A DML_TENSOR_DATA_TYPE name ("FLOAT32", prefixed or not) or a member whose str is one."""
+  name = str(value_data_type).upper().removeprefix("DML_TENSOR_DATA_TYPE_")
+  return np.dtype(_DATA_TYPES[name])
+
+
+def _union_element(value: int | float, dtype: np.dtype, *, wraps: bool = False) -> int | float:
+  """A DML_SCALAR_UNION's value in `dtype`: an exact Python int for integer types (with
+  `wraps`, either reading of the bits, taken modulo 2**bits), else a float of `dtype`."""
+  if dtype.kind == "f":
+    with np.errstate(over="ignore"):
+      return float(np.array(float(value), dtype))  # rounded to `dtype`, then exact in a float
+  whole = int(value)
+  assert whole == value, "an integer type takes an integer value"
+  info = np.iinfo(dtype)
+  if wraps:
+    bits = dtype.itemsize * 8
+    assert -(2 ** (bits - 1)) <= whole < 2**bits, "a step is one reading of the type's bits"
+    return whole % 2**bits
+  assert int(info.min) <= whole <= int(info.max), "the value must fit the type"
+  return whole
+
+
+def _as_type(whole: int, dtype: np.dtype) -> int:
+  """`whole` modulo 2**bits, as the value of the integer of `dtype` with those bits."""
+  bits = dtype.itemsize * 8
+  wrapped = whole % 2**bits
+  signed = dtype.kind == "i" and wrapped >= 2 ** (bits - 1)
+  return wrapped - 2**bits if signed else wrapped
+
+
+def fill_value_constant(
+  *, sizes: Sequence[int], value_data_type: object, value: int | float
+) -> np.ndarray:
+  """Reference DML_OPERATOR_FILL_VALUE_CONSTANT: ``out[c] = Value`` for every coordinate.
+
+  Integer types take ``value`` exactly (asserted in range); float types rounded to nearest
+  even (beyond the range: +-inf).
+  """
+  dtype = _data_type(value_data_type)
+  constant = _union_element(value, dtype)
+  output = np.empty(tuple(int(s) for s in sizes), dtype)
+  for position in np.ndindex(*output.shape):
+    output[position] = constant
+  return output
+
+
+def fill_value_sequence(
+  *,
+  sizes: Sequence[int],
+  value_data_type: object,
+  value_start: int | float,
+  value_delta: int | float,
+) -> np.ndarray:
+  """Reference DML_OPERATOR_FILL_VALUE_SEQUENCE: ``out[i] = ValueStart + i * ValueDelta`` at
+  the i-th element in row-major order.
+
+  Integers: Python ints, the result taken modulo 2**bits (ValueDelta may be either reading
+  of its bits: -2 or 254 for UINT8). FLOAT32 and FLOAT16: ValueStart and ValueDelta as
+  elements of the type, then float32 arithmetic one operation at a time (NumPy float32
+  scalars: i as float32, the product rounded, then the sum rounded); FLOAT16 rounded to
+  nearest even at the end.
+  """
+  dtype = _data_type(value_data_type)
+  assert dtype != np.float64, "DirectML has no FLOAT64 sequence"
+  start = _union_element(value_start, dtype)
+  delta = _union_element(value_delta, dtype, wraps=True)
+  output = np.empty(tuple(int(s) for s in sizes), dtype)
+  for i, position in enumerate(np.ndindex(*output.shape)):
+    if dtype.kind == "f":
+      with np.errstate(over="ignore", invalid="ignore"):
+        product = np.float32(i) * np.float32(delta)
+        output[position] = (product + np.float32(start)).astype(dtype)
+    else:
+      output[position] = _as_type(int(start) + i * int(delta), dtype)
+  return output
 
 
 # --------------------------------------------------------------------------- #

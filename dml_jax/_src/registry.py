@@ -30,21 +30,30 @@ if TYPE_CHECKING:
 _T = TypeVar("_T", bound="type[OperatorDesc]")
 _OPERATORS: dict[str, Any] = {}
 _ALIASES: dict[str, str] = {}
+_MODEL_FILE_NAMES: dict[str, str] = {}
 
 
-def register(cls: _T, *, aliases: Iterable[str] = ()) -> _T:
+def register(cls: _T, *, aliases: Iterable[str] = (), model_file_name: str | None = None) -> _T:
   """Registers a descriptor class under its `OPERATOR` name (and `aliases`).
 
+  `model_file_name` is the one of those names that DxDispatch's model files use, where it
+  is not `OPERATOR` (SCATTER_ELEMENTS: SCATTER, the name DirectML's schema keeps).
+
   Raises:
-    ValueError: if the name (or an alias) is registered already.
+    ValueError: if the name (or an alias) is registered already, or `model_file_name` is
+      none of the names.
   """
   names = [cls.OPERATOR, *aliases]
   taken = [n for n in names if n in _OPERATORS or n in _ALIASES]
   if taken:
     raise ValueError(f"DML_OPERATOR_{taken[0]} is registered already")
+  if model_file_name is not None and model_file_name not in names:
+    raise ValueError(f"{model_file_name} is not one of the names registered: {names}")
   _OPERATORS[cls.OPERATOR] = cls
   for alias in aliases:
     _ALIASES[alias] = cls.OPERATOR
+  if model_file_name is not None:
+    _MODEL_FILE_NAMES[cls.OPERATOR] = model_file_name
   return cls
 
 
@@ -61,6 +70,19 @@ def operators() -> Mapping[str, Any]:
   """Every registered operator: name -> descriptor class, in registration order."""
   _load()
   return types.MappingProxyType(_OPERATORS)
+
+
+def model_file_operators() -> dict[str, Any]:
+  """Every registered operator under the name DxDispatch's model files give it (SCATTER for
+  SCATTER_ELEMENTS), sorted by that name."""
+  _load()
+  return dict(sorted((_MODEL_FILE_NAMES.get(name, name), cls) for name, cls in _OPERATORS.items()))
+
+
+def model_file_name(name: str) -> str:
+  """The name model files give the operator registered as `name` (or an alias of it)."""
+  canonical = canonical_name(name)
+  return _MODEL_FILE_NAMES.get(canonical, canonical)
 
 
 def lookup(name: str) -> Any:

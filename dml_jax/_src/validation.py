@@ -74,19 +74,26 @@ def _check_given_outputs(check: Checker, desc: Any) -> None:
   given = [(field, t) for field, _, t in desc.dml_outputs() if t is not None]
   if not given:
     return
-  source_field, source = desc.output_data_type_source()
+  source_field, source_type = desc.output_data_type_source()
   reference = next(iter(desc.dml_inputs()), None) if desc.OUTPUT_RANKS_FOLLOW_INPUT else None
   inferred = desc.infer_outputs()
   for i, (field, tensor) in enumerate(given):
     rank_ok = reference is None or check_same_rank(
       check, (reference[0], reference[2]), (field, tensor)
     )
-    if source is not None:
+    if source_type is not None and source_field.endswith(".DataType"):  # a tensor's
       check.expect(
-        tensor.data_type == source.data_type,
+        tensor.data_type == source_type,
         f"{field}.DataType",
-        f"must equal {source_field}.DataType ({source.data_type})",
+        f"must equal {source_field} ({source_type})",
         tensor.data_type,
+      )
+    elif source_type is not None:  # a DataType field, which must match the outputs (the fills)
+      check.expect(
+        source_type == tensor.data_type,
+        source_field,
+        f"must equal {field}.DataType ({tensor.data_type})",
+        source_type,
       )
     expected = inferred[i] if inferred is not None and i < len(inferred) else None
     if rank_ok and expected is not None:

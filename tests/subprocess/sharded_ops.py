@@ -220,6 +220,43 @@ def element_wise_identity_cases(n, rng):
   ]
 
 
+def fill_value_cases(n, rng):
+  """The fills read nothing: their output is written sharded on either axis (a sharding
+  constraint on the call), as jnp's formulation under the same constraint is."""
+  del rng
+  sizes = (2 * n, n)
+
+  def sharded(fn, axis):
+    spec = PartitionSpec(*("d" if d == axis else None for d in range(len(sizes))))
+    return lambda: jax.lax.with_sharding_constraint(fn(), NamedSharding(_mesh(), spec))
+
+  constant = dict(sizes=sizes, value_data_type="FLOAT32", value=1.5)
+  sequence = dict(sizes=sizes, value_data_type="INT32", value_start=5, value_delta=-3)
+  count = sizes[0] * sizes[1]
+  return [
+    case
+    for axis in (0, 1)
+    for case in (
+      Case(
+        "FILL_VALUE_CONSTANT",
+        f"value 1.5, written sharded on axis {axis}",
+        sharded(lambda: dml.fill_value_constant(**constant), axis),
+        sharded(lambda: jnp.full(sizes, 1.5, jnp.float32), axis),
+        [],
+        reference.fill_value_constant(**constant),
+      ),
+      Case(
+        "FILL_VALUE_SEQUENCE",
+        f"5 - 3i, written sharded on axis {axis}",
+        sharded(lambda: dml.fill_value_sequence(**sequence), axis),
+        sharded(lambda: (5 - 3 * jnp.arange(count, dtype=jnp.int32)).reshape(sizes), axis),
+        [],
+        reference.fill_value_sequence(**sequence),
+      ),
+    )
+  ]
+
+
 def gather_cases(n, rng):
   cases = []
   x = rng.standard_normal((n, 2 * n, n)).astype(np.float32)
@@ -766,6 +803,7 @@ def nonzero_coordinates_cases(n, rng):
 CASES = (
   depth_space_cases,
   element_wise_identity_cases,
+  fill_value_cases,
   gather_cases,
   gather_elements_cases,
   gather_nd_cases,

@@ -1,8 +1,8 @@
 """Running DxDispatch model files (Microsoft's JSON format for DirectML repros).
 
 One concern a module: `jsonc` (the JSON dialect), `scalars` (JSON values to element
-bytes), `npy` (.npy files), `resources` (buffers), `fill` (FILL_VALUE_CONSTANT and
-FILL_VALUE_SEQUENCE), `dispatchables` (operator descs), `commands`, `printing` (what a
+bytes), `npy` (.npy files), `resources` (buffers), `dispatchables` (operator descs, of
+the operators the registry holds), `commands`, `printing` (what a
 print writes), `program` (`load_model`, `Model`: loading, validation, execution as one
 XLA program) and `cli` (``python -m dml_jax run``).
 """

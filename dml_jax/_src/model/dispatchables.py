@@ -25,18 +25,14 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from dml_jax._src import registry
 from dml_jax._src.descriptor import OperatorDesc
-from dml_jax._src.dtypes import DataType
 from dml_jax._src.errors import DmlValidationError
 from dml_jax._src.feature_level import FeatureLevel
-from dml_jax._src.fields import UNION_MEMBERS, DmlField, FieldKind, dml_fields, widened
-from dml_jax._src.model import fill, scalars
-from dml_jax._src.model.resources import FieldError, parse_data_type, parse_unsigned
-from dml_jax._src.model.scalars import ConversionError
+from dml_jax._src.fields import DmlField, FieldError, dml_fields, parse_flags, parse_unsigned
 
 OTHER_KINDS = {
   "hlsl": "HLSL shader",
@@ -58,12 +54,6 @@ _EXECUTION_FLAGS = (
   "DISABLE_META_COMMANDS",
   "DESCRIPTORS_VOLATILE",
 )
-_TENSOR_FLAGS = ("NONE", "OWNED_BY_DML")
-_ENUM_PREFIX = {
-  "PaddingMode": ("DML_PADDING_MODE_", ("CONSTANT", "EDGE", "REFLECTION", "SYMMETRIC")),
-  "DepthSpaceOrder": ("DML_DEPTH_SPACE_ORDER_", ("DEPTH_COLUMN_ROW", "COLUMN_ROW_DEPTH")),
-  "DataType": ("DML_TENSOR_DATA_TYPE_", tuple(DataType.__members__)),
-}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -106,13 +96,9 @@ class Dispatchable:
 
 
 def operators() -> dict[str, type[OperatorDesc]]:
-  """Operator name -> descriptor class, as model files spell them (SCATTER, not
-  SCATTER_ELEMENTS; the two fills of `fill`)."""
-  known = {name: cls for name, cls in registry.operators().items() if name != "SCATTER_ELEMENTS"}
-  known["SCATTER"] = registry.lookup("SCATTER_ELEMENTS")
-  known["FILL_VALUE_CONSTANT"] = fill.FillValueConstantDesc
-  known["FILL_VALUE_SEQUENCE"] = fill.FillValueSequenceDesc
-  return dict(sorted(known.items()))
+  """Operator name -> descriptor class, as model files spell them (the registry's
+  `model_file_operators`: SCATTER, not SCATTER_ELEMENTS)."""
+  return registry.model_file_operators()
 
 
 def parse_sources(value: Any, field: str) -> tuple[Source, ...]:
@@ -142,159 +128,6 @@ def parse_sources(value: Any, field: str) -> tuple[Source, ...]:
     else:
       sources.append(Source(""))  # DxDispatch's reading of a number or null: no resource
   return tuple(sources)
-
-
-def parse_flags(value: Any, prefix: str, names: Sequence[str], field: str) -> tuple[str, ...]:
-  """Flag names (one string or a list), each the full name or the suffix."""
-  items = [value] if isinstance(value, str) else value
-  if not isinstance(items, list) or not all(isinstance(v, str) for v in items):
-    raise FieldError(field, "Expected a string or an array of strings.")
-  found = []
-  for item in items:
-    bare = item.removeprefix(prefix)
-    if bare not in names:
-      raise FieldError(field, f"unknown flag {item!r}; write one of {', '.join(names)}")
-    found.append(bare)
-  return tuple(found)
-
-
-def _enum(value: Any, field: DmlField) -> str:
-  prefix, names = _ENUM_PREFIX[field.enum_type.__name__]
-  if not isinstance(value, str):
-    raise FieldError(field.dml_name, f"{prefix.rstrip('_')} must be a string.")
-  bare = value.removeprefix(prefix)
-  if bare not in names:
-    raise FieldError(
-      field.dml_name,
-      f"unknown {prefix.rstrip('_')} value {value!r}; write one of {', '.join(names)}"
-      " (case-sensitive, with or without the prefix)",
-    )
-  return bare
-
-
-def _tensor(value: Any, field: str) -> dict[str, Any]:
-  if not isinstance(value, Mapping):
-    raise FieldError(field, "Expected an object (a DML_TENSOR_DESC).")
-  if "Type" in value:
-    kind = value["Type"]
-    if kind not in ("DML_TENSOR_TYPE_BUFFER", "BUFFER"):
-      raise FieldError(f"{field}.Type", f"must be DML_TENSOR_TYPE_BUFFER (or BUFFER); got {kind!r}")
-  body = value["Desc"] if "Desc" in value else value
-  if not isinstance(body, Mapping):
-    raise FieldError(f"{field}.Desc", "Expected an object (a DML_BUFFER_TENSOR_DESC).")
-  for key in ("DataType", "Sizes"):
-    if key not in body:
-      raise FieldError(field, f"Field '{key}' is required.")
-  clean: dict[str, Any] = {
-    "DataType": parse_data_type(body["DataType"], f"{field}.DataType").name,
-    "Sizes": _uints(body["Sizes"], f"{field}.Sizes"),
-  }
-  if "Strides" in body:
-    clean["Strides"] = _uints(body["Strides"], f"{field}.Strides")
-  if "DimensionCount" in body:
-    clean["DimensionCount"] = parse_unsigned(body["DimensionCount"], f"{field}.DimensionCount", 32)
-  if "Flags" in body:
-    clean["Flags"] = list(
-      parse_flags(body["Flags"], "DML_TENSOR_FLAG_", _TENSOR_FLAGS, f"{field}.Flags")
-    )
-  if "TotalTensorSizeInBytes" in body:
-    clean["TotalTensorSizeInBytes"] = parse_unsigned(
-      body["TotalTensorSizeInBytes"], f"{field}.TotalTensorSizeInBytes"
-    )
-  if "GuaranteedBaseOffsetAlignment" in body:
-    clean["GuaranteedBaseOffsetAlignment"] = parse_unsigned(
-      body["GuaranteedBaseOffsetAlignment"], f"{field}.GuaranteedBaseOffsetAlignment", 32
-    )
-  return clean
-
-
-def _uints(value: Any, field: str) -> list[int]:
-  if not isinstance(value, list):
-    raise FieldError(field, "Expected an array of unsigned integers.")
-  return [parse_unsigned(v, f"{field}[{i}]", 32) for i, v in enumerate(value)]
-
-
-def _ints(value: Any, field: str) -> list[int]:
-  if not isinstance(value, list):
-    raise FieldError(field, "Expected an array of integers.")
-  for i, v in enumerate(value):
-    if isinstance(v, bool) or not isinstance(v, int) or not -(2**31) <= v < 2**31:
-      raise FieldError(f"{field}[{i}]", f"Expected a signed integer (INT32); got {v!r}")
-  return list(value)
-
-
-def _float(value: Any, field: str) -> float:
-  try:
-    return widened(scalars.as_float32(value))  # a NaN keeps its bits
-  except ConversionError as error:
-    raise FieldError(field, str(error)) from None
-
-
-def _scalar_union(value: Any, field: str, data_type: DataType) -> Any:
-  member = UNION_MEMBERS.get(data_type)
-  if member is None:
-    raise FieldError(field, f"Data type not supported for DML_SCALAR_UNION. ({data_type.name})")
-  if isinstance(value, Mapping):
-    if member not in value:
-      raise FieldError(
-        field, f"Field '{member}' is required (the member {data_type.name} selects)."
-      )
-    raw = value[member]
-    if data_type == DataType.FLOAT16:
-      return {"UInt16": parse_unsigned(raw, f"{field}.{member}", 16)}
-    target: DataType = data_type
-  elif isinstance(value, int | float) and not isinstance(value, bool):
-    raw, target = value, DataType(data_type)
-  else:
-    raise FieldError(field, "Expected a non-null JSON object or number.")
-  try:
-    if target == DataType.FLOAT16:
-      return {"UInt16": scalars.as_float16_bits(raw)}
-    converted = scalars.element(raw, target)
-  except ConversionError as error:
-    raise FieldError(field, str(error)) from None
-  return widened(converted) if target.is_float else int(converted)
-
-
-def _field_value(field: DmlField, value: Any, body: Mapping[str, Any]) -> Any:
-  name, kind = field.dml_name, field.kind
-  if kind is FieldKind.TENSOR:
-    return _tensor(value, name)
-  if kind is FieldKind.TENSOR_ARRAY:
-    if not isinstance(value, list):
-      raise FieldError(name, "Expected an array of tensor descs.")
-    return [_tensor(t, f"{name}[{i}]") for i, t in enumerate(value)]
-  if kind is FieldKind.UINT:
-    return parse_unsigned(value, name, 32)
-  if kind is FieldKind.INT:
-    if isinstance(value, bool) or not isinstance(value, int) or not -(2**31) <= value < 2**31:
-      raise FieldError(name, f"Expected a signed integer (INT32); got {value!r}")
-    return value
-  if kind is FieldKind.UINT_ARRAY:
-    return _uints(value, name)
-  if kind is FieldKind.INT_ARRAY:
-    return _ints(value, name)
-  if kind is FieldKind.ENUM:
-    return _enum(value, field)
-  if kind is FieldKind.FLOAT:
-    return _float(value, name)
-  if kind is FieldKind.SCALE_BIAS:
-    if not isinstance(value, Mapping):
-      raise FieldError(name, 'Expected an object {"Scale": ..., "Bias": ...}.')
-    for key in ("Scale", "Bias"):
-      if key not in value:
-        raise FieldError(name, f"Field '{key}' is required.")
-    return {
-      "Scale": _float(value["Scale"], f"{name}.Scale"),
-      "Bias": _float(value["Bias"], f"{name}.Bias"),
-    }
-  # a scalar union: its data type field is parsed first
-  type_field = field.data_type_field
-  assert type_field is not None
-  if type_field not in body:
-    raise FieldError(type_field, f"Field '{type_field}' is required.")
-  data_type = parse_data_type(body[type_field], type_field)
-  return _scalar_union(value, name, data_type)
 
 
 def _near(field: DmlField, unknown: list[str]) -> str:
@@ -332,8 +165,9 @@ def parse_dispatchable(name: str, entry: Any) -> tuple[Dispatchable | None, list
   bare = type_name.removeprefix("DML_OPERATOR_")
   cls = known.get(bare)
   if cls is None:
-    if bare == "SCATTER_ELEMENTS":
-      reason = "model files name it SCATTER (DML_OPERATOR_SCATTER)"
+    named = registry.model_file_name(bare) if bare in registry.operators() else bare
+    if named != bare:
+      reason = f"model files name it {named} (DML_OPERATOR_{named})"
     elif bare.upper() in known:
       reason = f"operator names are case-sensitive: write {bare.upper()}"
     else:
@@ -360,14 +194,14 @@ def parse_dispatchable(name: str, entry: Any) -> tuple[Dispatchable | None, list
   for field in fields:
     optional_tensor = field.kind.is_tensor and field.optional and not field.output
     if field.dml_name not in body:
-      if field.kind is not FieldKind.SCALE_BIAS and not optional_tensor:
+      if not field.optional or field.output:  # optional inputs (ScaleBias, tensors) may go
         problems.append(f"{where}: Field '{field.dml_name}' is required.{_near(field, ignored)}")
       continue
     if body[field.dml_name] is None and optional_tensor:  # null: DIAGONAL_MATRIX1's InputTensor
       values[field.dml_name] = None
       continue
     try:
-      values[field.dml_name] = _field_value(field, body[field.dml_name], body)
+      values[field.dml_name] = field.kind.codec.from_model_file(field, body[field.dml_name], body)
     except FieldError as error:
       problems.append(f"{where}: {error}")
   for key, prefix, names in (("executionFlags", "DML_EXECUTION_FLAG_", _EXECUTION_FLAGS),):

@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from dml_jax._src.dtypes import DataType
+from dml_jax._src.fields import FieldError, parse_data_type, parse_unsigned
 from dml_jax._src.model import files, npy, scalars
 from dml_jax._src.model.files import Budget
 from dml_jax._src.model.scalars import ConversionError
@@ -49,17 +50,6 @@ shares on the CPU rather than copying), and three in the program that dispatches
 (its output and XLA's temporaries for the views a binding reads and writes). A print or
 writeFile of the buffer adds up to two more while the run lasts (its snapshot and the
 bytes taken from it), which the budget does not charge."""
-
-
-class FieldError(ValueError):
-  """A problem with one field of a model entry: `field` names it (None: the entry)."""
-
-  def __init__(self, field: str | None, message: str) -> None:
-    self.field = field
-    super().__init__(message)
-
-  def __str__(self) -> str:
-    return f"{self.field}: {self.args[0]}" if self.field else str(self.args[0])
 
 
 @dataclasses.dataclass(frozen=True)
@@ -87,29 +77,6 @@ class Resource:
     out = np.zeros(self.size_in_bytes, np.uint8)
     out[: len(self.initial)] = np.frombuffer(self.initial, np.uint8)
     return out
-
-
-_TYPE_PREFIX = "DML_TENSOR_DATA_TYPE_"
-
-
-def parse_data_type(value: Any, field: str) -> DataType:
-  """A DML_TENSOR_DATA_TYPE string: the full name or the suffix, case-sensitive."""
-  if not isinstance(value, str):
-    raise FieldError(field, f"must be a DML_TENSOR_DATA_TYPE name (a string); got {value!r}")
-  bare = value.removeprefix(_TYPE_PREFIX)
-  if bare not in DataType.__members__:
-    raise FieldError(
-      field,
-      f"unknown DML_TENSOR_DATA_TYPE {value!r}; write one of {', '.join(DataType.__members__)}"
-      f" (case-sensitive, with or without {_TYPE_PREFIX})",
-    )
-  return DataType[bare]
-
-
-def parse_unsigned(value: Any, field: str, bits: int = 64) -> int:
-  if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 2**bits:
-    raise FieldError(field, f"Expected an unsigned integer (UINT{bits}); got {value!r}")
-  return value
 
 
 def resolve_source(

@@ -9,6 +9,7 @@ from dml_jax._src.ops import depth_space as depth_space
 from dml_jax._src.ops import diagonal_matrix as diagonal_matrix
 from dml_jax._src.ops import element_wise_identity as element_wise_identity
 from dml_jax._src.ops import element_wise_if as element_wise_if
+from dml_jax._src.ops import fill_value as fill_value
 from dml_jax._src.ops import gather as gather
 from dml_jax._src.ops import gather_elements as gather_elements
 from dml_jax._src.ops import gather_nd as gather_nd

@@ -217,7 +217,7 @@ class ScatterElementsDesc(OperatorDesc):
     return lines
 
 
-registry.register(ScatterElementsDesc, aliases=("SCATTER",))
+registry.register(ScatterElementsDesc, aliases=("SCATTER",), model_file_name="SCATTER")
 
 ScatterDesc = ScatterElementsDesc
 """`DML_SCATTER_OPERATOR_DESC`: DirectML's older name of the same struct and operator."""
