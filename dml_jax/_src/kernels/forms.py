@@ -142,7 +142,7 @@ def _may_run(kernel: Kernel, fields: Any, operands: Sequence[Any]) -> bool:
 def _native_cpu(kernel: str) -> bool:
   """Whether the CPU's native `kernel` (a source file of `native_cpu.KERNELS`) may run: the
   process has a CPU backend, and the kernel is built (here, on first use) and loaded. Every
-  native kernel is partitioned (`per_shard`), so over several CPU devices it runs per shard."""
+  native kernel is run per shard (`per_shard`), so over several CPU devices it runs per shard."""
   try:
     jax.devices("cpu")
   except (RuntimeError, ValueError):  # no CPU backend here (JAX_PLATFORMS without cpu)

@@ -8,7 +8,7 @@ input, which L2 holds, instead of random rows of all of it (about three times fa
 and an H200: BENCHMARKS.md). The indices are clamped in the kernel, with the lax path's
 arithmetic.
 
-`applies` decides from static shapes; `forms.gather_elements` runs the kernel on CUDA GPUs only,
+`applies` decides from static shapes; `forms` runs the kernel (`ops.gather_elements.KERNELS`) on CUDA GPUs only,
 with the lax path's gradient.
 """
 

@@ -11,8 +11,8 @@ it is written, three bytes moved per byte copied. On a 2-core x86-64 machine
 concatenate sat at 0.90 to 0.95 of ONNX Runtime's Concat along axis 0, and passes it by 1.49x
 this way. The code is `native/runs.cc`, built on first use (`native_cpu`).
 
-`applies` decides from static shapes, for both operators; `forms.split` and `forms.join` run
-the kernel on the CPU only, with the lax path's gradient, where
+`applies` decides from static shapes, for both operators; `forms` runs the kernel
+(`ops.split.KERNELS`, `ops.join.KERNELS`) on the CPU only, with the lax path's gradient, where
 `native_cpu.kernel_ready("runs.cc")` (built on first use).
 """
 

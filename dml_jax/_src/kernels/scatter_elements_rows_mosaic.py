@@ -22,7 +22,7 @@ DRAM sees the indices, the updates and the input read once and the output writte
 each in whole sectors. It needs TMA (compute capability 9.0 or newer); `applies` checks the
 static shapes: the last axis, rows of a power-of-two length that fit shared memory, any data
 type (an element is moved whole: NaN payloads and -0.0 are kept), indices of 32 or 64 bits
-(judged in their own width, narrowed only once in range). `forms.scatter_elements` runs it on CUDA GPUs only, with the lax path's
+(judged in their own width, narrowed only once in range). `forms` runs it (`ops.scatter_elements.KERNELS`) on CUDA GPUs only, with the lax path's
 gradient.
 """
 

@@ -8,7 +8,7 @@ ONNX Runtime's Tile 0.69; whole rows stored past the cache take 0.67
 (the FFI probe of commit c74af0f, BENCHMARKS.md). The code is `native/tile_rows.cc`, built on
 first use (`native_cpu`).
 
-`applies` decides from static shapes; `forms.tile` runs the kernel on the CPU only, with the
+`applies` decides from static shapes; `forms` runs the kernel (`ops.tile.KERNELS`) on the CPU only, with the
 lax path's gradient, where `native_cpu.kernel_ready("tile_rows.cc")` (built on first use).
 """
 
