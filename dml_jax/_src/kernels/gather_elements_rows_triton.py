@@ -7,8 +7,8 @@ stays far below it (BENCHMARKS.md has the figures). The indices are normalized a
 inside the kernel, with the same arithmetic as the lax path (`indexing.clamp_indices`), so both
 give the same bits.
 
-`applies` decides from static shapes; `forms` runs the kernel (`ops.gather_elements.KERNELS`) on CUDA GPUs only,
-with the lax path's gradient.
+`applies` decides from static shapes; `forms` runs the kernel (`ops.gather_elements.KERNELS`) on
+CUDA GPUs only, with the lax path's gradient.
 """
 
 from __future__ import annotations

@@ -12,8 +12,8 @@ float32 into (2**20, 256) on an H100, 0.743 ms (the map 0.047 ms of it) against 
 `.at[].set` and torch's index_copy (BENCHMARKS.md). The policy is the library's: the last
 update in row-major order wins, an update with a coordinate out of range is dropped.
 
-`applies` decides from static shapes; `forms` runs the kernel (`ops.scatter_nd.KERNELS`) on CUDA GPUs
-only, with the lax path's gradient.
+`applies` decides from static shapes; `forms` runs the kernel (`ops.scatter_nd.KERNELS`) on CUDA
+GPUs only, with the lax path's gradient.
 """
 
 from __future__ import annotations

@@ -8,8 +8,8 @@ ONNX Runtime's Tile 0.69; whole rows stored past the cache take 0.67
 (the FFI probe of commit c74af0f, BENCHMARKS.md). The code is `native/tile_rows.cc`, built on
 first use (`native_cpu`).
 
-`applies` decides from static shapes; `forms` runs the kernel (`ops.tile.KERNELS`) on the CPU only, with the
-lax path's gradient, where `native_cpu.kernel_ready("tile_rows.cc")` (built on first use).
+`applies` decides from static shapes; `forms` runs the kernel (`ops.tile.KERNELS`) on the CPU only,
+with the lax path's gradient, where `native_cpu.kernel_ready("tile_rows.cc")` (built on first use).
 """
 
 from __future__ import annotations

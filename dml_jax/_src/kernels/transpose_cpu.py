@@ -9,9 +9,9 @@ ONNX Runtime's Transpose 0.15 to 0.16, this kernel 0.17 to 0.18; for (8, 4096, 1
 1.15 and 0.64 (BENCHMARKS.md). The code is `native/transpose.cc`, built on first use
 (`native_cpu`).
 
-`applies` decides from static shapes; `forms` runs the kernel (`buffers.TRANSPOSE_KERNELS`) on the CPU only, with
-the lax path's gradient, where `native_cpu.kernel_ready("transpose.cc")` (built on first use)
-and the processor has AVX2.
+`applies` decides from static shapes; `forms` runs the kernel (`buffers.TRANSPOSE_KERNELS`) on the
+CPU only, with the lax path's gradient, where `native_cpu.kernel_ready("transpose.cc")` (built on
+first use) and the processor has AVX2.
 """
 
 from __future__ import annotations

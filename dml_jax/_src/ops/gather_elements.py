@@ -216,10 +216,8 @@ def _strips_roles(axis: int, config: Any, x: Shaped, i: Shaped) -> Roles:
       math.prod(i.shape[axis + 1 :]) % config.width == 0 and i.shape[axis] % config.min_rows == 0
     )
 
-  rule = (
-    ", ".join(around_axis(x.ndim, axis, f) for f in "nm") + " -> " + around_axis(x.ndim, axis, "m")
-  )
-  return Roles(rule, whole=("n",), fits=fits)
+  read, written = around_axis(x.ndim, axis, "n"), around_axis(x.ndim, axis, "m")
+  return Roles(f"{read}, {written} -> {written}", whole=("n",), fits=fits)
 
 
 KERNELS = (

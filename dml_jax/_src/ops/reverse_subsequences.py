@@ -463,8 +463,8 @@ def _strips_roles(axis: int, config: Any, x: Shaped, n: Shaped) -> Roles:
     )
     return plan is not None
 
-  rule = f"{around_axis(x.ndim, axis, 'n')}, {around_axis(x.ndim, axis, 'one')} -> {around_axis(x.ndim, axis, 'n')}"
-  return Roles(rule, whole=("n", "one"), fits=fits)
+  lanes, lengths = around_axis(x.ndim, axis, "n"), around_axis(x.ndim, axis, "one")
+  return Roles(f"{lanes}, {lengths} -> {lanes}", whole=("n", "one"), fits=fits)
 
 
 KERNELS = (
