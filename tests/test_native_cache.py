@@ -310,7 +310,7 @@ def test_small_calls_build_nothing(monkeypatch, tmp_path):
   import numpy as np
 
   import dml_jax as dml
-  from dml_jax._src.kernels import forms
+  from dml_jax._src import buffers
 
   for state in ("_libraries", "_loaded_from", "_failures"):
     monkeypatch.setattr(native_cpu, state, {})
@@ -323,7 +323,7 @@ def test_small_calls_build_nothing(monkeypatch, tmp_path):
     x = table[:512]
     jax.jit(lambda x: dml.split(x, axis=0, split_sizes=(256, 256)))(x)
     jax.jit(lambda x: dml.tile(x, repeats=(2, 2)))(x)
-    jax.jit(lambda x: forms.transpose(x, (1, 0)))(x)
+    jax.jit(lambda x: buffers.transpose(x, (1, 0)))(x)
   assert not (tmp_path / "cache").exists()
   assert native_cpu._libraries == {}
 

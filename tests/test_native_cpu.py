@@ -24,7 +24,6 @@ import pytest
 import dml_jax as dml
 from dml_jax._src import buffers
 from dml_jax._src.kernels import (
-  forms,
   gather_rows_cpu,
   native_cpu,
   runs_cpu,
@@ -487,7 +486,7 @@ def test_operators_on_kernel_shapes_under_vmap_and_grad(small_thresholds):
   uses = "dml_jax_transpose" in _custom_calls(moved, y)
   assert uses == (native and transpose_cpu.has_avx2())
   assert_bits_equal(jax.vmap(moved)(y[None]), np.swapaxes(y, 1, 2)[None])
-  swap = jax.vmap(lambda y: forms.transpose(y, (1, 0)), in_axes=1)  # the batch in the middle
+  swap = jax.vmap(lambda y: buffers.transpose(y, (1, 0)), in_axes=1)  # the batch in the middle
   z = np.swapaxes(y, 0, 1)  # (16, 3, 24): slices of (16, 24)
   assert ("dml_jax_transpose" in _custom_calls(swap, z)) == uses
   assert_bits_equal(swap(z), y.transpose(0, 2, 1))
@@ -600,8 +599,8 @@ program = tile.lower(xs).compile().as_text()
 print("custom-call(" in program, "all-gather" in program)
 program = split.lower(xs).compile().as_text()  # one-device kernels: jnp's form, per shard
 print("custom-call(" in program, "all-gather" in program)
-from dml_jax._src.kernels import forms
-swap = jax.jit(lambda x: forms.transpose(x, (1, 0)))
+from dml_jax._src import buffers
+swap = jax.jit(lambda x: buffers.transpose(x, (1, 0)))
 assert np.array_equal(swap(xs), x.T)
 program = swap.lower(xs).compile().as_text()
 print(swap(xs).sharding.spec == P(None, "x"), "custom-call(" in program, "all-gather" in program)
@@ -610,7 +609,7 @@ print(swap(xs).sharding.spec == P(None, "x"), "custom-call(" in program, "all-ga
 
 def test_sharded_arrays_keep_their_sharding():
   """Over several CPU devices TILE's and the transpose's native kernels run per shard
-  (`kernels.per_shard`), SPLIT and JOIN take jnp's form (their kernel would gather an axis
+  (`kernels.forms.per_shard`), SPLIT and JOIN take jnp's form (their kernel would gather an axis
   sharded along it): the outputs keep the shards, and no operand is gathered."""
   env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=2")
   env.update(JAX_PLATFORMS="cpu", PYTHONPATH=str(pathlib.Path(__file__).resolve().parents[1]))

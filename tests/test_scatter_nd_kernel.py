@@ -13,7 +13,7 @@ import pytest
 
 import dml_jax as dml
 from dml_jax._src import reference, scattering
-from dml_jax._src.kernels import availability, forms
+from dml_jax._src.kernels import availability
 from dml_jax._src.kernels import scatter_nd_rows_triton as pull
 from dml_jax._src.ops import scatter_nd as scatter_nd_op
 from tests.helpers import assert_bits_equal, kernel_data, kernel_indices
@@ -126,7 +126,7 @@ def test_interpreted_kernel_matches_numpy(dtype):
 
 @pytest.mark.parametrize("platform", ["cuda", "cpu"])
 def test_pull_forms_match_the_reference(monkeypatch, platform):
-  """`forms.scatter_nd_rows`'s functions of the scatter's operands: the tuples' row numbers,
+  """`scatter_nd_op.pull_forms`'s functions of the scatter's operands: the tuples' row numbers,
   dropped updates sent past the table, the pull's output shaped as the input (the kernel
   interpreted)."""
   monkeypatch.setattr(
@@ -136,7 +136,7 @@ def test_pull_forms_match_the_reference(monkeypatch, platform):
   x, i, u = _case(rng, (2, 4, 8, 256), (1, 1, 6, 3), np.uint16, np.int32)
   index, keep = scattering.targets(jax.numpy.asarray(i), (2, 4, 8))
   cpu_rows = scatter_nd_op.cpu_pull((2, 4, 8), (256,), np.dtype(np.uint16))
-  chosen = forms.scatter_nd_rows((2, 4, 8), (256,), 6, np.dtype(np.uint16), cpu_rows=cpu_rows)
+  chosen = scatter_nd_op.pull_forms((2, 4, 8), (256,), 6, np.dtype(np.uint16), cpu_rows=cpu_rows)
   assert ("cuda" in chosen) == availability.probe().pallas_triton
   if platform in chosen:
     got = chosen[platform](x, u, index, keep.all(axis=-1), None, None)

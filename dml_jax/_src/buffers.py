@@ -53,7 +53,8 @@ from jax import lax
 from dml_jax._src import dtypes
 from dml_jax._src.dtypes import DataType
 from dml_jax._src.errors import DmlBindingError
-from dml_jax._src.kernels import forms
+from dml_jax._src.kernels import forms, transpose_cpu
+from dml_jax._src.kernels.partitioning import Roles, Shaped, dims, factors
 from dml_jax._src.tensor_desc import TensorDesc, packed_strides
 
 MINIMUM_BUFFER_TENSOR_ALIGNMENT = 16
@@ -308,7 +309,7 @@ def transpose_merged(x: jax.Array, perm: tuple[int, ...]) -> jax.Array:
 
   XLA:CPU runs the transpose of fewer dimensions faster (benchmark case
   `element_wise_identity_nhwc_to_nchw`). The bits are the same. The merged transpose goes through
-  `forms.transpose`, which swaps the last two dimensions of 32-bit tensors of 1 MiB or more
+  `transpose`, which swaps the last two dimensions of 32-bit tensors of 1 MiB or more
   with a native kernel on the CPU.
 
   Examples:
@@ -323,10 +324,10 @@ def transpose_merged(x: jax.Array, perm: tuple[int, ...]) -> jax.Array:
     else:
       runs.append([axis])
   if len(runs) == len(perm):
-    return forms.transpose(x, perm)
+    return transpose(x, perm)
   order = sorted(range(len(runs)), key=lambda r: runs[r][0])  # the runs in input order
   merged = x.reshape(tuple(math.prod(x.shape[a] for a in runs[r]) for r in order))
-  moved = forms.transpose(merged, tuple(order.index(r) for r in range(len(runs))))
+  moved = transpose(merged, tuple(order.index(r) for r in range(len(runs))))
   return moved.reshape(tuple(x.shape[a] for a in perm))
 
 
@@ -539,3 +540,48 @@ def unique_buffers(bindings: Sequence[Binding | None]) -> tuple[list[Any], list[
       found.append(binding.buffer)
       where.append(len(found) - 1)
   return found, where
+
+
+# -- kernels ---------------------------------------------------------------------------------
+
+
+def transpose(x: jax.Array, perm: tuple[int, ...]) -> jax.Array:
+  """`lax.transpose(x, perm)`. On the CPU: the native kernel where it applies
+  (`TRANSPOSE_KERNELS`: the last two dimensions swapped, 32-bit elements, 1 MiB or more), its
+  code is available and the processor has AVX2.
+
+  Examples:
+    >>> x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    >>> transpose(x, (1, 0)).tolist()
+    [[0.0, 3.0], [1.0, 4.0], [2.0, 5.0]]
+  """
+  fallback = functools.partial(lax.transpose, permutation=tuple(perm))
+  return forms.lower(TRANSPOSE_KERNELS, tuple(perm), fallback, x)
+
+
+def _transpose_roles(perm: tuple[int, ...], config: Any, x: Shaped) -> Roles:
+  """Every dimension passes through (a shard's transpose is the transpose's shard), where the
+  shards keep whole 8 x 8 blocks."""
+  config = transpose_cpu.DEFAULT if config is None else config
+
+  def fits(x):
+    rows, columns = x.shape[-2:]
+    return rows % 8 == 0 and rows >= config.min_rows and columns >= config.min_columns
+
+  lead = factors("l", x.ndim - 2)
+  return Roles(f"{dims(lead, 'a b')} -> {dims(lead, 'b a')}", fits=fits)
+
+
+TRANSPOSE_KERNELS = (
+  forms.Kernel(
+    "transpose_cpu",
+    "cpu",
+    applies=lambda perm, config, x: transpose_cpu.applies(x.shape, perm, x.dtype, config),
+    roles=_transpose_roles,
+    call=lambda perm, config, interpret, x: transpose_cpu.transpose,
+    native="transpose.cc",
+    probe=lambda: transpose_cpu.has_avx2(),  # looked up at each call: tests replace it
+  ),
+)
+"""The tensor layer's transposes' kernel (`kernels.forms` chooses): the last two dimensions
+swapped on the CPU, 8 x 8 blocks in AVX2 registers."""

@@ -147,7 +147,7 @@ def scatter(
     report: also give which updates lose (`Scattered.loses`, `winner`), for checked mode.
     forms_by_platform: faster forms of the policy's output from the same operands
       (operand, updates, index, keep, dropped, position), by platform ("cuda", "cpu"), such
-      as SCATTER_ND's pull (`forms.scatter_nd_rows`); one given for "cpu" replaces the
+      as SCATTER_ND's pull (`ops.scatter_nd.pull_forms`); one given for "cpu" replaces the
       scatter in order. Checked mode takes none of them.
   """
   dropped = jnp.broadcast_to(np.asarray(sizes, index.dtype), index.shape)

@@ -1,4 +1,5 @@
-"""Runs every kernel, partitioned (`kernels.per_shard`), on operands sharded over 8 devices.
+"""Runs every kernel of the operators' tables, partitioned (`kernels.forms.per_shard`), on
+operands sharded over 8 devices.
 
 Run in its own process: the device count must be set before JAX starts, e.g.
 XLA_FLAGS=--xla_force_host_platform_device_count=8 JAX_PLATFORMS=cpu. The Pallas kernels run in
@@ -29,7 +30,20 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import AxisType, NamedSharding, PartitionSpec
 
-from dml_jax._src.kernels import forms, native_cpu, per_shard
+from dml_jax._src import buffers
+from dml_jax._src.kernels import forms, native_cpu
+from dml_jax._src.ops import (
+  depth_space,
+  gather_elements,
+  gather_nd,
+  join,
+  one_hot,
+  scatter_elements,
+  scatter_nd,
+  split,
+  tile,
+)
+from dml_jax._src.ops import slice as slice_op
 
 COLLECTIVE = re.compile(
   r"\b(all-gather|all-reduce|all-to-all|collective-permute|reduce-scatter)(-start)?\("
@@ -84,6 +98,13 @@ def check(name, kernel, formulation, operands, specs, mesh, *, batch_only):
   return f"{name}: sharded {got_leaves[0].sharding.spec}, collectives {mine or 'none'}{note}"
 
 
+def table_kernel(table, name, fields, *operands):
+  """The kernel `name` of an operator's table for these operands and `fields`, run per shard
+  (a Pallas kernel in Pallas's interpreter)."""
+  entry = next(k for k in table if k.name == name)
+  return forms.per_shard(entry, fields, *operands, interpret=True)
+
+
 def cases(n: int, rng: np.random.Generator, native: bool):
   """(name, kernel, jnp formulation, operands, specs per sharding, skip reason or None)."""
   f32 = lambda *shape: rng.standard_normal(shape).astype(np.float32)  # noqa: E731
@@ -95,7 +116,7 @@ def cases(n: int, rng: np.random.Generator, native: bool):
   x, i = f32(n, 64), ints(-70, 70, n, 8 * n)
   yield (
     "gather_elements rows (last axis)",
-    per_shard.gather_elements_rows(2, interpret=True),
+    table_kernel(gather_elements.KERNELS, "gather_elements_rows_triton", 1, x, i),
     lambda x, i: jnp.take_along_axis(x, jnp.clip(jnp.where(i < 0, i + 64, i), 0, 63), axis=1),
     (x, i),
     {"batch": [(d, None), (d, None)], "axis": [(None, d), (None, d)]},
@@ -105,7 +126,7 @@ def cases(n: int, rng: np.random.Generator, native: bool):
   i = ints(-5, 5, 2 * n, 8, 32 * n)
   yield (
     "gather_elements strips (axis 1)",
-    per_shard.gather_elements_strips(3, 1, interpret=True),
+    table_kernel(gather_elements.KERNELS, "gather_elements_strips_triton", 1, x, i),
     lambda x, i: jnp.take_along_axis(x, jnp.clip(jnp.where(i < 0, i + 4, i), 0, 3), axis=1),
     (x, i),
     {"batch": [(d,), (d,)], "axis": [(None, None, d), (None, None, d)]},
@@ -114,14 +135,14 @@ def cases(n: int, rng: np.random.Generator, native: bool):
   table, rows = f32(4 * n, 64), ints(0, 4 * n, 2 * n, 1)
   gather = lambda t, r: jnp.take(t, r[:, 0], axis=0)  # noqa: E731
   specs = {"batch": [(), (d,)], "axis": [(d,), ()], "rows": [(None, d), (d,)]}
-  yield ("gather_nd rows", per_shard.gather_nd_rows(2, 2, 0, 1, interpret=True), gather,
-         (table, rows), specs, pallas)  # fmt: skip
-  yield ("gather_nd rows (cpu)", per_shard.gather_rows_cpu_kernel(2, 2, 0, 1), gather,
-         (table, rows), specs, no_native)  # fmt: skip
+  row_copies = table_kernel(gather_nd.KERNELS, "gather_nd_rows_triton", 0, table, rows)
+  yield ("gather_nd rows", row_copies, gather, (table, rows), specs, pallas)
+  native_rows = table_kernel(gather_nd.KERNELS, "gather_rows_cpu", 0, table, rows)
+  yield ("gather_nd rows (cpu)", native_rows, gather, (table, rows), specs, no_native)
   position, values = ints(0, 17, n, 1, 2 * n), np.array([[-1.0, 3.0]], np.float32)
   yield (
     "one_hot tiles (axis 1)",
-    per_shard.one_hot_tiles(3, 2, 1, 16, interpret=True),
+    table_kernel(one_hot.KERNELS, "one_hot_tiles_triton", (1, 16), position, values),
     lambda p, v: jnp.where(jnp.arange(16)[:, None] == p, v[0, 1], v[0, 0]),
     (position, values),
     {"batch": [(d,), ()], "axis": [(None, None, d), ()]},
@@ -131,7 +152,7 @@ def cases(n: int, rng: np.random.Generator, native: bool):
   i = np.stack([rng.permutation(32)[:16] for _ in range(n)]).astype(np.int32)  # no duplicates
   yield (
     "scatter_elements rows (triton)",
-    per_shard.scatter_elements_rows(2, mosaic=False, interpret=True),
+    table_kernel(scatter_elements.KERNELS, "scatter_elements_rows_triton", 1, x, i, u),
     lambda x, i, u: jnp.put_along_axis(x, i, u, axis=1, inplace=False),
     (x, i, u),
     {"batch": [(d,), (d,), (d,)], "axis": [(None, d), (None, d), (None, d)]},
@@ -144,16 +165,17 @@ def cases(n: int, rng: np.random.Generator, native: bool):
   x, t, u = f32(4 * n, 8 * n), rng.permutation(4 * n)[:n].astype(np.int32), f32(n, 8 * n)
   yield (
     "scatter_nd pull rows",
-    per_shard.scatter_nd_pull_rows(interpret=True),
+    table_kernel(scatter_nd.KERNELS, "scatter_nd_rows_triton", None, x, t, u),
     lambda x, t, u: x.at[t].set(u),
     (x, t, u),
     {"width": [(None, d), (), (None, d)], "axis": [(d,), (d,), (d,)]},
     pallas,
   )
   x = f32(2 * n, 96)
+  walk = slice_op.Walk(x.shape, (0, 95), (1, -2), (2 * n, 40))
   yield (
     "slice rows (reversed, strided columns)",
-    per_shard.window_rows(x.shape, (0, 95), (1, -2), (2 * n, 40), interpret=True),
+    table_kernel(slice_op.KERNELS, "slice_rows_triton", walk, x),
     lambda x: x[:, 95:15:-2],
     (x,),
     {"batch": [(d,)], "axis": [(None, d)]},
@@ -162,7 +184,7 @@ def cases(n: int, rng: np.random.Generator, native: bool):
   x = f32(n, 2, 4, 64)
   yield (
     "space_to_depth rows",
-    per_shard.space_to_depth_rows(2, False, interpret=True),
+    table_kernel(depth_space.KERNELS, "space_to_depth_rows_triton", (2, False), x),
     lambda x: x.reshape(n, 2, 2, 2, 32, 2).transpose(0, 3, 5, 1, 2, 4).reshape(n, 8, 2, 32),
     (x,),
     {"batch": [(d,)], "axis": [(None, None, None, d)]},
@@ -171,7 +193,7 @@ def cases(n: int, rng: np.random.Generator, native: bool):
   x = f32(n, 2, 256)
   yield (
     "tile copies",
-    per_shard.tile((1, 3, 1), kernel="copies", interpret=True),
+    table_kernel(tile.KERNELS, "tile_copies_triton", (1, 3, 1), x),
     lambda x: jnp.tile(x, (1, 3, 1)),
     (x,),
     {"batch": [(d,)], "axis": [(None, None, d)]},
@@ -180,20 +202,20 @@ def cases(n: int, rng: np.random.Generator, native: bool):
   x = f32(n, 4, 256)
   yield (
     "tile rows",
-    per_shard.tile((1, 2, 3), kernel="rows", interpret=True),
+    table_kernel(tile.KERNELS, "tile_rows_triton", (1, 2, 3), x),
     lambda x: jnp.tile(x, (1, 2, 3)),
     (x,),
     {"batch": [(d,)], "axis": [(None, None, d)]},
     pallas,
   )
   x = f32(n, 4, 256)
-  yield ("tile rows (cpu)", per_shard.tile((1, 2, 3), kernel="cpu"),
+  yield ("tile rows (cpu)", table_kernel(tile.KERNELS, "tile_rows_cpu", (1, 2, 3), x),
          lambda x: jnp.tile(x, (1, 2, 3)), (x,), {"batch": [(d,)], "axis": [(None, None, d)]},
          no_native)  # fmt: skip
   x = f32(n, 8 * n, 256)
   yield (
     "split runs (cpu, axis 1)",
-    per_shard.split_runs(3, (3 * n, 5 * n), 1),
+    table_kernel(split.KERNELS, "runs_cpu", ((3 * n, 5 * n), 1), x),
     lambda x: tuple(jnp.split(x, [3 * n], axis=1)),
     (x,),
     {"batch": [(d,)], "axis": [(None, d)]},
@@ -202,7 +224,7 @@ def cases(n: int, rng: np.random.Generator, native: bool):
   a, b = f32(n, 2 * n, 256), f32(n, 6 * n, 256)
   yield (
     "join runs (cpu, axis 1)",
-    per_shard.join_runs(3, 2, 1),
+    table_kernel(join.KERNELS, "runs_cpu", (1, False), a, b),
     lambda a, b: jnp.concatenate([a, b], axis=1),
     (a, b),
     {"batch": [(d,), (d,)], "axis": [(None, d), (None, d)]},
@@ -211,7 +233,7 @@ def cases(n: int, rng: np.random.Generator, native: bool):
   x = f32(n, 16 * n, 8 * n)
   yield (
     "transpose (cpu)",
-    per_shard.transpose(3),
+    table_kernel(buffers.TRANSPOSE_KERNELS, "transpose_cpu", (0, 2, 1), x),
     lambda x: jnp.swapaxes(x, 1, 2),
     (x,),
     {"batch": [(d,)], "rows": [(None, d)], "columns": [(None, None, d)]},
@@ -244,12 +266,12 @@ def main() -> int:
         print(f"FAIL  {label}\n{traceback.format_exc()}")
         failed += 1
   # vmap of a partitioned kernel over a batch sharded across the devices.
-  kernel = per_shard.gather_elements_rows(2, interpret=True)
   x, i = rng.standard_normal((n, 4, 64)).astype(np.float32), rng.integers(0, 64, (n, 4, 16))
   i = i.astype(np.int32)
   label = "vmap of gather_elements rows, the vmapped batch sharded"
   try:
-    line = check(label, jax.vmap(kernel), lambda x, i: jnp.take_along_axis(x, i, axis=2),
+    rows = table_kernel(gather_elements.KERNELS, "gather_elements_rows_triton", 1, x[0], i[0])
+    line = check(label, jax.vmap(rows), lambda x, i: jnp.take_along_axis(x, i, axis=2),
                  (x, i), [("d",), ("d",)], mesh, batch_only=True)  # fmt: skip
     print(f"PASS  {line}")
     passed += 1
@@ -264,8 +286,8 @@ def main() -> int:
   i = i.astype(np.int32)
   label = "gather_elements rows through forms.on_platforms, explicit mesh axes"
   try:
-    kernel = per_shard.gather_elements_rows(2, interpret=True)
-    via_forms = lambda x, i: forms.on_platforms({"cpu": kernel}, take, x, i)  # noqa: E731
+    rows = table_kernel(gather_elements.KERNELS, "gather_elements_rows_triton", 1, x, i)
+    via_forms = lambda x, i: forms.on_platforms({"cpu": rows}, take, x, i)  # noqa: E731
     with jax.set_mesh(explicit):
       line = check(label, via_forms, take, (x, i), [("d",), ("d",)], explicit, batch_only=True)
     print(f"PASS  {line}")

@@ -33,39 +33,34 @@ on static shapes) and its tuning as a frozen config argument (None: the module's
   gather_rows_cpu                     GATHER_ND(1) and GATHER of whole rows on the CPU, the
                                       index tuples read raw (DirectML's rule applied in C++)
 
-`forms` decides, per backend, between a kernel and the lax lowering an operator hands it (and
-between lax forms where XLA:CPU runs one faster: JOIN's); its functions are what the operator
-modules call, re-exported here. `availability` is the one probe
-of what this process can run (Pallas Triton, Mosaic GPU, GPUs with TMA); `native_cpu` builds
-the CPU kernels' C++ (`native/`) on first use and says whether they run.
+Each operator declares its kernels in a table at the bottom of its module (`KERNELS`, a tuple
+of `forms.Kernel`: platform, `applies`, call, config and the sharding roles of its dimensions,
+`partitioning.Roles`). `forms` is the one place that chooses among them, per platform, and
+wraps each kernel it chooses to run per shard (`partitioning`); its names are re-exported here.
+`availability` is the one probe of what this process can run (Pallas Triton, Mosaic GPU, GPUs
+with TMA); `native_cpu` builds the CPU kernels' C++ (`native/`) on first use and says whether
+they run.
 """
 
 from dml_jax._src.kernels.forms import (
-  gather_elements,
-  gather_nd,
-  join,
-  one_hot,
-  reverse_subsequences_per_lane,
-  scatter_elements,
-  scatter_nd_rows,
-  space_to_depth,
-  split,
-  strided_window,
-  tile,
-  transpose,
+  Kernel,
+  chosen,
+  lower,
+  on_cuda,
+  on_platforms,
+  per_shard,
 )
+from dml_jax._src.kernels.partitioning import Roles, around_axis, dims, factors
 
 __all__ = [
-  "gather_elements",
-  "gather_nd",
-  "join",
-  "one_hot",
-  "reverse_subsequences_per_lane",
-  "scatter_elements",
-  "scatter_nd_rows",
-  "space_to_depth",
-  "split",
-  "strided_window",
-  "tile",
-  "transpose",
+  "Kernel",
+  "Roles",
+  "around_axis",
+  "chosen",
+  "dims",
+  "factors",
+  "lower",
+  "on_cuda",
+  "on_platforms",
+  "per_shard",
 ]

@@ -7,8 +7,8 @@ stays far below it (benchmark case `gather_elements_axis1`). The indices are nor
 inside the kernel, with the same arithmetic as the lax path (`indexing.clamp_indices`), so both
 give the same bits.
 
-`applies` decides from static shapes; `forms.gather_elements` runs the kernel on CUDA GPUs only,
-with the lax path's gradient.
+`applies` decides from static shapes; `forms` runs the kernel (`ops.gather_elements.KERNELS`) on
+CUDA GPUs only, with the lax path's gradient.
 """
 
 from __future__ import annotations

@@ -8,8 +8,8 @@ input, which L2 holds, instead of random rows of all of it (about three times fa
 case `gather_elements_axis0`). The indices are clamped in the kernel, with the lax path's
 arithmetic.
 
-`applies` decides from static shapes; `forms.gather_elements` runs the kernel on CUDA GPUs only,
-with the lax path's gradient.
+`applies` decides from static shapes; `forms` runs the kernel (`ops.gather_elements.KERNELS`) on
+CUDA GPUs only, with the lax path's gradient.
 """
 
 from __future__ import annotations

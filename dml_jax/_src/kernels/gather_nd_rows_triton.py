@@ -8,8 +8,8 @@ for every type (benchmark cases `gather_nd`, `gather_nd1`). The index tuples are
 kernel, with the lax path's arithmetic: a separate XLA fusion for either cost a launch, as long
 as the copy's gain.
 
-`applies` decides from static shapes; `forms.gather_nd` runs the kernel on CUDA GPUs only, with
-the lax path's gradient.
+`applies` decides from static shapes; `forms` runs the kernel (`ops.gather_nd.KERNELS`) on CUDA GPUs
+only, with the lax path's gradient.
 """
 
 from __future__ import annotations

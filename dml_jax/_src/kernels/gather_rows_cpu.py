@@ -15,8 +15,9 @@ rows for every class of index value and every index type. A separate XLA step co
 numbers first would cost more than the copy of a small output: on that machine any second
 step in a CPU program added about 70 us a call.
 
-`applies` decides from static shapes; `forms.gather_nd` runs the kernel on the CPU only, with
-the lax path's gradient, where `native_cpu.kernel_ready("gather_rows.cc")` (built on first use).
+`applies` decides from static shapes; `forms` runs the kernel (`ops.gather_nd.KERNELS`) on the CPU
+only, with the lax path's gradient, where `native_cpu.kernel_ready("gather_rows.cc")` (built on
+first use).
 """
 
 from __future__ import annotations

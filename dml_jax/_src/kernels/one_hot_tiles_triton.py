@@ -25,9 +25,9 @@ lowering does not mask a tile that would reach past the array's end (interpret m
 arrays, the GPU would write past them), so a dimension with few factors of 2 gets a narrow
 tile, and `applies` refuses tiles whose rows are too short to write at full speed.
 
-The kernel selects between OffValue and OnValue, moving their bits as they are (NaN payloads
-and -0.0 included). `applies` decides from static shapes; `forms.one_hot` runs the kernel on
-CUDA GPUs only, with the lax path's gradient.
+The kernel selects between OffValue and OnValue, moving their bits as they are (NaN payloads and
+-0.0 included). `applies` decides from static shapes; `forms` runs the kernel
+(`ops.one_hot.KERNELS`) on CUDA GPUs only, with the lax path's gradient.
 """
 
 from __future__ import annotations

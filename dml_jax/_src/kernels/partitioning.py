@@ -98,9 +98,63 @@ class Rule:
     return sizes
 
 
+Shaped = jax.Array | jax.ShapeDtypeStruct
+"""An operand as kernel tables see it: an array, or only its shape and dtype."""
+
 Fits = Callable[..., bool]
 """`fits(*operands)`, each a `jax.ShapeDtypeStruct` of a shard's shape: whether the kernel can
 run on shards of those shapes (its structural limits, such as a power-of-two width)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Roles:
+  """The roles of a kernel's dimensions, as `partitioned` takes them: `rule` names each
+  operand's and result's dimensions, `whole` the factors every device needs whole (the rest
+  pass through per shard), `fits` the shard shapes the kernel can take (None: any).
+
+  An operator's kernel table (`forms.Kernel.roles`) builds one for each call's static shapes,
+  with `factors`, `dims` and `around_axis`.
+
+  Examples:
+    >>> lead = factors("l", 1)
+    >>> Roles(f"{dims(lead, 'n')}, {dims(lead, 'm')} -> {dims(lead, 'm')}", whole=("n",)).rule
+    'l0 n, l0 m -> l0 m'
+  """
+
+  rule: str
+  whole: tuple[str, ...] = ()
+  fits: Fits | None = None
+
+
+def factors(prefix: str, count: int, start: int = 0) -> list[str]:
+  """`count` factor names: `prefix` numbered from `start`.
+
+  Examples:
+    >>> factors("o", 2)
+    ['o0', 'o1']
+  """
+  return [f"{prefix}{d}" for d in range(start, start + count)]
+
+
+def dims(*groups: str | Sequence[str]) -> str:
+  """One tensor's dimensions in a rule: the groups' factor names, in order, empty ones left out.
+
+  Examples:
+    >>> dims(["o0"], "n", [])
+    'o0 n'
+  """
+  return " ".join(g if isinstance(g, str) else " ".join(g) for g in groups if g)
+
+
+def around_axis(rank: int, axis: int, factor: str) -> str:
+  """The dimensions of a tensor of `rank` whose `axis` is `factor` and whose others are the
+  shared factors `o0 ..` before it and `i0 ..` after it (an operator working along `axis`).
+
+  Examples:
+    >>> around_axis(3, 1, "n")
+    'o0 n i0'
+  """
+  return dims(factors("o", axis), factor, factors("i", rank - axis - 1))
 
 
 def partitioned(

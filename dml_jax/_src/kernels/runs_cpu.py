@@ -9,8 +9,8 @@ JOIN ahead of ONNX Runtime on a 2-core x86-64 machine (benchmark cases `split_ax
 `join_axis0`; the FFI probe of commit c74af0f). The code is `native/runs.cc`, built on first
 use (`native_cpu`).
 
-`applies` decides from static shapes, for both operators; `forms.split` and `forms.join` run
-the kernel on the CPU only, with the lax path's gradient, where
+`applies` decides from static shapes, for both operators; `forms` runs the kernel
+(`ops.split.KERNELS`, `ops.join.KERNELS`) on the CPU only, with the lax path's gradient, where
 `native_cpu.kernel_ready("runs.cc")` (built on first use).
 """
 

@@ -18,12 +18,12 @@ shared memory:
    read from the staged updates, or where no update landed the input's element, read from
    global memory. A warp reads and writes whole sectors.
 
-DRAM sees the indices, the updates and the input read once and the output written once,
-each in whole sectors. It needs TMA (compute capability 9.0 or newer); `applies` checks the
-static shapes: the last axis, rows of a power-of-two length that fit shared memory, any data
-type (an element is moved whole: NaN payloads and -0.0 are kept), indices of 32 or 64 bits
-(judged in their own width, narrowed only once in range). `forms.scatter_elements` runs it on CUDA GPUs only, with the lax path's
-gradient.
+DRAM sees the indices, the updates and the input read once and the output written once, each in
+whole sectors. It needs TMA (compute capability 9.0 or newer); `applies` checks the static shapes:
+the last axis, rows of a power-of-two length that fit shared memory, any data type (an element is
+moved whole: NaN payloads and -0.0 are kept), indices of 32 or 64 bits (judged in their own width,
+narrowed only once in range). `forms` runs it (`ops.scatter_elements.KERNELS`) on CUDA GPUs only,
+with the lax path's gradient.
 """
 
 from __future__ import annotations

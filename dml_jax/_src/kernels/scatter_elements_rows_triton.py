@@ -14,8 +14,8 @@ steps. A max does not depend on the order the atomics run in, so the result is t
 policy's (the last update in row-major order wins, out-of-range updates are dropped) on every
 run.
 
-`applies` decides from static shapes; `forms.scatter_elements` runs the kernel on CUDA GPUs
-only, with the lax path's gradient.
+`applies` decides from static shapes; `forms` runs the kernel (`ops.scatter_elements.KERNELS`) on
+CUDA GPUs only, with the lax path's gradient.
 """
 
 from __future__ import annotations

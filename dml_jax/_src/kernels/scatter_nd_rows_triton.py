@@ -11,8 +11,8 @@ input's replaced rows are never read, the output written once, ahead of `.at[].s
 torch's index_copy (benchmark case `scatter_nd`). The policy is the library's: the last
 update in row-major order wins, an update with a coordinate out of range is dropped.
 
-`applies` decides from static shapes; `forms.scatter_nd_rows` runs the kernel on CUDA GPUs
-only, with the lax path's gradient.
+`applies` decides from static shapes; `forms` runs the kernel (`ops.scatter_nd.KERNELS`) on CUDA
+GPUs only, with the lax path's gradient.
 """
 
 from __future__ import annotations

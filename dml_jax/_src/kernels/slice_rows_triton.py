@@ -13,8 +13,8 @@ whatever order the walk takes them) and stores them contiguously. A row whose le
 multiple of the run starts its last run early, so that runs overlap instead of spilling past
 the row: the overlapping elements are written twice with the same value.
 
-`applies` decides from static shapes; `forms.strided_window` runs the kernel on CUDA GPUs only,
-with the lax path's gradient.
+`applies` decides from static shapes; `forms` runs the kernel (`ops.slice.KERNELS`) on CUDA GPUs
+only, with the lax path's gradient.
 """
 
 from __future__ import annotations

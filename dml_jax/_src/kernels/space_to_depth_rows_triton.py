@@ -12,8 +12,8 @@ to their output row. The b loads of a run touch the same sectors one after the o
 serves them once and L1 or L2 the rest. A row whose output length is not a multiple of the run
 starts its last run early: runs overlap, and the overlap is written twice with the same value.
 
-`applies` decides from static shapes; `forms.space_to_depth` runs the kernel on CUDA GPUs only,
-with the lax path's gradient.
+`applies` decides from static shapes; `forms` runs the kernel (`ops.depth_space.KERNELS`) on CUDA
+GPUs only, with the lax path's gradient.
 """
 
 from __future__ import annotations

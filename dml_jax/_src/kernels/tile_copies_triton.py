@@ -7,8 +7,8 @@ Here the input, viewed as (outer, inner) around the repeated dimension, is copie
 `inner`: consecutive programs read the same block (from DRAM once, then from L2) and each
 writes one of its copies.
 
-`applies` decides from static shapes; `forms.tile` runs the kernel on CUDA GPUs only, with the
-lax path's gradient.
+`applies` decides from static shapes; `forms` runs the kernel (`ops.tile.KERNELS`) on CUDA GPUs
+only, with the lax path's gradient.
 """
 
 from __future__ import annotations

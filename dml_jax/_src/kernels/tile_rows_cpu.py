@@ -6,8 +6,8 @@ XLA:CPU writes TILE's output one element an iteration, through the cache; whole 
 past it are faster (benchmark case `tile_both`; the FFI probe of commit c74af0f). The code is
 `native/tile_rows.cc`, built on first use (`native_cpu`).
 
-`applies` decides from static shapes; `forms.tile` runs the kernel on the CPU only, with the
-lax path's gradient, where `native_cpu.kernel_ready("tile_rows.cc")` (built on first use).
+`applies` decides from static shapes; `forms` runs the kernel (`ops.tile.KERNELS`) on the CPU only,
+with the lax path's gradient, where `native_cpu.kernel_ready("tile_rows.cc")` (built on first use).
 """
 
 from __future__ import annotations

@@ -9,8 +9,8 @@ width (`repeats[-2]`, `repeats[-1]`); a program loads a block of up to `max_bloc
 row and stores it at each of its copies with evict-first stores (the output is not read again),
 at the copy (`tile_probe`, a probe at commit 04e086b).
 
-`applies` decides from static shapes; `forms.tile` runs the kernel on CUDA GPUs only, with the
-lax path's gradient.
+`applies` decides from static shapes; `forms` runs the kernel (`ops.tile.KERNELS`) on CUDA GPUs
+only, with the lax path's gradient.
 """
 
 from __future__ import annotations

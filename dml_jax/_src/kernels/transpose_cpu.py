@@ -8,9 +8,9 @@ The kernel is 1.5x to 2.4x faster than XLA:CPU's transpose on a 2-core x86-64 ma
 `element_wise_identity_nhwc_to_nchw`, `run.py --forms`). The code is `native/transpose.cc`,
 built on first use (`native_cpu`).
 
-`applies` decides from static shapes; `forms.transpose` runs the kernel on the CPU only, with
-the lax path's gradient, where `native_cpu.kernel_ready("transpose.cc")` (built on first use)
-and the processor has AVX2.
+`applies` decides from static shapes; `forms` runs the kernel (`buffers.TRANSPOSE_KERNELS`) on the
+CPU only, with the lax path's gradient, where `native_cpu.kernel_ready("transpose.cc")` (built on
+first use) and the processor has AVX2.
 """
 
 from __future__ import annotations

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import functools
 from typing import TYPE_CHECKING, Any, ClassVar, SupportsIndex
 
 import jax
@@ -36,6 +37,8 @@ from dml_jax._src.feature_level import (
 )
 from dml_jax._src.fields import FieldKind, dml_field
 from dml_jax._src.integers import as_int
+from dml_jax._src.kernels import space_to_depth_rows_triton
+from dml_jax._src.kernels.partitioning import Roles
 from dml_jax._src.rules import braced
 from dml_jax._src.tensor_desc import TensorDesc
 
@@ -187,9 +190,8 @@ class _DepthSpaceRules(OperatorDesc):
     if self._TO_SPACE:
       return self._transposed(input)
     column_row_depth = self.depth_space_order is DepthSpaceOrder.COLUMN_ROW_DEPTH
-    return kernels.space_to_depth(
-      input, self.block_size, column_row_depth, fallback=self._transposed
-    )
+    fields = (self.block_size, column_row_depth)
+    return kernels.lower(KERNELS, fields, self._transposed, input)
 
   def _transposed(self, input: jax.Array) -> jax.Array:
     """The lax form."""
@@ -656,3 +658,33 @@ _depth_to_space = dispatch.operator_function(_describe_depth_to_space, DepthToSp
 _depth_to_space1 = dispatch.operator_function(_describe_depth_to_space1, DepthToSpace1Desc)
 _space_to_depth = dispatch.operator_function(_describe_space_to_depth, SpaceToDepthDesc)
 _space_to_depth1 = dispatch.operator_function(_describe_space_to_depth1, SpaceToDepth1Desc)
+
+
+# -- kernels ---------------------------------------------------------------------------------
+# SPACE_TO_DEPTH's and SPACE_TO_DEPTH1's. `fields`: (block size, whether the order is
+# COLUMN_ROW_DEPTH). The operand: the NCHW input.
+
+KERNELS = (
+  kernels.Kernel(
+    "space_to_depth_rows_triton",
+    "cuda",
+    applies=lambda fields, config, x: space_to_depth_rows_triton.applies(
+      x.shape, fields[0], x.dtype, config
+    ),
+    # The batch passes through; the channels and the spatial dimensions, which change size,
+    # are needed whole.
+    roles=lambda fields, config, x: Roles(
+      "n c h w -> n c2 h2 w2", whole=("c", "h", "w", "c2", "h2", "w2")
+    ),
+    call=lambda fields, config, interpret, x: functools.partial(
+      space_to_depth_rows_triton.space_to_depth_rows,
+      block_size=fields[0],
+      column_row_depth=fields[1],
+      config=config,
+      interpret=interpret,
+    ),
+    one_device=True,  # over several devices it would gather sharded columns
+  ),
+)
+"""SPACE_TO_DEPTH's kernel (`kernels.forms` chooses): each input row split once into its b
+output rows (32-bit data, outputs of 16 MiB or more)."""

@@ -34,6 +34,7 @@ from dml_jax._src.feature_level import (
 )
 from dml_jax._src.fields import FieldKind, dml_field
 from dml_jax._src.integers import as_int
+from dml_jax._src.ops import gather_nd
 from dml_jax._src.rules import braced
 from dml_jax._src.tensor_desc import TensorDesc
 
@@ -223,7 +224,7 @@ class GatherDesc(OperatorDesc):
         return indexing.gather_slices_along_axis(table, picked, 0)
 
       table = input.reshape(size, after)
-      out = kernels.gather_nd(table, flat.reshape(flat.size, 1), batch_dims=0, fallback=rows)
+      out = kernels.lower(gather_nd.KERNELS, 0, rows, table, flat.reshape(flat.size, 1))
     else:
       out = _gather_middle(input.reshape(before, size, after), indexing.clamp_indices(flat, size))
     return out.reshape(self.output.sizes)

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, SupportsIndex
+import functools
+import math
+from typing import TYPE_CHECKING, Any, SupportsIndex
 
 import jax
 from jax.typing import ArrayLike
@@ -21,6 +23,12 @@ from dml_jax._src.feature_level import (
 )
 from dml_jax._src.fields import FieldKind, dml_field
 from dml_jax._src.integers import as_int
+from dml_jax._src.kernels import (
+  _triton,
+  gather_elements_rows_triton,
+  gather_elements_strips_triton,
+)
+from dml_jax._src.kernels.partitioning import Roles, Shaped, around_axis, dims, factors
 from dml_jax._src.rules import braced
 from dml_jax._src.tensor_desc import TensorDesc
 
@@ -107,7 +115,7 @@ class GatherElementsDesc(OperatorDesc):
     def gather(input, indices):
       return indexing.gather_along_axis(input, indexing.clamp_indices(indices, size), self.axis)
 
-    return kernels.gather_elements(input, indices, self.axis, fallback=gather)
+    return kernels.lower(KERNELS, self.axis, gather, input, indices)
 
   def explain_output(self) -> list[str]:
     data, indices, axis = self.input_tensor, self.indices_tensor, self.axis
@@ -180,3 +188,61 @@ def _describe_gather_elements(
 
 
 _gather_elements = dispatch.operator_function(_describe_gather_elements, GatherElementsDesc)
+
+
+# -- kernels ---------------------------------------------------------------------------------
+# `fields`: the axis. The operands: the input and the raw indices (the kernels normalize and
+# clamp them, as the lax lowering does).
+
+
+def _rows_roles(axis: int, config: Any, x: Shaped, i: Shaped) -> Roles:
+  """Along the last axis: the leading dimensions and the indices' last pass through (shards of
+  a power-of-two width); the input's last is needed whole."""
+  lead = factors("l", x.ndim - 1)
+  return Roles(
+    f"{dims(lead, 'n')}, {dims(lead, 'm')} -> {dims(lead, 'm')}",
+    whole=("n",),
+    fits=lambda x, i: _triton.power_of_two(i.shape[-1]),
+  )
+
+
+def _strips_roles(axis: int, config: Any, x: Shaped, i: Shaped) -> Roles:
+  """Along an earlier axis: every dimension but the input's `axis` passes through, where the
+  strips still tile the shards."""
+  config = gather_elements_strips_triton.DEFAULT if config is None else config
+
+  def fits(x, i):
+    return (
+      math.prod(i.shape[axis + 1 :]) % config.width == 0 and i.shape[axis] % config.min_rows == 0
+    )
+
+  read, written = around_axis(x.ndim, axis, "n"), around_axis(x.ndim, axis, "m")
+  return Roles(f"{read}, {written} -> {written}", whole=("n",), fits=fits)
+
+
+KERNELS = (
+  kernels.Kernel(
+    "gather_elements_rows_triton",
+    "cuda",
+    applies=lambda axis, config, x, i: gather_elements_rows_triton.applies(
+      x.shape, i.shape, x.dtype, axis, config
+    ),
+    roles=_rows_roles,
+    call=lambda axis, config, interpret, x, i: functools.partial(
+      gather_elements_rows_triton.gather_along_last_axis, config=config, interpret=interpret
+    ),
+  ),
+  kernels.Kernel(
+    "gather_elements_strips_triton",
+    "cuda",
+    applies=lambda axis, config, x, i: gather_elements_strips_triton.applies(
+      x.shape, i.shape, x.dtype, axis, config
+    ),
+    roles=_strips_roles,
+    call=lambda axis, config, interpret, x, i: functools.partial(
+      gather_elements_strips_triton.gather_in_strips, axis=axis, config=config, interpret=interpret
+    ),
+  ),
+)
+"""GATHER_ELEMENTS's kernels (`kernels.forms` chooses): a program a row along the last axis,
+column strips along an earlier one."""

@@ -35,6 +35,8 @@ from dml_jax._src.feature_level import (
 )
 from dml_jax._src.fields import FieldKind, dml_field
 from dml_jax._src.integers import as_int
+from dml_jax._src.kernels import _triton, gather_nd_rows_triton, gather_rows_cpu
+from dml_jax._src.kernels.partitioning import Roles, Shaped, dims, factors
 from dml_jax._src.rules import braced
 from dml_jax._src.tensor_desc import TensorDesc
 
@@ -193,7 +195,7 @@ class _GatherNdRules(OperatorDesc):
       )
 
     operand, indices = input.reshape(input_sizes), indices.reshape(indices_sizes)
-    out = kernels.gather_nd(operand, indices, batch_dims=b, fallback=gather)
+    out = kernels.lower(KERNELS, b, gather, operand, indices)
     return out.reshape(output_sizes)
 
   def explain_output(self) -> list[str]:
@@ -479,3 +481,61 @@ def _describe_gather_nd(
 
 
 _gather_nd = dispatch.operator_function(_describe_gather_nd, GatherNdDesc)
+
+
+# -- kernels ---------------------------------------------------------------------------------
+# Whole-row copies, for GATHER_ND and for GATHER of whole rows (`gather.py`). `fields`: the
+# batch dimension count. The operands: the input with its logical sizes, and the raw index
+# tuples (..., t) into its dimensions batch_dims .. batch_dims + t - 1, their leading
+# batch_dims sizes the input's.
+
+
+def _rows_roles(batch_dims: int, config: Any, x: Shaped, i: Shaped) -> Roles:
+  """The batch dimensions, the tuples' dimensions and the rows pass through; the indexed
+  dimensions and the index tuples are needed whole."""
+  tuple_size = i.shape[-1]
+  batch, indexed = factors("b", batch_dims), factors("t", tuple_size)
+  kept = factors("w", x.ndim - batch_dims - tuple_size)
+  tuples = factors("q", i.ndim - batch_dims - 1)
+  rule = f"{dims(batch, indexed, kept)}, {dims(batch, tuples, 'k')} -> {dims(batch, tuples, kept)}"
+  return Roles(rule, whole=(*indexed, "k"))
+
+
+def _triton_rows_roles(batch_dims: int, config: Any, x: Shaped, i: Shaped) -> Roles:
+  """As `_rows_roles`, the rows kept whole unless their shards have a power-of-two width."""
+  leading = batch_dims + i.shape[-1]
+  roles = _rows_roles(batch_dims, config, x, i)
+  fits = lambda x, i: _triton.power_of_two(math.prod(x.shape[leading:]))  # noqa: E731
+  return dataclasses.replace(roles, fits=fits)
+
+
+KERNELS = (
+  kernels.Kernel(
+    "gather_nd_rows_triton",
+    "cuda",
+    applies=lambda batch_dims, config, x, i: gather_nd_rows_triton.applies(
+      x.shape, batch_dims, i.shape[-1], x.dtype, config
+    ),
+    roles=_triton_rows_roles,
+    call=lambda batch_dims, config, interpret, x, i: functools.partial(
+      gather_nd_rows_triton.copy_rows, batch_dims=batch_dims, config=config, interpret=interpret
+    ),
+    one_device=True,  # over several devices it would gather a table sharded along its rows
+  ),
+  kernels.Kernel(
+    "gather_rows_cpu",
+    "cpu",
+    applies=lambda batch_dims, config, x, i: gather_rows_cpu.applies(
+      x.shape, i.shape, batch_dims, x.dtype, config
+    ),
+    roles=_rows_roles,
+    call=lambda batch_dims, config, interpret, x, i: functools.partial(
+      gather_rows_cpu.gather_rows, batch_dims=batch_dims
+    ),
+    one_device=True,
+    native="gather_rows.cc",
+  ),
+)
+"""GATHER_ND's kernels (`kernels.forms` chooses), which GATHER of whole rows takes too: the
+row-copy kernel on CUDA GPUs (rows of a power-of-two width), the native row kernel on the CPU
+(rows of 128 bytes or more, an output of 1 MiB or more)."""

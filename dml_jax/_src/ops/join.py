@@ -6,7 +6,7 @@ import dataclasses
 import functools
 import math
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, SupportsIndex
+from typing import TYPE_CHECKING, Any, SupportsIndex
 
 import jax
 import numpy as np
@@ -26,6 +26,8 @@ from dml_jax._src.feature_level import (
 )
 from dml_jax._src.fields import FieldKind, dml_field
 from dml_jax._src.integers import as_int
+from dml_jax._src.kernels import runs_cpu
+from dml_jax._src.kernels.partitioning import Roles, Shaped, around_axis, factors
 from dml_jax._src.rules import braced
 from dml_jax._src.tensor_desc import TensorDesc
 
@@ -130,14 +132,14 @@ class JoinDesc(OperatorDesc):
     return f"must be the inputs' sizes with their Axis sizes summed: {braced(expected)}"
 
   def lower(self, *inputs: jax.Array) -> jax.Array:
-    return kernels.join(inputs, self.axis, cpu=cpu_form(inputs, self.axis))
+    return _joined(inputs, self.axis, cpu=cpu_form(inputs, self.axis))
 
   def lower_bound(self, arrays: Sequence[jax.Array], parts: Sequence[bool]) -> jax.Array:
     # Inputs cut out of larger buffers are read in place on XLA:CPU (`join_by_select`)
     # instead of being copied out for its unfused concatenate.
     from_parts = any(parts)
     cpu = cpu_form(arrays, self.axis, from_parts=from_parts)
-    return kernels.join(arrays, self.axis, from_parts=from_parts, cpu=cpu)
+    return _joined(arrays, self.axis, from_parts=from_parts, cpu=cpu)
 
   def explain_output(self) -> list[str]:
     tensors, axis = self.input_tensors, self.axis
@@ -296,3 +298,67 @@ def _describe_join(
 
 
 _join = dispatch.operator_function(_describe_join, JoinDesc)
+
+
+# -- kernels ---------------------------------------------------------------------------------
+# `fields`: (axis, from_parts). The operands: the inputs.
+
+
+def _joined(
+  inputs: Sequence[jax.Array],
+  axis: int,
+  *,
+  from_parts: bool = False,
+  cpu: Callable[..., jax.Array] | None = None,
+) -> jax.Array:
+  """JOIN along `axis`: on the CPU the native kernel where it applies (`KERNELS`), else
+  `cpu(*inputs)` where the operator gives a lax form that XLA:CPU runs faster (`cpu_form`);
+  `lax.concatenate` elsewhere. `from_parts`: some inputs are cut out of larger buffers in the
+  program (bound tensors at offsets), which the kernel would copy out first.
+
+  Examples:
+    >>> x = np.arange(4, dtype=np.float32).reshape(2, 2)
+    >>> _joined([x, x], 0).shape
+    (4, 2)
+  """
+  concatenate = lambda *xs: lax.concatenate(xs, axis)  # noqa: E731
+  chosen = kernels.chosen(KERNELS, (axis, from_parts), *inputs)
+  if chosen:
+    return kernels.on_platforms(chosen, concatenate, *inputs)
+  if cpu is None:
+    return lax.concatenate(inputs, axis)
+  return lax.platform_dependent(*inputs, cpu=cpu, default=concatenate)
+
+
+def _runs_apply(fields: tuple[int, bool], config: Any, *inputs: Shaped) -> bool:
+  """Whole inputs (the kernel's operands would be copied out of their buffers first), an
+  output of 16 MiB or more, runs of 1 KiB or more (`runs_cpu.applies`)."""
+  axis, from_parts = fields
+  sizes = [x.shape[axis] for x in inputs]
+  joined = (*inputs[0].shape[:axis], sum(sizes), *inputs[0].shape[axis + 1 :])
+  return not from_parts and runs_cpu.applies(joined, sizes, axis, inputs[0].dtype, config)
+
+
+def _runs_roles(fields: tuple[int, bool], config: Any, *inputs: Shaped) -> Roles:
+  """Every dimension but `axis` passes through."""
+  axis, rank = fields[0], inputs[0].ndim
+  pieces = factors("s", len(inputs))
+  ins = ", ".join(around_axis(rank, axis, s) for s in pieces)
+  return Roles(f"{ins} -> {around_axis(rank, axis, 'n')}", whole=("n", *pieces))
+
+
+KERNELS = (
+  kernels.Kernel(
+    "runs_cpu",
+    "cpu",
+    applies=_runs_apply,
+    roles=_runs_roles,
+    call=lambda fields, config, interpret, *xs: functools.partial(
+      runs_cpu.join_runs, axis=fields[0]
+    ),
+    one_device=True,  # over several devices it would gather the axis sharded along it
+    native="runs.cc",
+  ),
+)
+"""JOIN's kernel (`kernels.forms` chooses): on the CPU, each input's runs copied with stores
+that never read the destination."""

@@ -32,7 +32,8 @@ values, takes the lax form.
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, SupportsIndex
+import functools
+from typing import TYPE_CHECKING, Any, SupportsIndex
 
 import jax
 import numpy as np
@@ -52,6 +53,8 @@ from dml_jax._src.feature_level import (
 )
 from dml_jax._src.fields import FieldKind, dml_field
 from dml_jax._src.integers import as_int
+from dml_jax._src.kernels import one_hot_tiles_triton
+from dml_jax._src.kernels.partitioning import Roles, Shaped, around_axis, dims, factors
 from dml_jax._src.rules import braced
 from dml_jax._src.tensor_desc import TensorDesc
 
@@ -177,7 +180,7 @@ class OneHotDesc(OperatorDesc):
   def lower(self, indices: jax.Array, values: jax.Array) -> jax.Array:
     depth = self.output_tensor.sizes[self.axis]
     position = _on_positions(indices, depth)
-    return kernels.one_hot(position, values, axis=self.axis, depth=depth, fallback=self._select)
+    return kernels.lower(KERNELS, (self.axis, depth), self._select, position, values)
 
   def _select(self, position: jax.Array, values: jax.Array) -> jax.Array:
     """The lax form: one compare and select over the output, which XLA fuses into a single pass
@@ -326,3 +329,46 @@ def _describe_one_hot(
 
 
 _one_hot = dispatch.operator_function(_describe_one_hot, OneHotDesc)
+
+
+# -- kernels ---------------------------------------------------------------------------------
+# `fields`: (axis, depth). The operands: the normalized positions (int32, `depth` where a
+# sequence has no OnValue) and the values; the gradient (with respect to the values) is the
+# lax form's.
+
+
+def _tiles_roles(fields: tuple[int, int], config: Any, position: Shaped, values: Shaped) -> Roles:
+  """Every dimension of the positions but `axis` passes through; the output's `axis` (the
+  depth) and the two values are needed whole."""
+  axis, _ = fields
+  values_dims = factors("v", values.ndim)
+  rule = (
+    f"{around_axis(position.ndim, axis, 'one')}, {dims(values_dims)}"
+    f" -> {around_axis(position.ndim, axis, 'depth')}"
+  )
+  return Roles(rule, whole=("one", "depth", *values_dims))
+
+
+def _tiles_apply(fields: tuple[int, int], config: Any, position: Shaped, values: Shaped) -> bool:
+  """The output of at least 32 MiB, tiles of long rows (`one_hot_tiles_triton.applies`)."""
+  axis, depth = fields
+  shape = position.shape[:axis] + (depth,) + position.shape[axis + 1 :]
+  return one_hot_tiles_triton.applies(shape, axis, values.dtype, config)
+
+
+KERNELS = (
+  kernels.Kernel(
+    "one_hot_tiles_triton",
+    "cuda",
+    applies=_tiles_apply,
+    roles=_tiles_roles,
+    call=lambda fields, config, interpret, p, v: functools.partial(
+      one_hot_tiles_triton.one_hot_tiles,
+      axis=fields[0],
+      depth=fields[1],
+      config=config,
+      interpret=interpret,
+    ),
+  ),
+)
+"""ONE_HOT's kernel (`kernels.forms` chooses): the output written in wide tiles."""

@@ -10,7 +10,7 @@ import dataclasses
 import functools
 import math
 from collections.abc import Callable
-from typing import TYPE_CHECKING, SupportsIndex
+from typing import TYPE_CHECKING, Any, SupportsIndex
 
 import jax
 import jax.numpy as jnp
@@ -31,6 +31,8 @@ from dml_jax._src.feature_level import (
 )
 from dml_jax._src.fields import FieldKind, dml_field
 from dml_jax._src.integers import as_int
+from dml_jax._src.kernels import reverse_subsequences_strips_mosaic
+from dml_jax._src.kernels.partitioning import Roles, Shaped, around_axis
 from dml_jax._src.rules import braced
 from dml_jax._src.tensor_desc import TensorDesc, packed_strides
 from dml_jax._src.words import Words
@@ -165,7 +167,7 @@ class ReverseSubsequencesDesc(OperatorDesc):
       cpu = _cpu_lowering(input.shape, self.axis, lanes=functools.partial(lanes), rows=fresh_rows())
     if placement.one_device("cuda"):
       gpu_rows = functools.partial(_rows_where_shared, rows=fresh_rows(), axis=self.axis)
-    return kernels.reverse_subsequences_per_lane(
+    return _per_lane(
       input,
       lengths,
       axis=self.axis,
@@ -408,3 +410,75 @@ def _lengths_desc(data_type: DataType, shapes: tuple, axis: int) -> TensorDesc:
 _reverse_subsequences = dispatch.operator_function(
   _describe_reverse_subsequences, ReverseSubsequencesDesc
 )
+
+
+# -- kernels ---------------------------------------------------------------------------------
+# `fields`: the axis. The operands: the input and a length per lane (the input's shape with 1
+# on `axis`, clamped to [0, size], int32 where the size allows).
+
+
+def _per_lane(
+  input: jax.Array,
+  lengths: jax.Array,
+  *,
+  axis: int,
+  lanes: _Lowering,
+  cpu: _Lowering,
+  rows_where_shared: Callable[[_Lowering], _Lowering] | None = None,
+) -> jax.Array:
+  """REVERSE_SUBSEQUENCES with a length per lane, in the form each backend runs fastest.
+
+  `lanes(input, lengths)` gathers every element from its lane's source position: the default,
+  and the gradient. `cpu(input, lengths)` is the CPU's lowering (`_cpu_lowering`). On CUDA
+  GPUs where the strip kernel applies (`KERNELS`): `rows_where_shared(strips)`, which moves
+  whole rows where the lanes of every row share one length (checked at run time) and runs the
+  kernel otherwise, or the kernel alone where `rows_where_shared` is None.
+
+  Examples:
+    >>> def lanes(x, n):  # every element from its lane's source position
+    ...   t = jnp.arange(x.shape[1])[:, None]
+    ...   return jnp.take_along_axis(x, jnp.where(t < n, n - 1 - t, t), axis=1)
+    >>> x = np.arange(8, dtype=np.float32).reshape(1, 4, 2)
+    >>> n = np.array([[[3, 0]]], np.int32)
+    >>> _per_lane(x, n, axis=1, lanes=lanes, cpu=lanes)[0]
+    Array([[4., 1.],
+           [2., 3.],
+           [0., 5.],
+           [6., 7.]], dtype=float32)
+  """
+  default = lanes
+  strips = kernels.chosen(KERNELS, axis, input, lengths).get("cuda")
+  if strips is not None:
+    gpu = strips if rows_where_shared is None else rows_where_shared(strips)
+    default = functools.partial(kernels.on_cuda, gpu, lanes)
+  return lax.platform_dependent(input, lengths, cpu=cpu, default=default)
+
+
+def _strips_roles(axis: int, config: Any, x: Shaped, n: Shaped) -> Roles:
+  """Every dimension but `axis` passes through, where the strips still plan on the shards."""
+
+  def fits(x, n):
+    plan = reverse_subsequences_strips_mosaic.plan(
+      x.shape, np.dtype(x.dtype).itemsize, axis, config
+    )
+    return plan is not None
+
+  lanes, lengths = around_axis(x.ndim, axis, "n"), around_axis(x.ndim, axis, "one")
+  return Roles(f"{lanes}, {lengths} -> {lanes}", whole=("n", "one"), fits=fits)
+
+
+KERNELS = (
+  kernels.Kernel(
+    "reverse_subsequences_strips_mosaic",
+    "cuda",
+    applies=lambda axis, config, x, n: reverse_subsequences_strips_mosaic.applies(
+      x.shape, x.dtype, axis, config
+    ),
+    roles=_strips_roles,
+    call=lambda axis, config, interpret, x, n: functools.partial(
+      reverse_subsequences_strips_mosaic.reverse_lanes, axis=axis, config=config
+    ),
+  ),
+)
+"""REVERSE_SUBSEQUENCES's kernel (`kernels.forms` chooses): strips of lanes staged in shared
+memory by TMA (GPUs with TMA)."""

@@ -22,7 +22,8 @@ backend (see `dml_jax._src.scattering`):
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, SupportsIndex
+import functools
+from typing import TYPE_CHECKING, Any, SupportsIndex
 
 import jax
 import numpy as np
@@ -41,6 +42,8 @@ from dml_jax._src.feature_level import (
 )
 from dml_jax._src.fields import FieldKind, dml_field
 from dml_jax._src.integers import as_int
+from dml_jax._src.kernels import scatter_elements_rows_mosaic, scatter_elements_rows_triton
+from dml_jax._src.kernels.partitioning import Roles, Shaped, dims, factors
 from dml_jax._src.rules import braced
 from dml_jax._src.tensor_desc import TensorDesc
 
@@ -140,7 +143,7 @@ class ScatterElementsDesc(OperatorDesc):
     checked.check_indices(self.OPERATOR, indices, size, axis)
     if checked.CHECKED_INDICES.value:  # the lax form, which also reports duplicate targets
       return self._scatter(input, indices, updates, report=True)
-    return kernels.scatter_elements(input, indices, updates, axis, fallback=self._scatter)
+    return kernels.lower(KERNELS, axis, self._scatter, input, indices, updates)
 
   def _scatter(
     self, input: jax.Array, indices: jax.Array, updates: jax.Array, *, report: bool = False
@@ -284,3 +287,48 @@ def _describe_scatter_elements(
 
 
 _scatter_elements = dispatch.operator_function(_describe_scatter_elements, ScatterElementsDesc)
+
+
+# -- kernels ---------------------------------------------------------------------------------
+# `fields`: the axis. The operands: the input, the raw indices and the updates; the gradient,
+# with respect to the input and the updates, is the lax form's.
+
+
+def _rows_roles(axis: int, config: Any, x: Shaped, i: Shaped, u: Shaped) -> Roles:
+  """Along the last axis: the leading dimensions pass through; the rows and the updates of a
+  row are needed whole."""
+  lead = factors("l", x.ndim - 1)
+  return Roles(
+    f"{dims(lead, 'w')}, {dims(lead, 'c')}, {dims(lead, 'c')} -> {dims(lead, 'w')}",
+    whole=("w", "c"),
+  )
+
+
+KERNELS = (
+  kernels.Kernel(
+    "scatter_elements_rows_mosaic",
+    "cuda",
+    applies=lambda axis, config, x, i, u: scatter_elements_rows_mosaic.applies(
+      x.shape, i.shape, x.dtype, i.dtype, axis, config
+    ),
+    roles=_rows_roles,
+    call=lambda axis, config, interpret, x, i, u: functools.partial(
+      scatter_elements_rows_mosaic.scatter_rows, config=config
+    ),
+  ),
+  kernels.Kernel(
+    "scatter_elements_rows_triton",
+    "cuda",
+    applies=lambda axis, config, x, i, u: scatter_elements_rows_triton.applies(
+      x.shape, i.shape, x.dtype, i.dtype, axis, config
+    ),
+    roles=_rows_roles,
+    call=lambda axis, config, interpret, x, i, u: functools.partial(
+      scatter_elements_rows_triton.scatter_rows, config=config, interpret=interpret
+    ),
+  ),
+)
+"""SCATTER_ELEMENTS's kernels along the last axis (`kernels.forms` chooses the first that
+applies): each row's winners settled by shared-memory atomics (GPUs with TMA, rows that fit
+shared memory, any data type), else by atomics in a scratch row in L2 (32-bit data and
+indices)."""

@@ -33,9 +33,10 @@ platforms, checked mode and the gradient take the settled lax form. All give the
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, SupportsIndex
+from typing import TYPE_CHECKING, Any, SupportsIndex
 
 import jax
 import jax.numpy as jnp
@@ -47,6 +48,7 @@ from dml_jax._src import (
   arguments,
   checked,
   dispatch,
+  indexing,
   kernels,
   placement,
   registry,
@@ -64,7 +66,8 @@ from dml_jax._src.feature_level import (
 )
 from dml_jax._src.fields import FieldKind, dml_field
 from dml_jax._src.integers import as_int
-from dml_jax._src.kernels import scatter_nd_rows_triton
+from dml_jax._src.kernels import _triton, scatter_nd_rows_triton
+from dml_jax._src.kernels.partitioning import Roles, Shaped
 from dml_jax._src.rules import braced
 from dml_jax._src.tensor_desc import TensorDesc
 
@@ -250,7 +253,7 @@ class ScatterNdDesc(OperatorDesc):
       winner_shape=indexed,
       winner_dimension_numbers=tuples,
       report=checked.CHECKED_INDICES.value,
-      forms_by_platform=kernels.scatter_nd_rows(
+      forms_by_platform=pull_forms(
         indexed,
         kept,
         math.prod(positions),
@@ -426,3 +429,89 @@ def _describe_scatter_nd(
 
 
 _scatter_nd = dispatch.operator_function(_describe_scatter_nd, ScatterNdDesc)
+
+
+# -- kernels ---------------------------------------------------------------------------------
+
+
+def pull_forms(
+  indexed: Sequence[int],
+  window: Sequence[int],
+  count: int,
+  dtype: np.dtype,
+  *,
+  cpu_rows: Callable[..., jax.Array] | None = None,
+) -> dict[str, Callable[..., jax.Array]]:
+  """SCATTER_ND's pulls, by platform, where they apply: forms of `scattering.scatter`'s
+  operands (operand, updates, index, keep, dropped, position) that give its output.
+
+  A pull reads each output row once, from the last update aimed at it or from the input, after
+  a winner map (`scatter_nd_rows_triton.winner_map`) has named that update: on CUDA GPUs the
+  Triton kernel where it applies (`KERNELS`); on the CPU `cpu_rows` where the operator gives
+  one (`cpu_pull`: a row gather and a select in lax). Each is a function of (table, target
+  rows, updates) on the input viewed as (rows, width).
+
+  `indexed` are the sizes the index tuples address, `window` the sizes after them that each
+  update writes whole (a row of the table), `count` the number of updates.
+
+  Examples:
+    >>> sorted(pull_forms((8,), (4,), 3, np.dtype(np.float32)))  # 16-byte rows
+    []
+    >>> f32 = np.dtype(np.float32)
+    >>> "cpu" in pull_forms((8,), (256,), 3, f32, cpu_rows=lambda table, rows, u: table)
+    True
+  """
+  rows, width = math.prod(indexed), math.prod(window)
+
+  def pull(rows_of: Callable[..., jax.Array]) -> Callable[..., jax.Array]:
+    def form(operand, updates, index, keep, dropped, position):
+      del dropped, position  # the winner map numbers the updates in row-major order itself
+      target = indexing.flat_offsets(indexed, index, keep, range(len(indexed)))  # rows: dropped
+      out = rows_of(
+        operand.reshape(rows, width), target.reshape(count), updates.reshape(count, width)
+      )
+      return out.reshape(operand.shape)
+
+    return form
+
+  chosen = {}
+  if cpu_rows is not None:
+    chosen["cpu"] = pull(cpu_rows)
+  shapes = (
+    jax.ShapeDtypeStruct((rows, width), dtype),
+    jax.ShapeDtypeStruct((count,), np.int32),
+    jax.ShapeDtypeStruct((count, width), dtype),
+  )
+  for platform, kernel in kernels.chosen(KERNELS, None, *shapes).items():
+    chosen[platform] = pull(kernel)
+  return chosen
+
+
+def _pull_call(
+  fields: None, config: Any, interpret: bool, *shards: Shaped
+) -> Callable[..., jax.Array]:
+  kernel = scatter_nd_rows_triton.pull_rows  # looked up at each call: tests replace it
+  if config is not None:
+    kernel = functools.partial(kernel, config=config)
+  return functools.partial(kernel, interpret=True) if interpret else kernel
+
+
+KERNELS = (
+  kernels.Kernel(
+    "scatter_nd_rows_triton",
+    "cuda",
+    applies=lambda fields, config, x, t, u: scatter_nd_rows_triton.applies(
+      x.shape[0], x.shape[1], t.shape[0], x.dtype, config
+    ),
+    # The width passes through (a power of two); the rows and the updates are needed whole.
+    roles=lambda fields, config, x, t, u: Roles(
+      "r w, c, c w -> r w",
+      whole=("r", "c"),
+      fits=lambda x, t, u: _triton.power_of_two(x.shape[-1]),
+    ),
+    call=_pull_call,
+    one_device=True,  # over several devices it would gather the table's rows
+  ),
+)
+"""SCATTER_ND's kernel (`kernels.forms` chooses; `pull_forms` runs it): the pull of (rows,
+width) tables, given each update's target row (`rows` where dropped) and the updates."""

@@ -15,8 +15,9 @@ descriptors, not clipped as ONNX Slice clips its starts and ends.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, SupportsIndex
+import functools
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple, SupportsIndex
 
 import jax
 from jax import lax
@@ -35,6 +36,8 @@ from dml_jax._src.feature_level import (
 )
 from dml_jax._src.fields import FieldKind, dml_field
 from dml_jax._src.integers import as_int_tuple
+from dml_jax._src.kernels import slice_rows_triton
+from dml_jax._src.kernels.partitioning import Roles, Shaped, dims
 from dml_jax._src.rules import braced
 from dml_jax._src.tensor_desc import TensorDesc
 
@@ -217,9 +220,7 @@ class SliceDesc(OperatorDesc):
     return f"must equal Sizes: {braced(expected)}"
 
   def lower(self, input: jax.Array) -> jax.Array:
-    return kernels.strided_window(
-      input, self.offsets, self.strides, self.sizes, fallback=self._slice
-    )
+    return _strided_window(input, self.offsets, self.strides, self.sizes, fallback=self._slice)
 
   def _slice(self, input: jax.Array) -> jax.Array:
     """The lax form: one strided slice."""
@@ -397,9 +398,8 @@ class Slice1Desc(OperatorDesc):
         strict=True,
       )
     )
-    return kernels.strided_window(
-      input, starts, self.input_window_strides, self.output.sizes, fallback=self._walk
-    )
+    steps = self.input_window_strides
+    return _strided_window(input, starts, steps, self.output.sizes, fallback=self._walk)
 
   def _walk(self, input: jax.Array) -> jax.Array:
     """The lax form: each walk a forward strided slice of the window, reversed where the step
@@ -598,3 +598,82 @@ def _describe_slice1(
 
 
 _slice1 = dispatch.operator_function(_describe_slice1, Slice1Desc)
+
+
+# -- kernels ---------------------------------------------------------------------------------
+# The walk ``out[o] = input[starts + o * steps]`` of SLICE and SLICE1.
+
+
+class Walk(NamedTuple):
+  """The kernels' `fields`: the input's whole shape and the walk."""
+
+  shape: tuple[int, ...]
+  starts: tuple[int, ...]
+  steps: tuple[int, ...]
+  sizes: tuple[int, ...]
+
+  @property
+  def kept(self) -> list[bool]:
+    """The dimensions the walk keeps whole: start 0, step 1, every element."""
+    return [
+      start == 0 and step == 1 and size == n
+      for n, start, step, size in zip(self.shape, self.starts, self.steps, self.sizes, strict=True)
+    ]
+
+
+def _strided_window(
+  input: jax.Array,
+  starts: Sequence[int],
+  steps: Sequence[int],
+  sizes: Sequence[int],
+  *,
+  fallback: Callable[[jax.Array], jax.Array],
+) -> jax.Array:
+  """The walk: the row kernel on CUDA GPUs where it applies (`KERNELS`), else `fallback`."""
+  walk = Walk(tuple(input.shape), tuple(starts), tuple(steps), tuple(sizes))
+  return kernels.lower(KERNELS, walk, fallback, input)
+
+
+def _window_roles(walk: Walk, config: Any, x: Shaped) -> Roles:
+  """A dimension the walk keeps whole passes through; the others are needed whole (and the
+  last stays whole unless its shards are 32 or more wide)."""
+  kept = walk.kept
+  ins = [f"p{d}" if k else f"i{d}" for d, k in enumerate(kept)]
+  outs = [f"p{d}" if k else f"o{d}" for d, k in enumerate(kept)]
+  whole = tuple(f for f in ins + outs if not f.startswith("p"))
+  last = len(walk.shape) - 1
+  sizes = walk.sizes
+  fits = lambda x: (x.shape[last] if kept[last] else sizes[last]) >= 32  # noqa: E731
+  return Roles(f"{dims(ins)} -> {dims(outs)}", whole=whole, fits=fits)
+
+
+def _window_call(
+  walk: Walk, config: Any, interpret: bool, x: Shaped
+) -> Callable[[jax.Array], jax.Array]:
+  """The kernel for a shard `x`: a dimension kept whole walks the shard's own size."""
+  local = tuple(n if k else s for n, s, k in zip(x.shape, walk.sizes, walk.kept, strict=True))
+  return functools.partial(
+    slice_rows_triton.window_rows,
+    starts=walk.starts,
+    steps=walk.steps,
+    sizes=local,
+    config=config,
+    interpret=interpret,
+  )
+
+
+KERNELS = (
+  kernels.Kernel(
+    "slice_rows_triton",
+    "cuda",
+    applies=lambda walk, config, x: slice_rows_triton.applies(
+      x.shape, walk.steps, walk.sizes, x.dtype, config
+    ),
+    roles=_window_roles,
+    call=_window_call,
+    one_device=True,  # over several devices it would gather the axes it cuts
+  ),
+)
+"""SLICE's and SLICE1's kernel (`kernels.forms` chooses): a run of an output row a program,
+for 32-bit data and a walk XLA copies slowly (a strided or backward last axis, or any
+backward axis)."""

@@ -10,8 +10,9 @@ input, the input's sizes off Axis, Axis sizes summing to the input's.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, SupportsIndex
+from typing import TYPE_CHECKING, Any, SupportsIndex
 
 import jax
 from jax import lax
@@ -30,6 +31,8 @@ from dml_jax._src.feature_level import (
 )
 from dml_jax._src.fields import FieldKind, dml_field
 from dml_jax._src.integers import as_int, as_int_tuple
+from dml_jax._src.kernels import runs_cpu
+from dml_jax._src.kernels.partitioning import Roles, Shaped, around_axis, factors
 from dml_jax._src.rules import braced
 from dml_jax._src.tensor_desc import TensorDesc
 
@@ -151,8 +154,8 @@ class SplitDesc(OperatorDesc):
       )
 
   def lower(self, input: jax.Array) -> tuple[jax.Array, ...]:
-    pieces = [t.sizes[self.axis] for t in self.output_tensors]
-    return kernels.split(input, pieces, self.axis, fallback=self._slices)
+    pieces = tuple(t.sizes[self.axis] for t in self.output_tensors)
+    return kernels.lower(KERNELS, (pieces, self.axis), self._slices, input)
 
   def _slices(self, input: jax.Array) -> tuple[jax.Array, ...]:
     """The lax form: one slice per output."""
@@ -255,3 +258,34 @@ def _describe_split(
 
 
 _split = dispatch.operator_function(_describe_split, SplitDesc)
+
+
+# -- kernels ---------------------------------------------------------------------------------
+# `fields`: (the outputs' sizes along the axis, the axis). The operand: the input.
+
+
+def _runs_roles(fields: tuple[tuple[int, ...], int], config: Any, x: Shaped) -> Roles:
+  """Every dimension but `axis` passes through."""
+  sizes, axis = fields
+  pieces = factors("s", len(sizes))
+  outs = ", ".join(around_axis(x.ndim, axis, s) for s in pieces)
+  return Roles(f"{around_axis(x.ndim, axis, 'n')} -> {outs}", whole=("n", *pieces))
+
+
+KERNELS = (
+  kernels.Kernel(
+    "runs_cpu",
+    "cpu",
+    applies=lambda fields, config, x: runs_cpu.applies(
+      x.shape, fields[0], fields[1], x.dtype, config
+    ),
+    roles=_runs_roles,
+    call=lambda fields, config, interpret, x: functools.partial(
+      runs_cpu.split_runs, sizes=fields[0], axis=fields[1]
+    ),
+    one_device=True,  # over several devices it would gather the axis sharded along it
+    native="runs.cc",
+  ),
+)
+"""SPLIT's kernel (`kernels.forms` chooses): on the CPU, each piece's runs copied with stores
+that never read the destination (an input of 16 MiB or more, runs of 1 KiB or more)."""

@@ -15,8 +15,9 @@ copies). They give the same bits; the gradient is the lax form's.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, SupportsIndex
+from typing import TYPE_CHECKING, Any, SupportsIndex
 
 import jax
 from jax import lax
@@ -35,6 +36,8 @@ from dml_jax._src.feature_level import (
 )
 from dml_jax._src.fields import FieldKind, dml_field
 from dml_jax._src.integers import as_int_tuple
+from dml_jax._src.kernels import tile_copies_triton, tile_rows_cpu, tile_rows_triton
+from dml_jax._src.kernels.partitioning import Roles, Shaped, dims
 from dml_jax._src.rules import braced
 from dml_jax._src.tensor_desc import TensorDesc
 
@@ -129,7 +132,7 @@ class TileDesc(OperatorDesc):
     return f"must be InputTensor.Sizes times Repeats: {braced(expected)}"
 
   def lower(self, input: jax.Array) -> jax.Array:
-    return kernels.tile(input, self.repeats, fallback=self._copies)
+    return kernels.lower(KERNELS, self.repeats, self._copies, input)
 
   def _copies(self, input: jax.Array) -> jax.Array:
     # Each dimension i becomes (Repeats[i], Sizes[i]), the copies outermost: one broadcast
@@ -199,3 +202,59 @@ def _describe_tile(
 
 
 _tile = dispatch.operator_function(_describe_tile, TileDesc)
+
+
+# -- kernels ---------------------------------------------------------------------------------
+# `fields`: the repeats. The operand: the input.
+
+
+def _repeats_roles(repeats: tuple[int, ...], config: Any, x: Shaped) -> Roles:
+  """Dimensions repeated once pass through; the repeated ones are needed whole."""
+  ins = [f"p{d}" if r == 1 else f"i{d}" for d, r in enumerate(repeats)]
+  outs = [f"p{d}" if r == 1 else f"o{d}" for d, r in enumerate(repeats)]
+  whole = tuple(f for f in ins + outs if not f.startswith("p"))
+  return Roles(f"{dims(ins)} -> {dims(outs)}", whole=whole)
+
+
+def _rows_roles(repeats: tuple[int, ...], config: Any, x: Shaped) -> Roles:
+  """As `_repeats_roles`, where the shards still have the kernel's view."""
+  fits = lambda x: tile_rows_triton.view(x.shape, repeats) is not None  # noqa: E731
+  return dataclasses.replace(_repeats_roles(repeats, config, x), fits=fits)
+
+
+KERNELS = (
+  kernels.Kernel(
+    "tile_copies_triton",
+    "cuda",
+    applies=lambda repeats, config, x: tile_copies_triton.applies(
+      x.shape, repeats, x.dtype, config
+    ),
+    roles=_repeats_roles,
+    call=lambda repeats, config, interpret, x: functools.partial(
+      tile_copies_triton.tile_copies, repeats=repeats, config=config, interpret=interpret
+    ),
+  ),
+  kernels.Kernel(
+    "tile_rows_triton",
+    "cuda",
+    applies=lambda repeats, config, x: tile_rows_triton.applies(x.shape, repeats, x.dtype, config),
+    roles=_rows_roles,
+    call=lambda repeats, config, interpret, x: functools.partial(
+      tile_rows_triton.tile_rows, repeats=repeats, config=config, interpret=interpret
+    ),
+  ),
+  kernels.Kernel(
+    "tile_rows_cpu",
+    "cpu",
+    applies=lambda repeats, config, x: tile_rows_cpu.applies(x.shape, repeats, x.dtype, config),
+    roles=_repeats_roles,
+    call=lambda repeats, config, interpret, x: functools.partial(
+      tile_rows_cpu.tile_rows, repeats=repeats
+    ),
+    native="tile_rows.cc",
+  ),
+)
+"""TILE's kernels (`kernels.forms` chooses the first that applies on each platform). On CUDA
+GPUs: the read-once copies (one repeated dimension, an input larger than L2), else the row
+copies (repeats on the last two dimensions, the rows repeated, an output of 16 MiB or more).
+On the CPU: the native row kernel (an output of 16 MiB or more, rows of 1 KiB or more)."""
