@@ -1,6 +1,14 @@
 #!/usr/bin/env python3
 """Imports DirectML's documented examples into dml_jax's fixture file.
 
+Adding an operator's examples: transcribe its page first, one page entry with its examples
+in ``scripts/directml_worked_examples.json`` (the keys below: the fields and tensors as
+the page prints them, ``corrected_fields``, ``page_slip``, ``arguments``, ``notes``), then
+run this script. Extend the importer only where the transcription's keys cannot say what
+the operator needs, and then by what its descriptor declares (field kinds, output fields)
+or by a new transcription key, never by the operator's name. An operator in the registry
+without examples in the transcription stops the import (and ``--check``).
+
 Reads the developers' transcription of DirectML's worked examples,
 ``scripts/directml_worked_examples.json`` (format ``dml_jax-transcription/1``), keeps
 the examples of the operators in dml_jax's operator registry, and writes them to
@@ -14,11 +22,22 @@ The transcription holds one entry per page (``page``, ``repository``, ``path``,
   ``heading`` (the page's), ``slug`` (the fixture id's second half);
 * ``fields``: the DML fields as the page gives them; ``corrected_fields``: those the
   example's own sizes and data contradict, with the value they need;
-* ``tensors``: by DML field name (``OutputTensor``, or ``OutputTensors``' list, among
-  them), each ``{data_type, sizes, data}`` (data null for a shape-only example);
-  ``printed_sizes``: sizes the page prints that its data contradict;
+* ``tensors``: by DML field name, the outputs among them (the descriptor's output
+  fields: ``OutputTensor``, ``OutputTensors``' list, or several, such as
+  NONZERO_COORDINATES' ``OutputCountTensor`` and ``OutputCoordinatesTensor``), each
+  ``{data_type, sizes, data}`` (data null for a shape-only example); an optional input
+  the example does not pass is left out; ``printed_sizes``: sizes the page prints that
+  its data contradict;
+* ``arguments``: the functional API's keywords that no descriptor field holds, with the
+  values the example implies (``sizes`` and ``data_type`` of a generated output, a cast's
+  ``data_type``, ``coordinate_size``);
 * ``documented_output`` (false: computed, not on the page), ``shape_only``,
-  ``page_slip`` (what the page gets wrong, where it does), ``notes``.
+  ``page_slip`` (what the page gets wrong, where it does), ``corrected_because`` (why
+  ``corrected_fields`` hold the values they do, where no rule of the importer's says it),
+  ``notes``.
+
+An INT or UINT field (or array) may hold the name of a C limit the page prints
+(``INT32_MIN``, ``INT32_MAX``, ``UINT32_MAX``); the fixture has its value.
 
 The fixtures have:
 
@@ -27,9 +46,12 @@ The fixtures have:
   ``inputs``; ``axis``, ``input_dimension_count``, ...), taken from each
   descriptor's field declarations (counts such as InputCount are implied), and
   the functional API's own keywords where no field holds them (SPLIT's
-  ``split_sizes``, ONE_HOT's ``depth``);
+  ``split_sizes``, ONE_HOT's ``depth``, and an example's ``arguments``: after the
+  fields, or before them for an operator without input tensors, whose call they
+  define);
 * ``"outputs"``, a list, for an operator with OutputTensors (SPLIT), else
-  ``"output"``;
+  ``"output"``, and a list for an operator with several output fields (in the
+  descriptor's order);
 * structured provenance (page, repository, path, commit, example heading);
 * the documentation errata that were applied, each as ``{issue, resolution}``;
 * the strides page's examples (op ``TENSOR_STRIDES``: a linear buffer of letters viewed
@@ -62,7 +84,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))  # this checkout's registry, installed or not
 
 from dml_jax._src import registry  # noqa: E402
-from dml_jax._src.fields import DmlField, dml_fields  # noqa: E402
+from dml_jax._src.fields import DmlField, FieldKind, dml_fields  # noqa: E402
 
 DEFAULT_OUTPUT = REPO_ROOT / "dml_jax" / "_src" / "fixtures" / "directml_examples.json"
 FORMAT = "dml_jax-fixtures/1"
@@ -83,8 +105,17 @@ IMPLIED_PARAMS = {
 }
 
 _SDK_API_PAGE_URL = "https://learn.microsoft.com/windows/win32/api/directml/{name}"
-_AI_DOCS_PAGE_URL = "https://learn.microsoft.com/windows/ai/directml/{name}"
+_AI_DOCS_PAGE_URL = "https://learn.microsoft.com/windows/ai/{name}"  # the path under docs/
 _SLUG = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+
+# C limits an INT or UINT field may be printed as (DIAGONAL_MATRIX1's INT32_MIN).
+C_LIMITS = {"INT32_MIN": -(2**31), "INT32_MAX": 2**31 - 1, "UINT32_MAX": 2**32 - 1}
+_INTEGER_RANGES = {
+  FieldKind.INT: (-(2**31), 2**31 - 1),
+  FieldKind.INT_ARRAY: (-(2**31), 2**31 - 1),
+  FieldKind.UINT: (0, 2**32 - 1),
+  FieldKind.UINT_ARRAY: (0, 2**32 - 1),
+}
 
 # The strides page's examples run as this operator (see convert_strides_example).
 STRIDES_EXAMPLES = "TENSOR_STRIDES"
@@ -106,8 +137,7 @@ def read_transcription(document: Mapping[str, Any]) -> list[dict[str, Any]]:
     for entry in page["examples"]:
       if not _SLUG.match(entry["slug"]):
         raise ValueError(f"{entry['op']}: slug {entry['slug']!r} is not lower-case-with-dashes")
-      inputs = dict(entry["tensors"])
-      output = inputs.pop("OutputTensor", None) or inputs.pop("OutputTensors", None)
+      inputs, output = split_outputs(entry["op"], entry["tensors"])
       examples.append(
         {
           **entry,
@@ -118,6 +148,23 @@ def read_transcription(document: Mapping[str, Any]) -> list[dict[str, Any]]:
         }
       )
   return examples
+
+
+def split_outputs(op: str, tensors: Mapping[str, Any]) -> tuple[dict[str, Any], Any]:
+  """An example's input tensors, and its output: the tensor of the descriptor's one output
+  field (a list for OutputTensors), a list of the tensors of several output fields in the
+  descriptor's order, or None where the page documents none. An operator outside the
+  registry (the strides page's) has its output in ``OutputTensor``."""
+  inputs = dict(tensors)
+  if op not in registry.operators():
+    return inputs, inputs.pop("OutputTensor", None)
+  names = [field.dml_name for field in dml_fields(registry.lookup(op)) if field.output]
+  found = [inputs.pop(name) for name in names if name in inputs]
+  if len(names) == 1:
+    return inputs, found[0] if found else None
+  if found and len(found) != len(names):
+    raise ValueError(f"{op}: an example gives some of the outputs {names}, not all")
+  return inputs, found or None
 
 
 def fixture_id(example: Mapping[str, Any]) -> str:
@@ -133,7 +180,9 @@ def provenance(page: Mapping[str, Any], heading: str) -> dict[str, Any]:
   if page["repository"] == "MicrosoftDocs/sdk-api":
     url = _SDK_API_PAGE_URL.format(name=Path(page["path"]).stem)
   elif page["repository"] == "MicrosoftDocs/windows-ai-docs":
-    url = _AI_DOCS_PAGE_URL.format(name=Path(page["path"]).stem)
+    url = _AI_DOCS_PAGE_URL.format(
+      name=Path(page["path"]).relative_to("docs").with_suffix("").as_posix()
+    )
   return {
     "page": page["page"],
     "repository": page["repository"],
@@ -178,12 +227,34 @@ def convert_params(
       if value != length:
         raise ValueError(f"{op}: {name} {value} != the length of {counted.dml_name}")
       continue
-    converted[field.name] = value
+    converted[field.name] = integer_value(op, field, value)
   return converted
 
 
+def integer_value(op: str, field: DmlField, value: Any) -> Any:
+  """An INT or UINT field's value (or array's values), C limit names replaced by their value
+  and each checked against the kind's range; any other field's value as it is."""
+  bounds = _INTEGER_RANGES.get(field.kind)
+  if bounds is None:
+    return value
+
+  def one(item: Any) -> int:
+    if isinstance(item, str):
+      if item not in C_LIMITS:
+        raise ValueError(
+          f"{op}: {field.dml_name} {item!r} is neither a number nor one of {sorted(C_LIMITS)}"
+        )
+      item = C_LIMITS[item]
+    if isinstance(item, bool) or not isinstance(item, int) or not bounds[0] <= item <= bounds[1]:
+      raise ValueError(f"{op}: {field.dml_name} {item!r} is not a {field.kind.value} in {bounds}")
+    return item
+
+  return [one(item) for item in value] if isinstance(value, list) else one(value)
+
+
 def function_params(example: Mapping[str, Any]) -> dict[str, Any]:
-  """The functional API's keywords that no descriptor field holds, from the example.
+  """The functional API's keywords that no descriptor field holds, from the example: its
+  transcribed ``arguments``, or, for two operators, computed from its outputs.
 
   SPLIT's descriptor has its pieces' sizes only in OutputTensors; ``dml.split``
   (and its oracle) take them as ``split_sizes``, the outputs' sizes along Axis.
@@ -195,7 +266,7 @@ def function_params(example: Mapping[str, Any]) -> dict[str, Any]:
     return {"split_sizes": [int(t["sizes"][axis]) for t in example["output"]]}
   if example["op"] == "ONE_HOT":
     return {"depth": int(example["output"]["sizes"][example["fields"]["Axis"]])}
-  return {}
+  return dict(example.get("arguments") or {})
 
 
 def convert_inputs(op: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
@@ -430,6 +501,23 @@ def errata_for(example: Mapping[str, Any]) -> list[dict[str, str]]:
         " InputDimensionCount 1 and IndicesDimensionCount 2; the data are the page's.",
       }
     )
+  if example.get("corrected_because") and not errata:  # a corrected field, by the transcription
+    printed, used = example["fields"], params_override(example)
+    if not used or not example.get("page_slip"):
+      raise ValueError(
+        f"{fixture_id(example)}: corrected_because needs corrected_fields and a page_slip"
+      )
+    errata.append(
+      {
+        "issue": "The example sets "
+        + ", ".join(f"{name} {_shown(printed[name])}" for name in used)
+        + f" but {example['page_slip']}.",
+        "resolution": "Recorded with "
+        + ", ".join(f"{name} {_shown(value)}" for name, value in used.items())
+        + f", {example['corrected_because']}"
+        + ("; the output is the page's." if example["documented_output"] else "."),
+      }
+    )
   if example.get("page_slip") and not errata:  # any other operator's documented slip
     errata.append(
       {
@@ -438,6 +526,13 @@ def errata_for(example: Mapping[str, Any]) -> list[dict[str, str]]:
       }
     )
   return errata
+
+
+def _shown(value: Any) -> str:
+  """A field's value as a page prints it: 7, not 7.0."""
+  if isinstance(value, float) and value.is_integer():
+    return str(int(value))
+  return str(value)
 
 
 def _braced(sizes: list[int]) -> str:
@@ -510,11 +605,19 @@ def convert_example(example: Mapping[str, Any]) -> dict[str, Any]:
   several = isinstance(output, list)  # OutputTensors (SPLIT): a list of tensors
   in_force = {**example["fields"], **params_override(example)}  # see errata_for
   params = convert_params(op, in_force, example["inputs"], output if several else None)
+  arguments = function_params(example)
+  clash = set(arguments) & set(params)
+  if clash:
+    raise ValueError(
+      f"{ident}: arguments {sorted(clash)} are descriptor fields; give them in fields"
+    )
+  # An operator without input tensors (a generator) is defined by its arguments: they lead.
+  generator = not any(f.kind.is_tensor and not f.output for f in _fields(op).values())
   return {
     "id": ident,
     "op": op,
     "provenance": example["provenance"],
-    "params": {**params, **function_params(example)},
+    "params": {**arguments, **params} if generator else {**params, **arguments},
     "inputs": convert_inputs(op, example["inputs"]),
     **(
       {"outputs": [convert_tensor(t) for t in output]}
@@ -539,7 +642,12 @@ def build_fixture_document(transcription: Path = TRANSCRIPTION) -> dict[str, Any
     raise ValueError(f"duplicate fixture ids: {sorted(ids)}")
   missing = set(ops) - {f["op"] for f in fixtures}
   if missing:
-    raise ValueError(f"no examples found for {sorted(missing)}")
+    raise ValueError(
+      f"no examples found for {sorted(missing)}: transcribe each operator's worked examples"
+      f" (its page, fields, tensors, notes) into {TRANSCRIPTION.relative_to(REPO_ROOT)} first,"
+      " then run this script; extend the importer only where the transcription cannot say"
+      " what the operator needs (see this script's docstring)"
+    )
   return {
     "format": FORMAT,
     "source": {
@@ -617,7 +725,11 @@ def main(argv: list[str] | None = None) -> int:
   )
   args = parser.parse_args(argv)
 
-  document = build_fixture_document(args.transcription)
+  try:
+    document = build_fixture_document(args.transcription)
+  except ValueError as error:
+    print(f"{Path(__file__).name}: {error}", file=sys.stderr)
+    return 1
   text = format_json(document) + "\n"
   if args.check:
     current = args.output.read_text(encoding="utf-8") if args.output.exists() else None

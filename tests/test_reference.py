@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import importlib.util
 import inspect
+import json
 import re
 import subprocess
 import sys
@@ -120,8 +121,12 @@ class TestFixtures:
     for fixture in FIXTURES:  # the roles are the oracle's positional parameters
       parameters = inspect.signature(_oracle(fixture.op)).parameters.values()
       positional = {p.name for p in parameters if p.kind is p.POSITIONAL_OR_KEYWORD}
+      required = {
+        p.name for p in parameters if p.kind is p.POSITIONAL_OR_KEYWORD and p.default is p.empty
+      }
       keywords = {p.name for p in parameters if p.kind is p.KEYWORD_ONLY}
-      assert set(fixture.inputs) == positional, fixture.id
+      # an optional input (DIAGONAL_MATRIX1's InputTensor) may be absent
+      assert required <= set(fixture.inputs) <= positional, fixture.id
       assert set(fixture.params) <= keywords, fixture.id
     assert all(isinstance(f.inputs["inputs"], tuple) for f in load_fixtures("JOIN"))
     assert all("input_count" not in f.params for f in FIXTURES)
@@ -208,6 +213,103 @@ class TestFixtures:
       axis=1,
     )
     np.testing.assert_array_equal(got, np.asarray(fixture["output"]["data"], np.float32))
+
+  def test_import_script_reads_kinds_outputs_arguments_and_corrections(self) -> None:
+    # What the importer takes from the descriptors and the transcription, not from an
+    # operator's name: INT32_MIN for an INT field, a corrected field's erratum, arguments
+    # leading a generator's parameters, and several output fields as "outputs".
+    module = _importer()
+    matrix = {"data_type": "FLOAT32", "sizes": [2, 2], "data": [[1, 0], [0, 1]]}
+    page = {
+      "page": "P",
+      "repository": "MicrosoftDocs/windows-ai-docs",
+      "path": "docs/directml/api/p.md",
+      "commit": None,
+      "examples": [
+        {
+          "op": "DIAGONAL_MATRIX1",
+          "heading": "H",
+          "slug": "a",
+          "fields": {
+            "ValueDataType": "FLOAT32",
+            "Value": 7.0,
+            "DiagonalFillBegin": "INT32_MIN",
+            "DiagonalFillEnd": 1,
+          },
+          "arguments": {"sizes": [2, 2]},
+          "tensors": {"OutputTensor": matrix},
+          "documented_output": True,
+          "shape_only": False,
+          "page_slip": "its output shows ones",
+          "corrected_fields": {"Value": 1.0},
+          "corrected_because": "the value its output shows",
+        },
+        {
+          "op": "DIAGONAL_MATRIX",
+          "heading": "H",
+          "slug": "b",
+          "fields": {"Offset": 0, "Value": 1.0},
+          "arguments": {"sizes": [2, 2]},
+          "tensors": {"OutputTensor": matrix},
+          "documented_output": True,
+          "shape_only": False,
+        },
+        {
+          "op": "NONZERO_COORDINATES",
+          "heading": "H",
+          "slug": "c",
+          "fields": {},
+          "tensors": {
+            "OutputCoordinatesTensor": {"data_type": "UINT32", "sizes": [1, 2], "data": [[0, 0]]},
+            "InputTensor": {"data_type": "FLOAT32", "sizes": [1, 1], "data": [[5.0]]},
+            "OutputCountTensor": {"data_type": "UINT32", "sizes": [1, 1], "data": [[1]]},
+          },
+          "documented_output": True,
+          "shape_only": False,
+        },
+      ],
+    }
+    examples = module.read_transcription({"format": module.TRANSCRIPTION_FORMAT, "pages": [page]})
+    fill, generator, nonzero = (module.convert_example(e) for e in examples)
+    assert fill["params"] == {
+      "value_data_type": "FLOAT32",
+      "value": 1.0,
+      "diagonal_fill_begin": -(2**31),
+      "diagonal_fill_end": 1,
+      "sizes": [2, 2],
+    }
+    assert list(fill["params"])[-1] == "sizes"
+    assert fill["provenance"]["url"] == "https://learn.microsoft.com/windows/ai/directml/api/p"
+    assert fill["errata"] == [
+      {
+        "issue": "The example sets Value 7 but its output shows ones.",
+        "resolution": "Recorded with Value 1, the value its output shows; the output is the"
+        " page's.",
+      }
+    ]
+    assert list(generator["params"]) == ["sizes", "offset", "value"]
+    assert generator["inputs"] == {}
+    assert list(nonzero["inputs"]) == ["input"] and "output" not in nonzero
+    assert [t["data"] for t in nonzero["outputs"]] == [[[1]], [[0, 0]]]
+    bad = dict(page["examples"][1], fields={"Offset": "INT_MIN", "Value": 1.0})
+    (example,) = module.read_transcription(
+      {"format": module.TRANSCRIPTION_FORMAT, "pages": [dict(page, examples=[bad])]}
+    )
+    with pytest.raises(ValueError, match="Offset 'INT_MIN' is neither a number nor one of"):
+      module.convert_example(example)
+
+  def test_the_importer_says_how_to_add_a_missing_operator(self, tmp_path, capsys) -> None:
+    module = _importer()
+    document = json.loads(module.TRANSCRIPTION.read_text())
+    document["pages"] = [
+      page for page in document["pages"] if page["examples"][0]["op"] != "ELEMENT_WISE_IF"
+    ]
+    transcription = tmp_path / "transcription.json"
+    transcription.write_text(json.dumps(document))
+    assert module.main(["--check", "--transcription", str(transcription)]) == 1
+    error = capsys.readouterr().err
+    assert "no examples found for ['ELEMENT_WISE_IF']" in error
+    assert "into scripts/directml_worked_examples.json first, then run this script" in error
 
   def test_the_fixture_file_is_what_the_importer_writes(self, capsys) -> None:
     # The transcription is in the repository: a clone regenerates the fixtures, and this
