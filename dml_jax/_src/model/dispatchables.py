@@ -62,6 +62,7 @@ _TENSOR_FLAGS = ("NONE", "OWNED_BY_DML")
 _ENUM_PREFIX = {
   "PaddingMode": ("DML_PADDING_MODE_", ("CONSTANT", "EDGE", "REFLECTION", "SYMMETRIC")),
   "DepthSpaceOrder": ("DML_DEPTH_SPACE_ORDER_", ("DEPTH_COLUMN_ROW", "COLUMN_ROW_DEPTH")),
+  "AxisDirection": ("DML_AXIS_DIRECTION_", ("INCREASING", "DECREASING")),
   "DataType": ("DML_TENSOR_DATA_TYPE_", tuple(DataType.__members__)),
 }
 
