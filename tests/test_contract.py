@@ -260,6 +260,14 @@ ALLOWED_PRIMITIVES = {
   "gt",
   "ge",
   "scatter-max",
+  # the selection operators (ARGMIN, ARGMAX, TOP_K, TOP_K1): integer keys that rank floats,
+  # compared and picked, never computed with
+  "argmax",
+  "argmin",
+  "top_k",
+  "and",
+  "xor",
+  "shift_right_arithmetic",
   # choices between forms of the same result
   "platform_index",
   "cond",

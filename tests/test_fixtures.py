@@ -23,8 +23,9 @@ def _run(fixture, arrays):
 
 
 def _outputs(out):
-  """A functional call's outputs as a list: one array, or OutputTensors' list (SPLIT)."""
-  return out if isinstance(out, list) else [out]
+  """A functional call's outputs as a list: one array, OutputTensors' list (SPLIT), or the
+  tuple of several outputs (TOP_K's values and indices)."""
+  return list(out) if isinstance(out, list | tuple) else [out]
 
 
 def test_every_registered_operator_has_fixtures():
@@ -79,8 +80,9 @@ def test_descriptor_infers_documented_output(fixture):
     # depth): given, and accepted as is.
     assert desc.infer_outputs() == documented
     return
-  inferred = type(desc)(**{**vars(desc), "output_tensor": None})
-  assert inferred.output == documented[0]
+  outputs = {f.name: None for f in dml_fields(desc) if f.output}
+  inferred = type(desc)(**{**vars(desc), **outputs})
+  assert inferred.outputs == documented
 
 
 @pytest.mark.parametrize("fixture", SHAPE_ONLY, ids=lambda f: f.id)

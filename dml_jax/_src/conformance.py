@@ -51,15 +51,19 @@ def descriptor_for(fixture: Fixture) -> OperatorDesc:
   fields = dml_fields(desc_type)
   names = {field.name for field in fields}
   values: dict[str, Any] = {k: v for k, v in fixture.params.items() if k in names}
+  outputs = tuple(map(_tensor, fixture.outputs))
+  position = 0  # the next output: several TENSOR outputs (TOP_K's) take them in field order
   for field in fields:
     if field.kind.is_tensor and not field.output:
       value = fixture.inputs[field.argument]
       values[field.name] = (
         tuple(map(_tensor, value)) if isinstance(value, tuple) else _tensor(value)
       )
+    elif field.output and field.kind is FieldKind.TENSOR_ARRAY:
+      values[field.name] = outputs
     elif field.output:
-      outputs = tuple(map(_tensor, fixture.outputs))
-      values[field.name] = outputs if field.kind is FieldKind.TENSOR_ARRAY else outputs[0]
+      values[field.name] = outputs[position]
+      position += 1
   return desc_type(**values)
 
 
