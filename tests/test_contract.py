@@ -265,7 +265,6 @@ ALLOWED_PRIMITIVES = {
   "argmax",
   "argmin",
   "top_k",
-  "and",
   "xor",
   "shift_right_arithmetic",
   # choices between forms of the same result

@@ -29,7 +29,7 @@ import numpy as np
 import pytest
 
 from dml_jax._src import reference, registry
-from dml_jax._src.fields import field_by_dml_name
+from dml_jax._src.fields import dml_fields, field_by_dml_name
 from dml_jax._src.fixtures import DATA_TYPES, Fixture, get_fixture, load_fixtures
 from tests.helpers import ALL_DTYPES, assert_bits_equal, fixture_file_entries
 
@@ -108,13 +108,22 @@ class TestFixtures:
         assert not tensor.data.flags.writeable
     # Output DataType always equals the (first) input's, or that of the input the operator
     # names (ONE_HOT's ValuesTensor): the GATHER_ELEMENTS page's UINT32 typo is corrected in
-    # the file.
-    source = registry.lookup(fixture.op).OUTPUT_DATA_TYPE_FROM
+    # the file. Index outputs (ARGMAX's, TOP_K's OutputIndexTensor) have an index type.
+    desc_type = registry.lookup(fixture.op)
+    source = desc_type.OUTPUT_DATA_TYPE_FROM
     if source is None:
       first = fixture.inputs.get("input") or fixture.inputs["inputs"][0]
     else:
-      first = fixture.inputs[field_by_dml_name(registry.lookup(fixture.op), source).argument]
-    assert all(output.data_type == first.data_type for output in fixture.outputs)
+      first = fixture.inputs[field_by_dml_name(desc_type, source).argument]
+    output_fields = [f for f in dml_fields(desc_type) if f.output]
+    if len(output_fields) == len(fixture.outputs):  # one TENSOR field per output
+      for field, output in zip(output_fields, fixture.outputs, strict=True):
+        if field.index:
+          assert output.data_type in ("INT32", "INT64", "UINT32", "UINT64"), fixture.id
+        else:
+          assert output.data_type == first.data_type, fixture.id
+    else:  # OutputTensors
+      assert all(output.data_type == first.data_type for output in fixture.outputs)
     for erratum in fixture.errata:
       assert erratum.issue and erratum.resolution
 
