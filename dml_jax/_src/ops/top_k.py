@@ -310,7 +310,8 @@ def top_k(
     TypeError: for a non-integer axis or k, a dtype DirectML lacks, or UINT64 with x64 off.
 
   Examples:
-    >>>     >>> x = np.array([[1, 2, 2, 3], [6, 6, 6, 6]], np.float32)
+    >>> import numpy as np
+    >>> x = np.array([[1, 2, 2, 3], [6, 6, 6, 6]], np.float32)
     >>> values, indices = top_k(x, axis=1, k=3)
     >>> values
     Array([[3., 2., 2.],
@@ -357,7 +358,8 @@ def top_k1(
     TypeError: for a non-integer axis or k, a dtype DirectML lacks, or UINT64 with x64 off.
 
   Examples:
-    >>>     >>> x = np.array([[3, 4, 5, 5], [6, 6, 6, 6]], np.int32)
+    >>> import numpy as np
+    >>> x = np.array([[3, 4, 5, 5], [6, 6, 6, 6]], np.int32)
     >>> top_k1(x, axis=1, k=3, axis_direction="INCREASING")
     (Array([[3, 4, 5],
            [6, 6, 6]], dtype=int32), Array([[0, 1, 2],
