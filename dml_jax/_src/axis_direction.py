@@ -83,6 +83,19 @@ def ordered_keys(x: jax.Array) -> jax.Array:
   dtype = np.dtype(x.dtype)
   if not np.issubdtype(dtype, np.floating):
     return x
+  bits = canonical_bits(x)
+  width = dtype.itemsize * 8
+  magnitude_mask = np.asarray((1 << (width - 1)) - 1, bits.dtype)
+  sign = lax.shift_right_arithmetic(bits, lax.full_like(bits, width - 1))
+  return lax.bitwise_xor(bits, lax.bitwise_and(sign, magnitude_mask))
+
+
+def canonical_bits(x: jax.Array) -> jax.Array:
+  """The bits of a float array as signed integers of its width, with -0.0 made +0.0 and every
+  NaN made one positive quiet NaN: equal in the selection order means equal bits. (XLA's total
+  order of floats, which `lax.top_k` and `lax.sort` use, then ranks them as the selection order
+  does.)"""
+  dtype = np.dtype(x.dtype)
   info = np.finfo(dtype)
   signed = np.dtype(f"i{dtype.itemsize}")
   bits = lax.bitcast_convert_type(x, signed)
@@ -91,6 +104,4 @@ def ordered_keys(x: jax.Array) -> jax.Array:
   quiet_nan = np.asarray(infinity | (1 << (info.nmant - 1)), signed)
   magnitude = lax.bitwise_and(bits, magnitude_mask)
   bits = lax.select(magnitude == np.asarray(0, signed), lax.full_like(bits, 0), bits)
-  bits = lax.select(magnitude > infinity, lax.full_like(bits, quiet_nan), bits)
-  sign = lax.shift_right_arithmetic(bits, lax.full_like(bits, info.bits - 1))
-  return lax.bitwise_xor(bits, lax.bitwise_and(sign, magnitude_mask))
+  return lax.select(magnitude > infinity, lax.full_like(bits, quiet_nan), bits)

@@ -108,6 +108,16 @@ def test_nan_ranks_above_infinity_and_values_are_copied_bit_for_bit():
       assert_bits_equal(g, w)
 
 
+@pytest.mark.parametrize("dtype", [np.float16, np.float32])
+def test_subnormals_rank_by_value(dtype):
+  tiny = np.finfo(dtype).smallest_subnormal
+  x = np.array([[0.0, tiny, -tiny, 2 * tiny, -0.0]], dtype)
+  _, indices = dml.top_k(x, axis=1, k=5)
+  assert_bits_equal(indices, np.array([[3, 1, 0, 4, 2]], np.uint32))
+  _, indices = dml.top_k1(x, axis=1, k=5, axis_direction="INCREASING")
+  assert_bits_equal(indices, np.array([[2, 0, 4, 1, 3]], np.uint32))
+
+
 def test_argmax_is_top_1():
   rng = np.random.default_rng(2)
   x = rng.choice(np.array([0.0, -0.0, 1.0, np.nan, np.inf], np.float32), (4, 7))

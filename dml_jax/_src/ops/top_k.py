@@ -18,10 +18,11 @@ every NaN ranks above +inf (so NaNs come first in DECREASING order and last in
 INCREASING order). The output values are the input's own elements, bit for bit: a -0.0
 stays -0.0 and a NaN keeps its payload.
 
-The lowering ranks integer keys (`axis_direction.ordered_keys`; for INCREASING their
-bitwise complement, which reverses the order without overflow) with `lax.top_k`, which
-keeps equal keys in ascending positions, and gathers the values at the positions it
-finds; the gradient of the values is that gather's.
+The lowering ranks keys with `lax.top_k`, which keeps equal keys in ascending positions, and
+gathers the values at the positions it finds (the gradient of the values is that gather's).
+The keys of data that float32 holds exactly are float32 with canonical zeros and NaNs, whose
+order XLA takes from their bits, and which its TopK handles in its fast paths; 32- and 64-bit
+integers rank through integer keys (`_ranking_keys`).
 """
 
 from __future__ import annotations
@@ -30,11 +31,12 @@ import dataclasses
 from typing import TYPE_CHECKING, Any, SupportsIndex
 
 import jax
+import numpy as np
 from jax import lax
 from jax.typing import ArrayLike
 
 from dml_jax._src import arguments, dispatch, indexing, registry, rules
-from dml_jax._src.axis_direction import AxisDirection, ordered_keys
+from dml_jax._src.axis_direction import AxisDirection, canonical_bits, ordered_keys
 from dml_jax._src.descriptor import OperatorDesc
 from dml_jax._src.dtypes import FLOAT_AND_INT_16_32, UP_TO_32_BIT, DataType, DataTypeLike
 from dml_jax._src.errors import Checker
@@ -147,9 +149,7 @@ class _TopKDesc(OperatorDesc):
   def lower(self, input: jax.Array) -> tuple[jax.Array, jax.Array]:
     _, indices_desc = self.outputs
     dtype = index_dtype(indices_desc.data_type, "OutputIndexTensor")
-    keys = ordered_keys(input)
-    if not self.descending:  # the complement reverses the order exactly, overflow-free
-      keys = lax.bitwise_not(keys)
+    keys = _ranking_keys(input, self.descending)
     _, positions = lax.top_k(keys, self.k, axis=self.axis)
     values = indexing.gather_along_axis(input, positions, self.axis)
     return values, lax.convert_element_type(positions, dtype)
@@ -274,6 +274,29 @@ class TopK1Desc(_TopKDesc):
   @property
   def descending(self) -> bool:
     return self.axis_direction is AxisDirection.DECREASING
+
+
+# Data that float32 holds exactly: ranked as float32, which XLA's TopK handles in its fast
+# paths (on the CPU a partial sort; other types take a full sort there, about 100 times slower).
+_AS_FLOAT32 = frozenset(map(np.dtype, ("float32", "float16", "int16", "uint16", "int8", "uint8")))
+
+
+def _ranking_keys(input: jax.Array, descending: bool) -> jax.Array:
+  """Keys whose order in `lax.top_k` (largest first) is the selection order, or its reverse.
+
+  Data that float32 holds exactly becomes float32 with canonical zeros and NaNs
+  (`canonical_bits`): XLA ranks floats by their bits (its total order), so the keys rank as the
+  selection order does; flipping their sign bit reverses that order exactly (every NaN becomes
+  the one smallest key). Other data (32- and 64-bit integers, FLOAT64) ranks through
+  `ordered_keys`, reversed by the bitwise complement, which cannot overflow.
+  """
+  if np.dtype(input.dtype) in _AS_FLOAT32:
+    bits = canonical_bits(lax.convert_element_type(input, np.float32))
+    if not descending:
+      bits = lax.bitwise_xor(bits, lax.full_like(bits, np.int32(-(2**31))))
+    return lax.bitcast_convert_type(bits, np.float32)
+  keys = ordered_keys(input)
+  return keys if descending else lax.bitwise_not(keys)
 
 
 def top_k(
