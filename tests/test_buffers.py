@@ -168,9 +168,11 @@ def _with_layouts(desc, input_strides, output_strides):
     dataclasses.replace(t, strides=s, total_tensor_size_in_bytes=None)
     for t, s in zip(desc.outputs, output_strides, strict=True)
   ]
-  field = next(f for f in dml_fields(desc) if f.output)
-  value = tuple(outputs) if field.kind is FieldKind.TENSOR_ARRAY else outputs[0]
-  return dataclasses.replace(desc, **{field.name: value})
+  fields = [f for f in dml_fields(desc) if f.output]
+  if fields[0].kind is FieldKind.TENSOR_ARRAY:
+    return dataclasses.replace(desc, **{fields[0].name: tuple(outputs)})
+  # One TENSOR field per output (TOP_K's values and indices).
+  return dataclasses.replace(desc, **{f.name: t for f, t in zip(fields, outputs, strict=True)})
 
 
 @pytest.mark.parametrize("op", sorted(strategies.VALID))
@@ -179,7 +181,7 @@ def _with_layouts(desc, input_strides, output_strides):
 def test_execute_on_bound_buffers_matches_the_model(op, data):
   case = data.draw(strategies.VALID[op](), label="case")
   desc = case.desc
-  wide = any(t.data_type.is_64_bit for _, _, t in desc.dml_inputs())
+  wide = any(t is not None and t.data_type.is_64_bit for _, t, _ in desc.dml_tensors())
   rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1), label="seed"))
   inputs = [t for _, _, t in desc.dml_inputs()]
   input_strides = [data.draw(layout(t.sizes)) for t in inputs]
