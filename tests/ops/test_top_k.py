@@ -182,3 +182,58 @@ def test_explanation():
   assert any("{1,1,3,3}" in line for line in output)
   increasing = dml.TopK1Desc(T("FLOAT32", (4,)), 0, 2, axis_direction="INCREASING")
   assert any("smallest, in ascending" in line for line in increasing.explain_output())
+
+
+def test_a_directml_model_runs_top_k1_and_argmax():
+  # DirectML's JSON form, as DxDispatch model files hold it (enum names with or without the
+  # DML_AXIS_DIRECTION_ prefix); TOP_K1's example 3 and ARGMAX's last-of-equal rule.
+  x = [1, 2, 2, 3, 3, 4, 5, 5, 6, 6, 6, 6]
+  model = dml.load_model(
+    {
+      "resources": {
+        "x": {"initialValuesDataType": "FLOAT32", "initialValues": x},
+        "v": {"initialValuesDataType": "FLOAT32", "initialValues": {"value": 0, "valueCount": 9}},
+        "i": {"initialValuesDataType": "UINT32", "initialValues": {"value": 0, "valueCount": 9}},
+        "a": {"initialValuesDataType": "UINT32", "initialValues": {"value": 0, "valueCount": 3}},
+      },
+      "dispatchables": {
+        "top": {
+          "type": "DML_OPERATOR_TOP_K1",
+          "desc": {
+            "InputTensor": {"DataType": "FLOAT32", "Sizes": [1, 1, 3, 4]},
+            "OutputValueTensor": {"DataType": "FLOAT32", "Sizes": [1, 1, 3, 3]},
+            "OutputIndexTensor": {"DataType": "UINT32", "Sizes": [1, 1, 3, 3]},
+            "Axis": 3,
+            "K": 3,
+            "AxisDirection": "DML_AXIS_DIRECTION_DECREASING",
+          },
+        },
+        "argmax": {
+          "type": "ARGMAX",
+          "desc": {
+            "InputTensor": {"DataType": "FLOAT32", "Sizes": [3, 4]},
+            "OutputTensor": {"DataType": "UINT32", "Sizes": [3, 1]},
+            "AxisCount": 1,
+            "Axes": [1],
+            "AxisDirection": "DECREASING",
+          },
+        },
+      },
+      "commands": [
+        {
+          "type": "dispatch",
+          "dispatchable": "top",
+          "bindings": {"InputTensor": "x", "OutputValueTensor": "v", "OutputIndexTensor": "i"},
+        },
+        {
+          "type": "dispatch",
+          "dispatchable": "argmax",
+          "bindings": {"InputTensor": "x", "OutputTensor": "a"},
+        },
+      ],
+    }
+  )
+  buffers = model.run()
+  assert buffers["v"].tolist() == [3, 2, 2, 5, 5, 4, 6, 6, 6]
+  assert buffers["i"].tolist() == [3, 1, 2, 2, 3, 1, 0, 1, 2]
+  assert buffers["a"].tolist() == [3, 3, 3]
