@@ -264,6 +264,8 @@ ALLOWED_PRIMITIVES = {
   # compared and picked, never computed with
   "argmax",
   "argmin",
+  "reduce_max",
+  "reduce_min",
   "top_k",
   "xor",
   "shift_right_arithmetic",
