@@ -277,7 +277,7 @@ class TopK1Desc(_TopKDesc):
 
 
 # Data that float32 holds exactly: ranked as float32, which XLA's TopK handles in its fast
-# paths (on the CPU a partial sort; other types take a full sort there, about 100 times slower).
+# paths (on the CPU a partial sort; other types take a full sort there, far slower).
 _AS_FLOAT32 = frozenset(map(np.dtype, ("float32", "float16", "int16", "uint16", "int8", "uint8")))
 
 
