@@ -2283,10 +2283,19 @@ def _index_impl(env: Env, name: str, kind: str, fn, *args, note: str = "") -> Im
   )
 
 
+_ARG_SIZES = {"large": (8192, 8192), "small": (2048, 2048), "tiny": (8, 16)}
+
+
+@case(
+  "ARGMIN",
+  sizes=_ARG_SIZES,
+  variants={"argmin_axis0": dict(axis=0, op="argmin")},
+  shard=lambda axis, op: {"batch": (1 - axis,)},
+)
 @case(
   "ARGMAX",
-  sizes={"large": (8192, 8192), "small": (2048, 2048), "tiny": (8, 16)},
-  variants={"argmax_axis1": dict(axis=1, op="argmax"), "argmin_axis0": dict(axis=0, op="argmin")},
+  sizes=_ARG_SIZES,
+  variants={"argmax_axis1": dict(axis=1, op="argmax")},
   shard=lambda axis, op: {"batch": (1 - axis,)},
 )
 def arg_min_max_case(shape: tuple[int, int], rng, *, axis: int, op: str) -> Case:
@@ -2352,10 +2361,19 @@ def arg_min_max_case(shape: tuple[int, int], rng, *, axis: int, op: str) -> Case
   )
 
 
+_TOP_K_SIZES = {"large": (256, 131072, 64), "small": (64, 16384, 16), "tiny": (8, 64, 4)}
+
+
+@case(
+  "TOP_K1",
+  sizes=_TOP_K_SIZES,
+  variants={"top_k1_increasing": dict(op="top_k1")},
+  shard=lambda op: {"batch": (0,)},
+)
 @case(
   "TOP_K",
-  sizes={"large": (256, 131072, 64), "small": (64, 16384, 16), "tiny": (8, 64, 4)},
-  variants={"top_k": dict(op="top_k"), "top_k1_increasing": dict(op="top_k1")},
+  sizes=_TOP_K_SIZES,
+  variants={"top_k": dict(op="top_k")},
   shard=lambda op: {"batch": (0,)},
 )
 def top_k_case(sizes: tuple[int, int, int], rng, *, op: str) -> Case:

@@ -18,8 +18,10 @@ merges the reduced axes into one (moving them last first where they are not adja
 the last axis, INCREASING, it reduces with `lax.argmax`/`lax.argmin`, which pick the first of
 equal keys; elsewhere XLA:CPU's one-pass reduction is slow, so on the CPU it takes two plain
 reductions instead, which XLA vectorizes along any axis: the extreme key, then the first (or
-last) position holding it. Other platforms reduce the reversed lane for
-DECREASING and count the position back from its end.
+last) position holding it, where the CPU has one device (over several, the two passes
+would all-reduce partial results where jnp's argmax gathers the axis, so the partitioner sees
+the one-pass form). Elsewhere DECREASING reduces the reversed lane and counts the position
+back from its end.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ import numpy as np
 from jax import lax
 from jax.typing import ArrayLike
 
-from dml_jax._src import arguments, dispatch, dtypes, registry, rules
+from dml_jax._src import arguments, dispatch, dtypes, placement, registry, rules
 from dml_jax._src.axis_direction import AxisDirection, ordered_keys
 from dml_jax._src.descriptor import OperatorDesc
 from dml_jax._src.dtypes import INDEX_TYPES, UP_TO_32_BIT, DataType, DataTypeLike
@@ -152,7 +154,7 @@ class _ArgMinMaxDesc(OperatorDesc):
     increasing = self.axis_direction is AxisDirection.INCREASING
     one_pass = lambda keys: _pick_in_one_pass(keys, first, largest, increasing, position_dtype)
     two_passes = lambda keys: _pick_in_two_passes(keys, first, largest, increasing, position_dtype)
-    if first == keys.ndim - 1 and increasing:
+    if (first == keys.ndim - 1 and increasing) or not placement.one_device("cpu"):
       position = one_pass(keys)
     else:  # XLA:CPU's one-pass reduction along an inner axis, or of a reversed lane, is slow
       position = forms.on_platforms({"cpu": two_passes}, one_pass, keys)
