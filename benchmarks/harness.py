@@ -256,13 +256,29 @@ class Impl:
   kernel_timer: Callable[[Callable[[], Any], int], float | None] | None = None
 
 
+def stacked_outputs(*outputs) -> np.ndarray:
+  """Several outputs of one shape (TOP_K's values and indices) as one array to check: each
+  one's bits (a float's as an unsigned integer of its width, an integer's value) as uint64."""
+  planes = []
+  for output in map(np.asarray, outputs):
+    if output.dtype.kind == "f":
+      output = np.ascontiguousarray(output).view(f"u{output.dtype.itemsize}")
+    planes.append(output.astype(np.uint64))
+  return np.stack(planes)
+
+
+def host_output(out) -> np.ndarray:
+  """A jax call's output on the host: one array, or the stack of several (`stacked_outputs`)."""
+  return stacked_outputs(*out) if isinstance(out, tuple) else np.asarray(out)
+
+
 def jax_impl(env: Env, name: str, kind: str, fn, *args) -> Impl:
   return Impl(
     name,
     kind,
     lambda: fn(*args),
     jax.block_until_ready,
-    np.asarray,
+    host_output,
     pipelined=env.pipelined,
     kernel_timer=env.kernel_timer,
   )

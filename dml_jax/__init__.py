@@ -9,6 +9,7 @@ Examples:
 
 from dml_jax import cpu as cpu
 from dml_jax import device as device
+from dml_jax._src.axis_direction import AxisDirection as AxisDirection
 from dml_jax._src.buffers import Binding as Binding
 from dml_jax._src.buffers import read_tensor as read_tensor
 from dml_jax._src.buffers import write_tensor as write_tensor
@@ -35,6 +36,10 @@ from dml_jax._src.fields import DmlField as DmlField
 from dml_jax._src.fields import FieldKind as FieldKind
 from dml_jax._src.model import Model as Model
 from dml_jax._src.model import load_model as load_model
+from dml_jax._src.ops.arg_min_max import ArgMaxDesc as ArgMaxDesc
+from dml_jax._src.ops.arg_min_max import ArgMinDesc as ArgMinDesc
+from dml_jax._src.ops.arg_min_max import argmax as argmax
+from dml_jax._src.ops.arg_min_max import argmin as argmin
 from dml_jax._src.ops.cast import CastDesc as CastDesc
 from dml_jax._src.ops.cast import cast as cast
 from dml_jax._src.ops.depth_space import DepthSpaceOrder as DepthSpaceOrder
@@ -95,6 +100,10 @@ from dml_jax._src.ops.split import SplitDesc as SplitDesc
 from dml_jax._src.ops.split import split as split
 from dml_jax._src.ops.tile import TileDesc as TileDesc
 from dml_jax._src.ops.tile import tile as tile
+from dml_jax._src.ops.top_k import TopK1Desc as TopK1Desc
+from dml_jax._src.ops.top_k import TopKDesc as TopKDesc
+from dml_jax._src.ops.top_k import top_k as top_k
+from dml_jax._src.ops.top_k import top_k1 as top_k1
 from dml_jax._src.scale_bias import ScaleBias as ScaleBias
 from dml_jax._src.tensor_desc import TensorDesc as TensorDesc
 from dml_jax._src.tensor_desc import TensorFlags as TensorFlags
@@ -109,6 +118,8 @@ __version__ = "0.1.0"
 __all__ = [
   # The operators: the functional API, then the descriptors (DML_*_OPERATOR_DESC) and enums
   "cast",
+  "argmax",
+  "argmin",
   "depth_to_space",
   "depth_to_space1",
   "diagonal_matrix",
@@ -134,6 +145,11 @@ __all__ = [
   "space_to_depth1",
   "split",
   "tile",
+  "top_k",
+  "top_k1",
+  "ArgMaxDesc",
+  "ArgMinDesc",
+  "AxisDirection",
   "CastDesc",
   "DepthSpaceOrder",
   "DepthToSpace1Desc",
@@ -165,6 +181,8 @@ __all__ = [
   "SpaceToDepthDesc",
   "SplitDesc",
   "TileDesc",
+  "TopK1Desc",
+  "TopKDesc",
   # Tensors, data types, feature levels, and what every descriptor shares
   "DataType",
   "FeatureLevel",

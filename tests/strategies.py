@@ -799,6 +799,94 @@ def fill_value_case(draw, op="FILL_VALUE_CONSTANT"):
   )
 
 
+def _selection_data(draw, data_type: DataType, shape):
+  """Values with many ties: a few distinct values, and for floats -0.0, 0.0, +-inf and NaNs
+  of both signs and two payloads (all of which rank as one value above +inf)."""
+  seed = draw(st.integers(0, 2**32 - 1))
+  rng = np.random.default_rng(seed)
+  dtype = data_type.numpy_dtype
+  if data_type.is_float:
+    nans = np.array([np.nan, -np.nan], dtype)
+    other_payload = (nans.view(f"u{dtype.itemsize}") | np.array(1, f"u{dtype.itemsize}")).view(
+      dtype
+    )
+    numbers = np.array([-2.5, -1, -0.0, 0.0, 1, 3, np.inf, -np.inf], dtype)
+    pool = np.concatenate([numbers, nans, other_payload])
+  else:
+    info = np.iinfo(dtype)
+    pool = np.array([info.min, info.max, 0, 1, 2, 3, info.max - 1], dtype)
+  return rng.choice(pool, size=shape)
+
+
+@st.composite
+def arg_min_max_case(draw, op="ARGMAX"):
+  """ARGMIN or ARGMAX: any non-empty set of axes in any order, either direction, any index
+  type of the output, and values with many ties, signed zeros and NaNs."""
+  desc_type = DESCS[op]
+  level = draw(levels(op))
+  table = _table(desc_type, level)
+  n = draw(st.integers(*_rank_range(table, level)))
+  data_type = draw(st.sampled_from(table["InputTensor"].data_types))
+  output_type = draw(st.sampled_from(table["OutputTensor"].data_types))
+  sizes = _sizes(draw, n, max_elements=48)
+  axes = tuple(draw(st.permutations(range(n)))[: draw(st.integers(1, n))])
+  direction = draw(st.sampled_from(list(dml.AxisDirection)))
+  x = _selection_data(draw, data_type, sizes)
+  reduced = tuple(1 if d in axes else size for d, size in enumerate(sizes))
+  desc = desc_type(
+    TensorDesc(data_type, sizes), axes, TensorDesc(output_type, reduced), axis_direction=direction
+  )
+  function, oracle = getattr(dml, desc_type.FUNCTION), getattr(reference, desc_type.FUNCTION)
+  return Case(
+    desc,
+    level,
+    [x],
+    lambda x, level: function(
+      x, axes=axes, axis_direction=direction, output_data_type=output_type, feature_level=level
+    ),
+    lambda: oracle(x, axes=axes, axis_direction=direction.name, output_data_type=output_type.name),
+  )
+
+
+@st.composite
+def top_k_case(draw, op="TOP_K"):
+  """TOP_K or TOP_K1: any axis, K from 1 to the lane's length, either direction (TOP_K1), any
+  index type of the level, and values with many ties, signed zeros and NaNs."""
+  desc_type = DESCS[op]
+  level = draw(levels(op))
+  table = _table(desc_type, level)
+  n = draw(st.integers(*_rank_range(table, level)))
+  data_type = draw(st.sampled_from(table["InputTensor"].data_types))
+  index_type = draw(st.sampled_from(table["OutputIndexTensor"].data_types))
+  sizes = _sizes(draw, n, max_elements=48)
+  axis = draw(st.integers(0, n - 1))
+  k = draw(st.integers(1, sizes[axis]))
+  extra = {}
+  if op == "TOP_K1":
+    extra["axis_direction"] = draw(st.sampled_from(list(dml.AxisDirection)))
+  x = _selection_data(draw, data_type, sizes)
+  out_sizes = sizes[:axis] + (k,) + sizes[axis + 1 :]
+  desc = desc_type(
+    TensorDesc(data_type, sizes),
+    axis,
+    k,
+    TensorDesc(data_type, out_sizes),
+    TensorDesc(index_type, out_sizes),
+    **extra,
+  )
+  function, oracle = getattr(dml, desc_type.FUNCTION), getattr(reference, desc_type.FUNCTION)
+  named = {key: value.name for key, value in extra.items()}
+  return Case(
+    desc,
+    level,
+    [x],
+    lambda x, level: function(
+      x, axis=axis, k=k, index_data_type=index_type, feature_level=level, **extra
+    ),
+    lambda: oracle(x, axis=axis, k=k, index_data_type=index_type.name, **named),
+  )
+
+
 VALID = {
   "ELEMENT_WISE_IDENTITY": element_wise_identity_case,
   "GATHER": gather_case,
@@ -827,6 +915,10 @@ VALID = {
   "NONZERO_COORDINATES": nonzero_coordinates_case,
   "FILL_VALUE_CONSTANT": fill_value_case,
   "FILL_VALUE_SEQUENCE": lambda: fill_value_case(op="FILL_VALUE_SEQUENCE"),
+  "ARGMIN": lambda: arg_min_max_case(op="ARGMIN"),
+  "ARGMAX": arg_min_max_case,
+  "TOP_K": top_k_case,
+  "TOP_K1": lambda: top_k_case(op="TOP_K1"),
 }
 
 
@@ -998,9 +1090,21 @@ def _bigger_output_sizes(desc, sizes):
 
 
 def _output_array_mutations(desc):
-  """The generic output mutants for given OutputTensors: the first one owned or retyped.
-  (Which field wrong output sizes break depends on the operator: see _operator_mutations.)"""
-  (field,) = [f for f in dml_fields(desc) if f.output]
+  """The generic output mutants for given OutputTensors, or for the first of several outputs
+  (TOP_K's values and indices): owned or retyped. (Which field wrong output sizes break
+  depends on the operator: see _operator_mutations.)"""
+  output_fields = [f for f in dml_fields(desc) if f.output]
+  field = output_fields[0]
+  if field.kind is FieldKind.TENSOR:
+    given = {f.name: t for f, t in zip(output_fields, desc.outputs, strict=True)}
+    output = desc.outputs[0]
+    for name, changes, rule in (
+      ("owned output", {"flags": 1}, "Flags"),
+      ("output type", {"data_type": _other_type(output.data_type)}, "DataType"),
+    ):
+      mutant = {**given, field.name: _replace_tensor(output, **changes)}
+      yield name, dataclasses.replace(desc, **mutant), f"{field.dml_name}.{rule}"
+    return
   outputs = getattr(desc, field.name)
 
   def first(**changes):
@@ -1011,6 +1115,10 @@ def _output_array_mutations(desc):
   yield "owned output", first(flags=1), f"{field.dml_name}[0].Flags"
   other = DataType.INT8 if outputs[0].data_type != DataType.INT8 else DataType.UINT8
   yield "output type", first(data_type=other), f"{field.dml_name}[0].DataType"
+
+
+def _other_type(data_type):
+  return DataType.INT8 if data_type != DataType.INT8 else DataType.UINT8
 
 
 def _with_rank(desc, rank):
@@ -1054,6 +1162,35 @@ def _rebuild(desc, changes):
 def _operator_mutations(desc, level, draw):
   if isinstance(desc, SELECTION_DESCS):
     yield from _select_mutations(desc, level, draw)
+  elif isinstance(desc, dml.ArgMinDesc | dml.ArgMaxDesc):
+    n = desc.input_tensor.dimension_count
+    yield "no axes", _rebuild(desc, {"axes": (), "axis_count": None}), "Axes"
+    yield "axis count", _rebuild(desc, {"axis_count": len(desc.axes) + 1}), "AxisCount"
+    yield "repeated axis", _rebuild(desc, {"axes": desc.axes + desc.axes[:1]}), "Axes"
+    yield "axis out of range", _rebuild(desc, {"axes": (n + draw(st.integers(0, 3)),)}), "Axes"
+  elif isinstance(desc, dml.TopKDesc | dml.TopK1Desc):
+    length = desc.input_tensor.sizes[desc.axis]
+    yield "k 0", _rebuild(desc, {"k": 0}), "K"
+    yield "k past the lane", _rebuild(desc, {"k": length + draw(st.integers(1, 3))}), "K"
+    values, indices = desc.outputs
+    yield (
+      "signed indices",
+      dataclasses.replace(
+        desc,
+        output_value_tensor=values,
+        output_index_tensor=_replace_tensor(indices, data_type=DataType.INT32),
+      ),
+      "OutputIndexTensor.DataType",
+    )
+    yield (
+      "values rank",
+      dataclasses.replace(
+        desc,
+        output_value_tensor=_replace_tensor(values, sizes=(1,) + values.sizes),
+        output_index_tensor=indices,
+      ),
+      "OutputValueTensor.DimensionCount",
+    )
   elif isinstance(desc, dml.ElementWiseIdentityDesc):
     table = desc.SUPPORT.at(level)
     integers = [t for t in table["InputTensor"].data_types if not t.is_float]

@@ -168,9 +168,11 @@ def _with_layouts(desc, input_strides, output_strides):
     dataclasses.replace(t, strides=s, total_tensor_size_in_bytes=None)
     for t, s in zip(desc.outputs, output_strides, strict=True)
   ]
-  field = next(f for f in dml_fields(desc) if f.output)
-  value = tuple(outputs) if field.kind is FieldKind.TENSOR_ARRAY else outputs[0]
-  return dataclasses.replace(desc, **{field.name: value})
+  fields = [f for f in dml_fields(desc) if f.output]
+  if fields[0].kind is FieldKind.TENSOR_ARRAY:
+    return dataclasses.replace(desc, **{fields[0].name: tuple(outputs)})
+  # One TENSOR field per output (TOP_K's values and indices).
+  return dataclasses.replace(desc, **{f.name: t for f, t in zip(fields, outputs, strict=True)})
 
 
 @pytest.mark.parametrize("op", sorted(strategies.VALID))

@@ -301,6 +301,15 @@ ALLOWED_PRIMITIVES = {
   "optimization_barrier",
   "sign",
   "abs",
+  # the selection operators (ARGMIN, ARGMAX, TOP_K, TOP_K1): integer keys that rank floats,
+  # compared and picked, never computed with
+  "argmax",
+  "argmin",
+  "reduce_max",
+  "reduce_min",
+  "top_k",
+  "xor",
+  "shift_right_arithmetic",
   # choices between forms of the same result
   "platform_index",
   "cond",

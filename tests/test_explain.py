@@ -30,7 +30,7 @@ def test_every_documented_example_is_explained_and_valid(fixture):
   for tensor in fixture.outputs:
     sizes = "{" + ",".join(map(str, tensor.sizes)) + "}"
     assert any(sizes in line for line in output), output
-  last = desc.dml_outputs()[-1][0]  # OutputTensor, OutputTensors[2], OutputCoordinatesTensor
+  last = desc.dml_outputs()[-1][0]  # OutputTensor, OutputTensors[k], OutputIndexTensor, ...
   assert output[-1].startswith(f"The given {last} matches")
   assert explain_section(text, "Validation:") == [
     "valid: DirectML's CreateOperator would accept this descriptor at FL 6_4."

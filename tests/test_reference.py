@@ -30,6 +30,7 @@ import numpy as np
 import pytest
 
 from dml_jax._src import conformance, reference, registry
+from dml_jax._src.fields import dml_fields
 from dml_jax._src.fixtures import DATA_TYPES, Fixture, get_fixture, load_fixtures
 from tests.helpers import ALL_DTYPES, assert_bits_equal, fixture_file_entries
 
@@ -108,12 +109,19 @@ class TestFixtures:
         assert not tensor.data.flags.writeable
     # Output DataType always equals the (first) input's, or that of the input the operator
     # names (ONE_HOT's ValuesTensor): the GATHER_ELEMENTS page's UINT32 typo is corrected in
-    # the file.
-    # The descriptor says which type that is (None: no input holds the type, as for
-    # DIAGONAL_MATRIX, whose OutputTensor alone has one).
-    _, data_type = conformance.descriptor_for(fixture).output_data_type_source()
-    if data_type is not None:
-      assert all(output.data_type == data_type.name for output in fixture.outputs)
+    # the file. The descriptor says which type that is (None: no input holds the type, as for
+    # DIAGONAL_MATRIX, whose OutputTensor alone has one); index outputs (ARGMAX's, TOP_K's
+    # OutputIndexTensor) have an index type of their own.
+    desc = conformance.descriptor_for(fixture)
+    _, data_type = desc.output_data_type_source()
+    index_fields = {f.dml_name for f in dml_fields(desc) if f.output and f.index}
+    outputs = desc.dml_outputs()
+    assert len(outputs) == len(fixture.outputs), fixture.id
+    for (field, _, _), output in zip(outputs, fixture.outputs, strict=True):
+      if field in index_fields:
+        assert output.data_type in ("INT32", "INT64", "UINT32", "UINT64"), fixture.id
+      elif data_type is not None:
+        assert output.data_type == data_type.name, fixture.id
     for erratum in fixture.errata:
       assert erratum.issue and erratum.resolution
 

@@ -1371,7 +1371,7 @@ def _fixture_desc(fixture, with_output: bool) -> dml.OperatorDesc:
   desc = conformance.descriptor_for(fixture)
   if with_output or not all(f.optional for f in dml_fields(desc) if f.output):
     return desc  # required outputs (SPLIT's, ONE_HOT's) are never inferred
-  return dataclasses.replace(desc, output_tensor=None)
+  return dataclasses.replace(desc, **{f.name: None for f in dml_fields(desc) if f.output})
 
 
 @pytest.mark.parametrize("fixture", DOC_FIXTURES, ids=[f.id for f in DOC_FIXTURES])

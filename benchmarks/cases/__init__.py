@@ -13,6 +13,7 @@ from benchmarks.cases import (  # noqa: F401, I001 (each registers its cases, in
   scatters,
   one_hot,
   selection,
+  arg_top_k,
   fills,
   models,
 )

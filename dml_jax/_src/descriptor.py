@@ -311,8 +311,12 @@ class OperatorDesc:
       DmlValidationError: if none was given and the fields define none.
       TypeError: for an operator with several outputs (use `outputs`).
     """
-    if any(f.kind is FieldKind.TENSOR_ARRAY and f.output for f in fields_lib.dml_fields(self)):
+    output_fields = [f for f in fields_lib.dml_fields(self) if f.output]
+    if any(f.kind is FieldKind.TENSOR_ARRAY for f in output_fields):
       raise TypeError(f"DML_OPERATOR_{self.OPERATOR} has OutputTensors: use .outputs")
+    if len(output_fields) > 1:
+      names = ", ".join(f.dml_name for f in output_fields)
+      raise TypeError(f"DML_OPERATOR_{self.OPERATOR} has several outputs ({names}): use .outputs")
     return self.outputs[0]
 
   # -- validation ------------------------------------------------------------------

@@ -497,6 +497,7 @@ class IntArrayCodec(UintArrayCodec):
 _MODEL_FILE_ENUMS = {
   "PaddingMode": ("DML_PADDING_MODE_", ("CONSTANT", "EDGE", "REFLECTION", "SYMMETRIC")),
   "DepthSpaceOrder": ("DML_DEPTH_SPACE_ORDER_", ("DEPTH_COLUMN_ROW", "COLUMN_ROW_DEPTH")),
+  "AxisDirection": ("DML_AXIS_DIRECTION_", ("INCREASING", "DECREASING")),
   "DataType": (_TYPE_PREFIX, tuple(DataType.__members__)),
 }
 """Each enum's C prefix, which a model file may write or leave out, and the value names

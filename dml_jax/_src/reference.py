@@ -44,6 +44,8 @@ import numpy as np
 
 __all__ = [
   "cast",
+  "argmax",
+  "argmin",
   "depth_to_space",
   "depth_to_space1",
   "diagonal_matrix",
@@ -74,6 +76,8 @@ __all__ = [
   "slice1",
   "split",
   "tile",
+  "top_k",
+  "top_k1",
 ]
 
 
@@ -1446,3 +1450,135 @@ def nonzero_coordinates(
       count += 1
   coordinates_shape = (1,) * max(0, rank - 2) + (m, n)
   return [np.full((1,) * rank, count, np.uint32), rows.reshape(coordinates_shape)]
+
+
+# --------------------------------------------------------------------------- #
+# ARGMIN, ARGMAX, TOP_K, TOP_K1
+# --------------------------------------------------------------------------- #
+#
+# One ranking of values for all four, dml_jax's choice where DirectML says nothing:
+# numbers by value with -0.0 equal to 0.0, and every NaN above +inf, all NaNs equal.
+
+
+def _rank(value: object) -> tuple[int, float | int]:
+  """A sort key for one element in the selection order: (0, number) or (1, 0) for NaN."""
+  if isinstance(value, np.floating):
+    number = float(value)
+    if number != number:  # NaN
+      return (1, 0)
+    return (0, number + 0.0)  # -0.0 + 0.0 is 0.0: the zeros tie
+  return (0, int(value))  # type: ignore[call-overload]
+
+
+def _direction_name(direction: object) -> str:
+  """AxisDirection as a name: INCREASING (0) or DECREASING (1), with or without the prefix."""
+  names = {0: "INCREASING", 1: "DECREASING"}
+  if isinstance(direction, str):
+    name = direction.upper().removeprefix("DML_AXIS_DIRECTION_")
+  else:
+    name = names[int(direction)]  # type: ignore[call-overload]
+  assert name in names.values(), f"unknown AxisDirection {direction!r}"
+  return name
+
+
+def _arg_extreme(
+  input: np.ndarray,
+  axes: Sequence[int],
+  axis_direction: object,
+  output_data_type: str,
+  largest: bool,
+) -> np.ndarray:
+  input = np.asarray(input)
+  reduced = sorted(_check_axis(a, input.ndim) for a in axes)
+  assert reduced and len(set(reduced)) == len(reduced), "Axes: distinct axes, at least one"
+  last_wins = _direction_name(axis_direction) == "DECREASING"
+  out_shape = tuple(1 if d in reduced else size for d, size in enumerate(input.shape))
+  output = np.empty(out_shape, dtype=np.dtype(output_data_type.lower()))
+  for out_coords in np.ndindex(*out_shape):
+    best_position, best_rank = -1, None
+    # the reduced coordinates in row-major order of the reduced axes: position 0, 1, ...
+    for position, inner in enumerate(np.ndindex(*(input.shape[d] for d in reduced))):
+      coords = list(out_coords)
+      for d, c in zip(reduced, inner, strict=True):
+        coords[d] = c
+      rank = _rank(input[tuple(coords)])
+      if best_rank is None:
+        better = True
+      elif rank == best_rank:
+        better = last_wins
+      else:
+        better = rank > best_rank if largest else rank < best_rank
+      if better:
+        best_position, best_rank = position, rank
+    output[out_coords] = best_position
+  return output
+
+
+def argmin(
+  input: np.ndarray,
+  *,
+  axes: Sequence[int],
+  axis_direction: object = "INCREASING",
+  output_data_type: str = "UINT32",
+) -> np.ndarray:
+  """Reference DML_OPERATOR_ARGMIN, one output element at a time.
+
+  Each output element (the input's sizes with 1 on every axis of ``axes``) is the
+  position of the smallest of the input elements that share its other coordinates,
+  counted in row-major order of the reduced axes (in increasing dimension order).
+  Equal values: INCREASING keeps the first position, DECREASING the last. -0.0
+  equals 0.0; NaN ranks above every number.
+  """
+  return _arg_extreme(input, axes, axis_direction, output_data_type, largest=False)
+
+
+def argmax(
+  input: np.ndarray,
+  *,
+  axes: Sequence[int],
+  axis_direction: object = "INCREASING",
+  output_data_type: str = "UINT32",
+) -> np.ndarray:
+  """Reference DML_OPERATOR_ARGMAX: as `argmin`, for the largest value."""
+  return _arg_extreme(input, axes, axis_direction, output_data_type, largest=True)
+
+
+def top_k1(
+  input: np.ndarray,
+  *,
+  axis: int,
+  k: int,
+  axis_direction: object = "DECREASING",
+  index_data_type: str = "UINT32",
+) -> tuple[np.ndarray, np.ndarray]:
+  """Reference DML_OPERATOR_TOP_K1, one lane at a time.
+
+  A lane is the line of elements along ``axis``. Its positions are sorted by value
+  (largest first for DECREASING, smallest first for INCREASING) with a stable sort,
+  so equal values keep ascending positions either way; the first ``k`` give the
+  output positions, and the values are the input's elements at them.
+  """
+  input = np.asarray(input)
+  axis = _check_axis(axis, input.ndim)
+  length = input.shape[axis]
+  assert 1 <= k <= length, f"K must be in [1, {length}], got {k}"
+  descending = _direction_name(axis_direction) == "DECREASING"
+  out_shape = _replace(input.shape, axis, k)
+  values = np.empty(out_shape, dtype=input.dtype)
+  indices = np.empty(out_shape, dtype=np.dtype(index_data_type.lower()))
+  lane_starts = _replace(input.shape, axis, 1)
+  for start in np.ndindex(*lane_starts):
+    lane = [input[_replace(start, axis, i)] for i in range(length)]
+    # Python's sort is stable, also with reverse=True: equal ranks keep ascending positions.
+    order = sorted(range(length), key=lambda i: _rank(lane[i]), reverse=descending)
+    for j, position in enumerate(order[:k]):
+      values[_replace(start, axis, j)] = lane[position]
+      indices[_replace(start, axis, j)] = position
+  return values, indices
+
+
+def top_k(
+  input: np.ndarray, *, axis: int, k: int, index_data_type: str = "UINT32"
+) -> tuple[np.ndarray, np.ndarray]:
+  """Reference DML_OPERATOR_TOP_K: TOP_K1 with AxisDirection DECREASING."""
+  return top_k1(input, axis=axis, k=k, axis_direction="DECREASING", index_data_type=index_data_type)

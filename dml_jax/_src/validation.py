@@ -18,6 +18,7 @@ from typing import Any
 from dml_jax._src.dtypes import DataType
 from dml_jax._src.errors import Checker, Violation
 from dml_jax._src.feature_level import FeatureLevel, SupportTable, TensorSupport
+from dml_jax._src.fields import dml_fields
 from dml_jax._src.rules import braced, check_same_rank
 from dml_jax._src.tensor_desc import MAX_ELEMENT_COUNT, TensorDesc, check_tensor_layer
 
@@ -70,25 +71,31 @@ def _output_fields(desc: Any) -> list[str]:
 
 
 def _check_given_outputs(check: Checker, desc: Any) -> None:
-  """Given outputs: the operator's rank, the declared data type, exactly the inferred sizes."""
-  given = [(field, t) for field, _, t in desc.dml_outputs() if t is not None]
+  """Given outputs: the operator's rank, the declared data type (but for index outputs), exactly
+  the inferred sizes."""
+  given = [(field, row, t) for field, row, t in desc.dml_outputs() if t is not None]
   if not given:
     return
   source_field, source_type = desc.output_data_type_source()
   reference = next(iter(desc.dml_inputs()), None) if desc.OUTPUT_RANKS_FOLLOW_INPUT else None
   inferred = desc.infer_outputs()
-  for i, (field, tensor) in enumerate(given):
+  index_rows = {f.dml_name for f in dml_fields(desc) if f.output and f.index}
+  for i, (field, row, tensor) in enumerate(given):
     rank_ok = reference is None or check_same_rank(
       check, (reference[0], reference[2]), (field, tensor)
     )
-    if source_type is not None and source_field.endswith(".DataType"):  # a tensor's
+    # An index output (ARGMAX's OutputTensor, TOP_K's OutputIndexTensor) has a data type of its
+    # own, which its support-table row limits.
+    if source_type is None or row in index_rows:
+      pass
+    elif source_field.endswith(".DataType"):  # a tensor's
       check.expect(
         tensor.data_type == source_type,
         f"{field}.DataType",
         f"must equal {source_field} ({source_type})",
         tensor.data_type,
       )
-    elif source_type is not None:  # a DataType field, which must match the outputs (the fills)
+    else:  # a DataType field, which must match the outputs (the fills)
       check.expect(
         source_type == tensor.data_type,
         source_field,

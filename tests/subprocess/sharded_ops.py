@@ -800,7 +800,64 @@ def nonzero_coordinates_cases(n, rng):
   ]
 
 
+def arg_min_max_cases(n, rng):
+  cases = []
+  x = rng.standard_normal((2 * n, 2 * n)).astype(np.float32)
+  for operator, function, jnp_pick in (
+    ("ARGMIN", dml.argmin, jnp.argmin),
+    ("ARGMAX", dml.argmax, jnp.argmax),
+  ):
+    oracle = getattr(reference, function.__name__)
+    for axis in (0, 1):
+      for shard in (0, 1):
+        cases.append(
+          Case(
+            operator,
+            f"along axis {axis}, sharded on axis {shard}",
+            lambda x, function=function, axis=axis: function(x, axes=(axis,)),
+            lambda x, jnp_pick=jnp_pick, axis=axis: jnp_pick(x, axis, keepdims=True).astype(
+              jnp.uint32
+            ),
+            [(x, shard)],
+            oracle(x, axes=(axis,)),
+          )
+        )
+  return cases
+
+
+def top_k_cases(n, rng):
+  cases = []
+  x = rng.permuted(np.tile(np.arange(2 * n, dtype=np.float32), (2 * n, 1)), axis=1)
+  for operator, direction in (("TOP_K", "DECREASING"), ("TOP_K1", "INCREASING")):
+    descending = direction == "DECREASING"
+    if descending:
+      call = lambda x: dml.top_k(x, axis=1, k=3)
+    else:
+      call = lambda x: dml.top_k1(x, axis=1, k=3, axis_direction="INCREASING")
+
+    def jnp_top_k(x, descending=descending):
+      values, indices = jax.lax.top_k(x if descending else -x, 3)
+      return (values if descending else -values), indices.astype(jnp.uint32)
+
+    # Sharded along the lanes (axis 1), jax.lax.top_k all-gathers them; dml_jax does too, and
+    # then gathers the K values from the sharded input, one all-reduce of the (.., K) output
+    # more (docs/sharding.md). So only the batch is sharded here.
+    for shard in (0,):
+      cases.append(
+        Case(
+          operator,
+          f"k 3 along axis 1 ({direction}), sharded on axis {shard}",
+          call,
+          jnp_top_k,
+          [(x, shard)],
+          reference.top_k1(x, axis=1, k=3, axis_direction=direction),
+        )
+      )
+  return cases
+
+
 CASES = (
+  arg_min_max_cases,
   depth_space_cases,
   element_wise_identity_cases,
   fill_value_cases,
@@ -821,6 +878,7 @@ CASES = (
   diagonal_matrix_cases,
   diagonal_matrix1_cases,
   nonzero_coordinates_cases,
+  top_k_cases,
 )
 
 

@@ -4,6 +4,7 @@ Tools never import an operator module: they ask `dml_jax._src.registry`, which
 imports this package once.
 """
 
+from dml_jax._src.ops import arg_min_max as arg_min_max
 from dml_jax._src.ops import cast as cast
 from dml_jax._src.ops import depth_space as depth_space
 from dml_jax._src.ops import diagonal_matrix as diagonal_matrix
@@ -23,3 +24,4 @@ from dml_jax._src.ops import scatter_nd as scatter_nd
 from dml_jax._src.ops import slice as slice
 from dml_jax._src.ops import split as split
 from dml_jax._src.ops import tile as tile
+from dml_jax._src.ops import top_k as top_k

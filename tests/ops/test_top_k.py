@@ -1,0 +1,234 @@
+"""TOP_K and TOP_K1: the operators' own rules and pinned cases.
+
+Their support tables (TOP_K from 2_0 with float data, both from 2_1 with data of up to
+32 bits and 4 dimensions, 1 to 8 dimensions from 3_1, 64-bit data and UINT64 indices from
+5_0), each rule with its wording (Axis, K from 1 to the lane's length, the outputs' sizes,
+ranks and data types), the order of equal values (ascending positions in either direction),
+dml_jax's order for NaN and signed zeros (shared with ARGMIN and ARGMAX; the values copied
+bit for bit), the 64-bit index policy, jit, vmap and grad, and the explanation. What every
+operator shares is tested in tests/test_contract.py and the cross-cutting files.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import dml_jax as dml
+from dml_jax._src import reference
+from tests.helpers import assert_bits_equal, assert_rejected, assert_valid, explain_section
+
+T = dml.TensorDesc
+
+
+def _desc(desc_type, data_type="FLOAT32", sizes=(1, 1, 3, 4), axis=3, k=2, index_type=None):
+  outputs = ()
+  if index_type is not None:
+    out = sizes[:axis] + (k,) + sizes[axis + 1 :]
+    outputs = (T(data_type, out), T(index_type, out))
+  return desc_type(T(data_type, sizes), axis, k, *outputs)
+
+
+@pytest.mark.parametrize(
+  "desc_type, level, data_type, rank, index_type, valid",
+  [
+    (dml.TopKDesc, "1_0", "FLOAT32", 4, "UINT32", False),  # introduced at 2_0
+    (dml.TopKDesc, "2_0", "FLOAT16", 4, "UINT32", True),
+    (dml.TopKDesc, "2_0", "INT32", 4, "UINT32", False),  # integer data from 2_1
+    (dml.TopK1Desc, "2_0", "FLOAT32", 4, "UINT32", False),  # introduced at 2_1
+    (dml.TopK1Desc, "2_1", "UINT8", 4, "UINT32", True),
+    (dml.TopK1Desc, "2_1", "FLOAT32", 3, "UINT32", False),  # 4 dimensions before 3_1
+    (dml.TopK1Desc, "3_1", "FLOAT32", 1, "UINT32", True),
+    (dml.TopKDesc, "3_1", "FLOAT32", 8, "UINT64", False),  # UINT64 indices from 5_0
+    (dml.TopKDesc, "3_1", "INT64", 2, "UINT32", False),  # 64-bit data from 5_0
+    (dml.TopKDesc, "5_0", "INT64", 2, "UINT64", True),
+    (dml.TopK1Desc, "6_4", "UINT64", 2, "UINT32", True),
+    (dml.TopK1Desc, "6_4", "FLOAT64", 2, "UINT32", False),  # never FLOAT64
+    (dml.TopK1Desc, "6_4", "FLOAT32", 2, "INT32", False),  # unsigned indices only
+  ],
+)
+def test_support_tables(desc_type, level, data_type, rank, index_type, valid):
+  sizes = (1,) * (rank - 1) + (4,)
+  desc = _desc(desc_type, data_type, sizes, axis=rank - 1, index_type=index_type)
+  assert desc.is_valid(level) is valid, desc.violations(level)
+
+
+@pytest.mark.parametrize("desc_type", [dml.TopKDesc, dml.TopK1Desc])
+def test_rules_name_the_field(desc_type):
+  assert_valid(_desc(desc_type, k=4), None)  # K may equal the lane's length
+  assert_rejected(_desc(desc_type, k=0), None, "K", "must be in [1, InputTensor.Sizes[Axis]]", "0")
+  assert_rejected(_desc(desc_type, k=5), None, "K", "= [1, 4]", "5", "has 4 element(s)")
+  assert_rejected(
+    _desc(desc_type, axis=4), None, "Axis", "must be in [0, DimensionCount) = [0, 4)", "4"
+  )
+  good = _desc(desc_type, index_type="UINT32")
+  values, indices = good.outputs
+  bad_values = desc_type(T("FLOAT32", (1, 1, 3, 4)), 3, 2, T("FLOAT16", values.sizes), indices)
+  assert_rejected(bad_values, None, "OutputValueTensor.DataType", "InputTensor.DataType", "FLOAT16")
+  bad_sizes = desc_type(T("FLOAT32", (1, 1, 3, 4)), 3, 2, values, T("UINT32", (1, 1, 3, 3)))
+  assert_rejected(
+    bad_sizes, None, "OutputIndexTensor.Sizes", "with K (2) on Axis (3): {1,1,3,2}", "{1,1,3,3}"
+  )
+
+
+def test_outputs_are_inferred_and_a_given_index_type_is_kept():
+  desc = _desc(dml.TopK1Desc, "INT16", k=3)
+  assert desc.outputs == (T("INT16", (1, 1, 3, 3)), T("UINT32", (1, 1, 3, 3)))
+  given = _desc(dml.TopKDesc, "INT64", k=3, index_type="UINT64")
+  assert given.infer_outputs() == given.outputs
+  with pytest.raises(TypeError, match="use .outputs"):
+    desc.output  # noqa: B018
+
+
+def test_equal_values_keep_ascending_positions_in_either_direction():
+  x = np.array([[5, 1, 5, 1, 5, 1]], np.int8)
+  values, indices = dml.top_k1(x, axis=1, k=4)
+  assert_bits_equal(values, np.array([[5, 5, 5, 1]], np.int8))
+  assert_bits_equal(indices, np.array([[0, 2, 4, 1]], np.uint32))
+  values, indices = dml.top_k1(x, axis=1, k=4, axis_direction="INCREASING")
+  assert_bits_equal(values, np.array([[1, 1, 1, 5]], np.int8))
+  assert_bits_equal(indices, np.array([[1, 3, 5, 0]], np.uint32))
+
+
+def test_nan_ranks_above_infinity_and_values_are_copied_bit_for_bit():
+  payload = np.array([0x7FC00123], np.uint32).view(np.float32)[0]
+  x = np.array([[1.0, -0.0, payload, -np.inf, 0.0, -np.nan, np.inf]], np.float32)
+  values, indices = dml.top_k(x, axis=1, k=7)
+  assert_bits_equal(indices, np.array([[2, 5, 6, 0, 1, 4, 3]], np.uint32))
+  assert_bits_equal(values, x[:, [2, 5, 6, 0, 1, 4, 3]])  # payloads and -0.0 kept
+  values, indices = dml.top_k1(x, axis=1, k=3, axis_direction="INCREASING")
+  assert_bits_equal(indices, np.array([[3, 1, 4]], np.uint32))  # -0.0 before 0.0: positions
+  assert_bits_equal(values, x[:, [3, 1, 4]])
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32])
+def test_subnormals_rank_by_value(dtype):
+  tiny = np.finfo(dtype).smallest_subnormal
+  x = np.array([[0.0, tiny, -tiny, 2 * tiny, -0.0]], dtype)
+  _, indices = dml.top_k(x, axis=1, k=5)
+  assert_bits_equal(indices, np.array([[3, 1, 0, 4, 2]], np.uint32))
+  _, indices = dml.top_k1(x, axis=1, k=5, axis_direction="INCREASING")
+  assert_bits_equal(indices, np.array([[2, 0, 4, 1, 3]], np.uint32))
+
+
+def test_argmax_is_top_1():
+  rng = np.random.default_rng(2)
+  x = rng.choice(np.array([0.0, -0.0, 1.0, np.nan, np.inf], np.float32), (4, 7))
+  for direction, pick in (("DECREASING", dml.argmax), ("INCREASING", dml.argmin)):
+    _, indices = dml.top_k1(x, axis=1, k=1, axis_direction=direction)
+    assert_bits_equal(indices, pick(x, axes=(1,)))
+
+
+def test_any_axis_and_every_integer_type():
+  rng = np.random.default_rng(3)
+  for dtype in (np.uint16, np.int32):  # ranked as float32 keys, and as integer keys
+    info = np.iinfo(dtype)
+    x = rng.choice(np.array([info.min, info.max, 0, 1], dtype), (3, 5, 2))
+    got = dml.top_k1(x, axis=1, k=4, axis_direction="INCREASING")
+    want = reference.top_k1(x, axis=1, k=4, axis_direction="INCREASING")
+    for g, w in zip(got, want, strict=True):
+      assert_bits_equal(g, w)
+
+
+def test_uint64_indices_with_x64_off_are_refused(no_x64):
+  with pytest.raises(TypeError, match=r"OutputIndexTensor is UINT64.*jax_enable_x64"):
+    dml.top_k(np.ones((1, 3), np.float32), axis=1, k=1, index_data_type="UINT64")
+
+
+def test_64_bit_data_and_indices_with_x64_on(x64):
+  x = np.array([[2**40, -1, 2**40 + 1]], np.int64)
+  values, indices = dml.top_k(x, axis=1, k=2, index_data_type="UINT64")
+  assert_bits_equal(values, np.array([[2**40 + 1, 2**40]], np.int64))
+  assert_bits_equal(indices, np.array([[2, 0]], np.uint64))
+
+
+def test_jit_vmap_and_grad():
+  rng = np.random.default_rng(4)
+  x = rng.standard_normal((3, 2, 5)).astype(np.float32)
+  fn = jax.jit(jax.vmap(lambda x: dml.top_k1(x, axis=1, k=2, axis_direction="INCREASING")))
+  values, indices = fn(x)
+  for i in range(3):
+    want = reference.top_k1(x[i], axis=1, k=2, axis_direction="INCREASING")
+    assert_bits_equal(values[i], want[0])
+    assert_bits_equal(indices[i], want[1])
+  # The values' gradient reaches the selected elements, one each (the gather's transpose).
+  weights = np.arange(1, 5, dtype=np.float32).reshape(1, 2, 2)
+  grad = jax.grad(lambda x: jnp.sum(dml.top_k(x, axis=2, k=2)[0] * weights))(x[:1])
+  _, top = reference.top_k(x[:1], axis=2, k=2)
+  want = np.zeros_like(x[:1])
+  np.put_along_axis(want, top.astype(np.int64), weights, axis=2)
+  assert_bits_equal(grad, want)
+
+
+def test_bad_arguments_are_type_and_value_errors():
+  x = np.ones((2, 2), np.float32)
+  with pytest.raises(TypeError, match="K must be an integer"):
+    dml.top_k(x, axis=1, k=1.5)
+  with pytest.raises(ValueError, match="AxisDirection must be one of"):
+    dml.top_k1(x, axis=1, k=1, axis_direction="SIDEWAYS")
+
+
+def test_explanation():
+  text = dml.explain(_desc(dml.TopK1Desc, k=3), "3_1")
+  output = explain_section(text, "Output:")
+  assert any("each lane's 3 largest, in descending order" in line for line in output)
+  assert any("{1,1,3,3}" in line for line in output)
+  increasing = dml.TopK1Desc(T("FLOAT32", (4,)), 0, 2, axis_direction="INCREASING")
+  assert any("smallest, in ascending" in line for line in increasing.explain_output())
+
+
+def test_a_directml_model_runs_top_k1_and_argmax():
+  # DirectML's JSON form, as DxDispatch model files hold it (enum names with or without the
+  # DML_AXIS_DIRECTION_ prefix); TOP_K1's example 3 and ARGMAX's last-of-equal rule.
+  x = [1, 2, 2, 3, 3, 4, 5, 5, 6, 6, 6, 6]
+  model = dml.load_model(
+    {
+      "resources": {
+        "x": {"initialValuesDataType": "FLOAT32", "initialValues": x},
+        "v": {"initialValuesDataType": "FLOAT32", "initialValues": {"value": 0, "valueCount": 9}},
+        "i": {"initialValuesDataType": "UINT32", "initialValues": {"value": 0, "valueCount": 9}},
+        "a": {"initialValuesDataType": "UINT32", "initialValues": {"value": 0, "valueCount": 3}},
+      },
+      "dispatchables": {
+        "top": {
+          "type": "DML_OPERATOR_TOP_K1",
+          "desc": {
+            "InputTensor": {"DataType": "FLOAT32", "Sizes": [1, 1, 3, 4]},
+            "OutputValueTensor": {"DataType": "FLOAT32", "Sizes": [1, 1, 3, 3]},
+            "OutputIndexTensor": {"DataType": "UINT32", "Sizes": [1, 1, 3, 3]},
+            "Axis": 3,
+            "K": 3,
+            "AxisDirection": "DML_AXIS_DIRECTION_DECREASING",
+          },
+        },
+        "argmax": {
+          "type": "ARGMAX",
+          "desc": {
+            "InputTensor": {"DataType": "FLOAT32", "Sizes": [3, 4]},
+            "OutputTensor": {"DataType": "UINT32", "Sizes": [3, 1]},
+            "AxisCount": 1,
+            "Axes": [1],
+            "AxisDirection": "DECREASING",
+          },
+        },
+      },
+      "commands": [
+        {
+          "type": "dispatch",
+          "dispatchable": "top",
+          "bindings": {"InputTensor": "x", "OutputValueTensor": "v", "OutputIndexTensor": "i"},
+        },
+        {
+          "type": "dispatch",
+          "dispatchable": "argmax",
+          "bindings": {"InputTensor": "x", "OutputTensor": "a"},
+        },
+      ],
+    }
+  )
+  buffers = model.run()
+  assert buffers["v"].tolist() == [3, 2, 2, 5, 5, 4, 6, 6, 6]
+  assert buffers["i"].tolist() == [3, 1, 2, 2, 3, 1, 0, 1, 2]
+  assert buffers["a"].tolist() == [3, 3, 3]
