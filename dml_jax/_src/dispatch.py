@@ -12,7 +12,9 @@ from typing import TYPE_CHECKING, Any
 
 import jax
 
-from dml_jax._src import arguments
+from dml_jax._src import arguments, moved_bits, natural
+from dml_jax._src.dtypes import DataType
+from dml_jax._src.errors import DmlValidationError
 
 if TYPE_CHECKING:
   from dml_jax._src.descriptor import OperatorDesc
@@ -38,9 +40,12 @@ apply_jitted = jax.jit(apply, static_argnums=0)
 
 
 def operator_function(
-  describe: Callable[..., OperatorDesc], desc_type: type[OperatorDesc]
+  describe: Callable[..., OperatorDesc],
+  desc_type: type[OperatorDesc],
+  ranks: natural.Ranks | None = None,
+  moves_bits: bool | Callable[[tuple[Any, ...]], bool] = False,
 ) -> Callable[..., Any]:
-  """The functional API's jitted body: describe, validate and lower, at trace time.
+  """The functional API's jitted body: read, describe, validate and lower, at trace time.
 
   Returns `fn(static, *arrays)`, jitted with `static` = (feature level, declared
   DirectML data types, *attributes) as its one static argument; `describe(types,
@@ -49,15 +54,64 @@ def operator_function(
   here from the dtypes with the roles of `desc_type`'s input tensors, so with their
   errors. A repeated eager call with the same shapes is a plain jitted call, with no
   descriptor work; inside another transformation the lowering is inlined.
+
+  `ranks` (None: the call as written) reads the call as DirectML's first: the arrays
+  padded with leading 1s, the attributes (axes) moved onto the padded ranks, the
+  outputs cut back to the declared rank (see `dml_jax._src.natural`).
+
+  `moves_bits` (a bool, or a predicate of the attributes) declares an operator that
+  only moves its data: it takes the dtypes DirectML lacks as the bits of an unsigned
+  type (see `dml_jax._src.moved_bits`); any other refuses them with a TypeError.
   """
+  ranks = natural.Ranks() if ranks is None else ranks
+  moves = moves_bits if callable(moves_bits) else lambda _: moves_bits
 
   def body(static: tuple[Any, ...], *arrays: jax.Array) -> jax.Array | tuple[jax.Array, ...]:
     level, types, *attributes = static
+    roles = arguments.roles(desc_type, len(arrays))
     if types is None:
-      named = zip(arrays, arguments.roles(desc_type, len(arrays)), strict=True)
+      named = zip(arrays, roles, strict=True)
       _, types = arguments.operands(*((array, *role) for array, role in named))
-    desc = describe(types, tuple(a.shape for a in arrays), *attributes)
-    return apply(desc.validate(level), *arrays)
+    data = tuple(not is_index for _, is_index in roles)
+    carried = moved_bits.moved_dtype(desc_type.FUNCTION, arrays, data)
+    if carried is not None and not moves(tuple(attributes)):
+      raise moved_bits.refused(desc_type.FUNCTION, carried)
+    shapes = tuple(a.shape for a in arrays)
+    reading = ranks.read(shapes, attributes)
+    desc = describe(types, reading.shapes, *reading.attributes)
+    try:
+      desc.validate(level)
+    except DmlValidationError as error:
+      if reading.changes(shapes, attributes):
+        names = arguments.argument_names(desc_type, len(arrays))
+        error.add_note(natural.note(desc.FUNCTION, names, shapes, reading, ranks.names))
+      raise
+    if carried is None:
+      return _run(desc, reading, arrays)
+    widened = tuple(DataType.FLOAT32 if d else t for t, d in zip(types, data, strict=True))
+    in_float32 = describe(widened, reading.shapes, *reading.attributes)
+    return moved_bits.through_unsigned(
+      lambda *xs: _run(desc, reading, xs),
+      lambda *xs: _run(in_float32, reading, xs),
+      arrays,
+      data,
+      carried,
+    )
 
   body.__name__ = f"dml_{describe.__name__.removeprefix('_describe_')}"
   return jax.jit(body, static_argnums=0)
+
+
+def _run(desc: OperatorDesc, reading: natural.Reading, arrays: Sequence[jax.Array]) -> Any:
+  """The lowering of a validated `desc` on `arrays` read as `reading` says: padded, then cut."""
+  if tuple(a.shape for a in arrays) != reading.shapes:
+    arrays = tuple(a.reshape(s) for a, s in zip(arrays, reading.shapes, strict=True))
+  outputs = apply(desc, *arrays)
+  return outputs if reading.output_rank is None else _cut(outputs, reading.output_rank)
+
+
+def _cut(outputs: Any, rank: int) -> Any:
+  """Each output without the leading sizes (1s) beyond `rank` that a `natural` reading added."""
+  if isinstance(outputs, tuple):
+    return tuple(_cut(x, rank) for x in outputs)
+  return outputs.reshape(outputs.shape[outputs.ndim - rank :])
