@@ -168,7 +168,7 @@ def test_devices_notebook_reports_every_device_and_times_the_compile(executed):
 def test_models_notebook_runs_a_model_file_and_draws_its_buffers(executed):
   notebook = executed[MODELS]
   text = _text(notebook)
-  expected = (ROOT / "examples" / "chain.expected").read_text()
+  expected = (ROOT / "dml_jax" / "examples" / "chain.expected").read_text()
   assert expected in text  # what DxDispatch prints for the model
   assert '"dispatchables"' in text  # the file is shown
   assert "public functions in the lowered module: 1" in text

@@ -56,7 +56,9 @@ def test_the_editable_install_is_a_path_entry_type_checkers_follow(tmp_path):
 @pytest.mark.skipif(
   _setuptools_version() < (77,), reason="pyproject.toml needs setuptools >= 77 to build"
 )
-def test_the_wheel_holds_the_typed_package_only(tmp_path):
+def test_the_wheel_holds_the_typed_package_and_its_example_models(tmp_path):
   names = _build("build_wheel", tmp_path).namelist()
   assert {n.split("/")[0].split("-")[0] for n in names} == {"dml_jax"}, names
   assert "dml_jax/py.typed" in names
+  examples = sorted((ROOT / "dml_jax" / "examples").iterdir())
+  assert examples and {f"dml_jax/examples/{p.name}" for p in examples} <= set(names)
