@@ -8,6 +8,7 @@ padded call's validation error carries.
 from __future__ import annotations
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
@@ -127,6 +128,22 @@ def test_a_padded_call_that_fails_says_the_call_it_checked():
     "dml.join([inputs[0].reshape(2, 3), inputs[1].reshape(1, 4)], axis=1)"
     in (info.value.__notes__[0])
   )
+
+
+def test_descriptors_of_shows_what_directml_gets():
+  table, ids = np.zeros((100, 16), np.float32), np.zeros((2, 5), np.int32)
+  dml.gather(table, ids, axis=0)  # a cached trace must not hide the descriptor
+  (desc,) = dml.descriptors_of(dml.gather, table, ids, axis=0)
+  assert desc == dml.GatherDesc(
+    dml.TensorDesc("FLOAT32", (1, 100, 16)),
+    dml.TensorDesc("INT32", (1, 2, 5)),
+    axis=1,
+    index_dimensions=2,
+  )
+  bits = jnp.zeros((2, 3), jnp.bfloat16)
+  two = dml.descriptors_of(lambda x: dml.tile(dml.join([x, x], axis=-1), repeats=(2, 1)), bits)
+  assert [d.OPERATOR for d in two] == ["JOIN", "TILE"]
+  assert two[0].dml_inputs()[0][2] == dml.TensorDesc("UINT16", (2, 3))  # bfloat16's bits
 
 
 def test_a_call_with_directml_shapes_reads_as_itself():

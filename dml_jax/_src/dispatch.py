@@ -35,6 +35,37 @@ def apply_bound(
     return desc.lower_bound(arrays, parts)
 
 
+_CAPTURING: list[list[OperatorDesc]] = []
+"""While `descriptors_of` runs: the list the functional API's bodies append their
+descriptors to (the innermost call's)."""
+
+
+def descriptors_of(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> list[OperatorDesc]:
+  """The DirectML descriptors that ``fn(*args, **kwargs)`` builds, in the order it builds them.
+
+  `fn` is any function of the functional API's calls (``dml.gather``, a lambda, a model
+  of several); it is traced on the arguments' shapes and dtypes only, nothing is computed.
+  Each descriptor is the one validated and lowered: with the ranks padded as DirectML needs
+  them and bfloat16 carried as UINT16. Pass one to `dml.explain` to read it.
+
+  Examples:
+    >>> import numpy as np
+    >>> import dml_jax as dml
+    >>> table, ids = np.zeros((100, 16), np.float32), np.zeros((2, 5), np.int32)
+    >>> (desc,) = dml.descriptors_of(dml.gather, table, ids, axis=0)
+    >>> print(desc)
+    DML_OPERATOR_GATHER(InputTensor=FLOAT32[1,100,16], IndicesTensor=INT32[1,2,5], Axis=1, IndexDimensions=2) -> FLOAT32[2,5,16]
+  """
+  found: list[OperatorDesc] = []
+  _CAPTURING.append(found)
+  try:
+    with jax.disable_jit():  # each body runs, rather than a jitted call's cached trace
+      jax.eval_shape(lambda *a: fn(*a, **kwargs), *args)
+  finally:
+    _CAPTURING.pop()
+  return found
+
+
 apply_jitted = jax.jit(apply, static_argnums=0)
 """`desc.lower` under jit, for a descriptor validated already (the device layer's path)."""
 
@@ -86,6 +117,8 @@ def operator_function(
         names = arguments.argument_names(desc_type, len(arrays))
         error.add_note(natural.note(desc.FUNCTION, names, shapes, reading, ranks.names))
       raise
+    if _CAPTURING:
+      _CAPTURING[-1].append(desc)
     if carried is None:
       return _run(desc, reading, arrays)
     widened = tuple(DataType.FLOAT32 if d else t for t, d in zip(types, data, strict=True))
