@@ -122,6 +122,11 @@ def test_a_padded_call_that_fails_says_the_call_it_checked():
     "dml.gather(input.reshape(1, 100, 16), indices.reshape(1, 2, 5), axis=1, index_dimensions=2)"
     in note
   )
+  with pytest.raises(DmlValidationError) as info:  # the call, with the count set
+    dml.gather(table, ids, axis=0, index_dimensions=2)
+  assert info.value.__notes__[0].startswith(
+    "With the counts unset, dml.gather(input, indices, axis=0) reads as NumPy and ONNX do"
+  )
   with pytest.raises(DmlValidationError) as info:
     dml.join([np.zeros((2, 3), np.float32), np.zeros(4, np.float32)], axis=-1)
   assert (

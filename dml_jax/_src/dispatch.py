@@ -113,9 +113,13 @@ def operator_function(
     try:
       desc.validate(level)
     except DmlValidationError as error:
+      names = arguments.argument_names(desc_type, len(arrays))
       if reading.changes(shapes, attributes):
-        names = arguments.argument_names(desc_type, len(arrays))
         error.add_note(natural.note(desc.FUNCTION, names, shapes, reading, ranks.names))
+      unset = ranks.unset(attributes)
+      if unset is not None and _valid(describe, types, ranks.read(shapes, unset), level):
+        other = ranks.read(shapes, unset)
+        error.add_note(natural.unset_note(desc.FUNCTION, names, unset, other, ranks.names))
       raise
     if _CAPTURING:
       _CAPTURING[-1].append(desc)
@@ -133,6 +137,16 @@ def operator_function(
 
   body.__name__ = f"dml_{describe.__name__.removeprefix('_describe_')}"
   return jax.jit(body, static_argnums=0)
+
+
+def _valid(
+  describe: Callable[..., OperatorDesc], types: Any, reading: natural.Reading, level: Any
+) -> bool:
+  """Whether the descriptor of `reading` is valid at `level` (False where it cannot be built)."""
+  try:
+    return describe(types, reading.shapes, *reading.attributes).is_valid(level)
+  except (TypeError, ValueError):
+    return False
 
 
 def _run(desc: OperatorDesc, reading: natural.Reading, arrays: Sequence[jax.Array]) -> Any:

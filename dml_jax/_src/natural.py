@@ -74,6 +74,11 @@ class Ranks:
   names: tuple[str, ...] = ()
   axes: tuple[tuple[int, int | None], ...] = ()
 
+  def unset(self, attributes: Sequence[Any]) -> tuple[Any, ...] | None:
+    """The attributes with the counts that select NumPy's reading unset (None), or None
+    where there are none, or none was set."""
+    return None
+
   def read(self, shapes: Sequence[Shape], attributes: Sequence[Any]) -> Reading:
     """The call of arrays of `shapes` with `attributes`, as DirectML sees it."""
     rank = max((len(s) for s in shapes), default=0)
@@ -104,6 +109,11 @@ class Take(Ranks):
   """
 
   count: int = 1
+
+  def unset(self, attributes: Sequence[Any]) -> tuple[Any, ...] | None:
+    if attributes[self.count] is None:
+      return None
+    return tuple(None if i == self.count else a for i, a in enumerate(attributes))
 
   def read(self, shapes: Sequence[Shape], attributes: Sequence[Any]) -> Reading:
     ((axis_position, _),) = self.axes
@@ -138,6 +148,11 @@ class TakeTuples(Ranks):
   counts: tuple[int, int] = (0, 1)
   batch: int | None = None
   scatter: bool = False
+
+  def unset(self, attributes: Sequence[Any]) -> tuple[Any, ...] | None:
+    if all(attributes[i] is None for i in self.counts):
+      return None
+    return tuple(None if i in self.counts else a for i, a in enumerate(attributes))
 
   def read(self, shapes: Sequence[Shape], attributes: Sequence[Any]) -> Reading:
     ranks = [len(s) for s in shapes]
@@ -191,4 +206,21 @@ def note(
     f"dml.{function} read its arguments ({given}) with DirectML's ranks and axes; the call it"
     f" checked is {call_text(function, arguments, reading, names)}. Reshape the arguments"
     " to shapes that call accepts, or pass DirectML's shapes and attributes yourself."
+  )
+
+
+def unset_note(
+  function: str,
+  arguments: Sequence[str],
+  attributes: Sequence[Any],
+  reading: Reading,
+  names: Sequence[str],
+) -> str:
+  """What the error of a call with counts set adds where NumPy's reading (`attributes`, the
+  counts unset) is valid: that call, and the DirectML call it becomes."""
+  given = [f"{n}={v!r}" for n, v in zip(names, attributes, strict=False) if v is not None]
+  call = f"dml.{function}({', '.join([*arguments, *given])})"
+  return (
+    f"With the counts unset, {call} reads as NumPy and ONNX do and is valid; DirectML"
+    f" computes it as {call_text(function, arguments, reading, names)}."
   )
