@@ -11,7 +11,8 @@ validates and lowers is DirectML's own (what `dml.explain` shows), and a call th
 is DirectML's already reads as itself.
 
 Where the padded call is still invalid, the validation error gets a note with the
-DirectML call that the arrays were read as, so the porter sees the shapes.
+DirectML call that the arrays were read as, so the porter sees the shapes; where a call
+with counts set is invalid and the same call with them unset is valid, a note says so.
 """
 
 from __future__ import annotations
