@@ -18,6 +18,7 @@ from dml_jax._src.checked import checked as checked
 from dml_jax._src.descriptor import OperatorDesc as OperatorDesc
 from dml_jax._src.device import Runner as Runner
 from dml_jax._src.device import RunRecord as RunRecord
+from dml_jax._src.dispatch import descriptors_of as descriptors_of
 from dml_jax._src.dtypes import DataType as DataType
 from dml_jax._src.errors import DmlBindingError as DmlBindingError
 from dml_jax._src.errors import DmlCommandError as DmlCommandError
@@ -193,6 +194,7 @@ __all__ = [
   "DmlField",
   "FieldKind",
   # Explaining and checking
+  "descriptors_of",
   "explain",
   "explain_html",
   "checked",

@@ -16,13 +16,18 @@ Examples:
   >>> from dml_jax import cpu
   >>> released = cpu.release_memory()  # after a burst of large outputs
 
-The CPU's native kernels: SPLIT, JOIN, TILE, the row gathers and the tensor layer's transposes
-of large outputs run as C++ kernels, each built by the first call that needs it with the
-machine's C++ compiler (x86-64) into a per-user cache folder that dml_jax checks before it loads
+The CPU's native kernels: five C++ kernels take large outputs, each built by the first call that
+needs it with the machine's C++ compiler (x86-64) into a per-user cache folder that dml_jax checks before it loads
 anything from it (the documentation's security page). `native_kernels()` says whether they run
 in this process, and why not, without building; `build_native_kernels()` (or `python -m dml_jax
 build-native`) builds them ahead; DML_JAX_NATIVE_KERNELS=0 turns them off. Where they do not
-run, the lax forms give the same bits.
+run, the lax forms give the same bits. The kernels, by source file:
+
+- ``runs.cc``: SPLIT's and JOIN's copies of contiguous runs (two kernels);
+- ``tile_rows.cc``: TILE, each input row stored at all its copies;
+- ``gather_rows.cc``: gathers of whole rows (GATHER_ND, GATHER_ND1, and GATHER's lookups);
+- ``transpose.cc``: the last two dimensions swapped, for the tensor layer's strided reads
+  (an NHWC buffer read as NCHW), with an AVX2 form.
 
   >>> cpu.native_kernels().available in (True, False)
   True

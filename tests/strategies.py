@@ -197,7 +197,8 @@ def gather_case(draw):
     desc,
     level,
     [x, i],
-    lambda x, i, level: dml.gather(x, i, axis=axis, index_dimensions=count, feature_level=level),
+    # Through the functional API with the count set: unset, it reads the call as np.take.
+    lambda x, i, level: dml.gather(x, i, axis=axis, index_dimensions=q, feature_level=level),
     lambda: reference.gather(x, i, axis=axis, index_dimensions=count),
   )
 

@@ -27,7 +27,8 @@ from dml_jax._src.dtypes import DataType
 from dml_jax._src.model import cli, jsonc, npy, scalars
 from dml_jax._src.model.printing import format_float, print_text
 
-EXAMPLES = pathlib.Path(__file__).resolve().parent.parent / "examples"
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "dml_jax" / "examples"
 F32 = "FLOAT32"
 
 
@@ -272,6 +273,16 @@ def test_examples_print_their_expected_output(name, tmp_path):
   expected = (EXAMPLES / f"{name}.expected").read_text()
   assert out == expected.replace(" written to '", f" written to '{tmp_path}/")
   assert "Running on" in err and "Running on" not in out  # progress on stderr only
+
+
+def test_example_runs_an_installed_model_by_name(tmp_path, monkeypatch):
+  assert cli.example_names() == ["chain", "join_ranges", "transpose_2x3", "transpose_strides"]
+  status, out, err = _run_cli(["--example", "transpose_2x3"], cwd=tmp_path, monkeypatch=monkeypatch)
+  assert status == 0, err
+  assert out == (EXAMPLES / "transpose_2x3.expected").read_text()
+  for neither_or_both in ([], ["--example", "chain", EXAMPLES / "chain.json"]):
+    status, _, err = _run_cli(neither_or_both)
+    assert status == 2 and "a model file or --example NAME" in err
 
 
 def test_example_npy_file_and_compare(tmp_path):
@@ -745,7 +756,7 @@ def test_cli_ignores_timing_and_device_options_and_says_so(tmp_path):
 
 def _benchmark_script():
   """benchmarks/model_dispatch.py as a module (a script, not part of a package)."""
-  path = EXAMPLES.parent / "benchmarks" / "model_dispatch.py"
+  path = ROOT / "benchmarks" / "model_dispatch.py"
   spec = importlib.util.spec_from_file_location("dml_jax_model_dispatch", path)
   module = importlib.util.module_from_spec(spec)
   spec.loader.exec_module(module)
@@ -800,7 +811,7 @@ def test_load_model_from_text_and_path():
 
 
 def test_the_models_page_example_prints_what_the_page_shows():
-  page = (EXAMPLES.parent / "docs" / "models.md").read_text()
+  page = (ROOT / "docs" / "models.md").read_text()
   section = page[page.index("## DirectML model files") :]
   model_json = section[
     section.index("```json\n") + 8 : section.index("```", section.index("```json\n") + 8)
@@ -809,6 +820,6 @@ def test_the_models_page_example_prints_what_the_page_shows():
     section.index("```text\n") + 8 : section.index("```", section.index("```text\n") + 8)
   ]
   command, expected = shown.split("\n", 1)
-  assert command == "$ python -m dml_jax run examples/join_ranges.json"
+  assert command == "$ python -m dml_jax run --example join_ranges"
   assert _stdout(json.loads(model_json)) == expected
   assert expected == (EXAMPLES / "join_ranges.expected").read_text()  # the file prints it too

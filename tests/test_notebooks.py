@@ -149,7 +149,7 @@ def _models_notebook_runs_a_model_file_and_draws_its_buffers(
   notebook: nbformat.NotebookNode,
 ) -> None:
   text = _text(notebook)
-  expected = (ROOT / "examples" / "chain.expected").read_text()
+  expected = (ROOT / "dml_jax" / "examples" / "chain.expected").read_text()
   assert expected in text  # what DxDispatch prints for the model
   assert '"dispatchables"' in text  # the file is shown
   assert "public functions in the lowered module: 1" in text

@@ -68,8 +68,8 @@ def test_the_opening_model_is_an_example_file():
 
   model, shown = _opening()
   command = shown.splitlines()[0]
-  assert re.fullmatch(r"\$ python -m dml_jax run examples/\w+\.json", command), command
-  path = ROOT / command.split()[-1]
+  assert re.fullmatch(r"\$ python -m dml_jax run --example \w+", command), command
+  path = ROOT / "dml_jax" / "examples" / f"{command.split()[-1]}.json"
   assert jsonc.parse(path.read_text()) == json.loads(model)  # the file, less its comments
   assert len(model.splitlines()) <= 16  # short
 
@@ -78,12 +78,12 @@ def test_the_opening_model_is_an_example_file():
 def test_the_opening_model_prints_what_the_readme_shows():
   _, shown = _opening()
   command, expected = shown.split("\n", 1)
-  arguments = command.split()[1:]  # python -m dml_jax run examples/NAME.json
+  arguments = command.split()[1:]  # python -m dml_jax run --example NAME
   env = default_mode_env(PYTHONPATH=str(ROOT))
   result = subprocess.run(
     [sys.executable, *arguments[1:]], cwd=ROOT, env=env, capture_output=True, timeout=120
   )
   assert result.returncode == 0, result.stderr.decode()
   assert result.stdout.decode() == expected  # stdout holds the Resource lines only
-  assert expected == (ROOT / arguments[-1]).with_suffix(".expected").read_text()
+  assert expected == (ROOT / "dml_jax" / "examples" / f"{arguments[-1]}.expected").read_text()
   assert "Running on" in result.stderr.decode()

@@ -1556,9 +1556,13 @@ def test_a_traced_axis_says_to_make_it_static():
 
 
 def test_a_negative_axis_names_the_positive_one():
-  x = np.zeros((3, 4), np.float32)
+  desc = dml.GatherElementsDesc(T("FLOAT32", (3, 4)), T("INT32", (3, 1)), axis=-1)
   with pytest.raises(DmlValidationError, match=r"axis -1 of a 2-D tensor is 1\)"):
-    dml.gather_elements(x, np.zeros((3, 1), np.int32), axis=-1)
+    desc.validate()
+  # The functional API counts it from the end, as NumPy does.
+  x = np.arange(12, dtype=np.float32).reshape(3, 4)
+  out = dml.gather_elements(x, np.zeros((3, 1), np.int32), axis=-1)
+  np.testing.assert_array_equal(out, x[:, :1])
 
 
 @pytest.mark.parametrize("value", [None, "abc", object()])

@@ -16,9 +16,12 @@ from typing import Any
 
 import numpy as np
 
-from dml_jax._src import dtypes
+from dml_jax._src import dtypes, moved_bits
 from dml_jax._src.dtypes import DataType
 from dml_jax._src.fields import DmlField, FieldKind, dml_fields
+
+CARRIED = moved_bits.CARRIED
+"""The dtypes DirectML lacks that the functional API passes as the bits of an unsigned type."""
 
 Role = tuple[str, bool]
 """(DML field, is_index) of one array argument."""
@@ -45,11 +48,24 @@ def roles(desc_type: type, count: int) -> tuple[Role, ...]:
   return tuple(found)
 
 
+def argument_names(desc_type: type, count: int) -> tuple[str, ...]:
+  """The functional API's names of `count` input arrays of `desc_type` (input, indices,
+  inputs[0], inputs[1], ...), in order."""
+  found: list[str] = []
+  fields = input_fields(desc_type)
+  for field in fields:
+    if field.kind is FieldKind.TENSOR:
+      found.append(field.argument)
+    else:
+      found += [f"{field.argument}[{i}]" for i in range(count - (len(fields) - 1))]
+  return tuple(found)
+
+
 def operands(*arguments: tuple[Any, str, bool]) -> tuple[list[Any], tuple[DataType, ...]]:
   """(argument, DML field, is_index) triples -> arrays JAX can hold and their DataTypes."""
   arrays, types = [], []
   for x, role, is_index in arguments:
-    array, data_type = dtypes.as_operand(x, role=role, is_index=is_index)
+    array, data_type = dtypes.as_operand(x, role=role, is_index=is_index, carried=CARRIED)
     arrays.append(array)
     types.append(data_type)
   return arrays, tuple(types)

@@ -338,6 +338,16 @@ class OperatorDesc:
     return self
 
   def is_valid(self, feature_level: FeatureLevelLike = None) -> bool:
+    """Whether DirectML would accept this descriptor at `feature_level` (default: newest).
+
+    `validate` raises with every broken rule instead; `violations` lists them.
+
+    Examples:
+      >>> from dml_jax import GatherElementsDesc, TensorDesc
+      >>> desc = GatherElementsDesc(TensorDesc("FLOAT32", (3, 3)), TensorDesc("INT32", (2, 3)), axis=0)
+      >>> desc.is_valid("3_0"), desc.is_valid("2_1")  # 2-D tensors, INT32 indices: from 3_0
+      (True, False)
+    """
     return not self.violations(feature_level)
 
   # -- display -----------------------------------------------------------------------

@@ -12,7 +12,9 @@ from typing import TYPE_CHECKING, Any
 
 import jax
 
-from dml_jax._src import arguments
+from dml_jax._src import arguments, moved_bits, natural
+from dml_jax._src.dtypes import DataType
+from dml_jax._src.errors import DmlValidationError
 
 if TYPE_CHECKING:
   from dml_jax._src.descriptor import OperatorDesc
@@ -33,14 +35,48 @@ def apply_bound(
     return desc.lower_bound(arrays, parts)
 
 
+_CAPTURING: list[list[OperatorDesc]] = []
+"""While `descriptors_of` runs: the list the functional API's bodies append their
+descriptors to (the innermost call's)."""
+
+
+def descriptors_of(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> list[OperatorDesc]:
+  """The DirectML descriptors that ``fn(*args, **kwargs)`` builds, in the order it builds them.
+
+  `fn` is any function of the functional API's calls (``dml.gather``, a lambda, a model
+  of several); it is traced on the arguments' shapes and dtypes only, nothing is computed.
+  Each descriptor is the one validated and lowered: with the ranks padded as DirectML needs
+  them and bfloat16 carried as UINT16. Pass one to `dml.explain` to read it.
+
+  Examples:
+    >>> import numpy as np
+    >>> import dml_jax as dml
+    >>> table, ids = np.zeros((100, 16), np.float32), np.zeros((2, 5), np.int32)
+    >>> (desc,) = dml.descriptors_of(dml.gather, table, ids, axis=0)
+    >>> print(desc)
+    DML_OPERATOR_GATHER(InputTensor=FLOAT32[1,100,16], IndicesTensor=INT32[1,2,5], Axis=1, IndexDimensions=2) -> FLOAT32[2,5,16]
+  """
+  found: list[OperatorDesc] = []
+  _CAPTURING.append(found)
+  try:
+    with jax.disable_jit():  # each body runs, rather than a jitted call's cached trace
+      jax.eval_shape(lambda *a: fn(*a, **kwargs), *args)
+  finally:
+    _CAPTURING.pop()
+  return found
+
+
 apply_jitted = jax.jit(apply, static_argnums=0)
 """`desc.lower` under jit, for a descriptor validated already (the device layer's path)."""
 
 
 def operator_function(
-  describe: Callable[..., OperatorDesc], desc_type: type[OperatorDesc]
+  describe: Callable[..., OperatorDesc],
+  desc_type: type[OperatorDesc],
+  ranks: natural.Ranks | None = None,
+  moves_bits: bool | Callable[[tuple[Any, ...]], bool] = False,
 ) -> Callable[..., Any]:
-  """The functional API's jitted body: describe, validate and lower, at trace time.
+  """The functional API's jitted body: read, describe, validate and lower, at trace time.
 
   Returns `fn(static, *arrays)`, jitted with `static` = (feature level, declared
   DirectML data types, *attributes) as its one static argument; `describe(types,
@@ -49,15 +85,80 @@ def operator_function(
   here from the dtypes with the roles of `desc_type`'s input tensors, so with their
   errors. A repeated eager call with the same shapes is a plain jitted call, with no
   descriptor work; inside another transformation the lowering is inlined.
+
+  `ranks` (None: the call as written) reads the call as DirectML's first: the arrays
+  padded with leading 1s, the attributes (axes) moved onto the padded ranks, the
+  outputs cut back to the declared rank (see `dml_jax._src.natural`).
+
+  `moves_bits` (a bool, or a predicate of the attributes) declares an operator that
+  only moves its data: it takes the dtypes DirectML lacks as the bits of an unsigned
+  type (see `dml_jax._src.moved_bits`); any other refuses them with a TypeError.
   """
+  ranks = natural.Ranks() if ranks is None else ranks
+  moves = moves_bits if callable(moves_bits) else lambda _: moves_bits
 
   def body(static: tuple[Any, ...], *arrays: jax.Array) -> jax.Array | tuple[jax.Array, ...]:
     level, types, *attributes = static
+    roles = arguments.roles(desc_type, len(arrays))
     if types is None:
-      named = zip(arrays, arguments.roles(desc_type, len(arrays)), strict=True)
+      named = zip(arrays, roles, strict=True)
       _, types = arguments.operands(*((array, *role) for array, role in named))
-    desc = describe(types, tuple(a.shape for a in arrays), *attributes)
-    return apply(desc.validate(level), *arrays)
+    data = tuple(not is_index for _, is_index in roles)
+    carried = moved_bits.moved_dtype(desc_type.FUNCTION, arrays, data)
+    if carried is not None and not moves(tuple(attributes)):
+      raise moved_bits.refused(desc_type.FUNCTION, carried)
+    shapes = tuple(a.shape for a in arrays)
+    reading = ranks.read(shapes, attributes)
+    desc = describe(types, reading.shapes, *reading.attributes)
+    try:
+      desc.validate(level)
+    except DmlValidationError as error:
+      names = arguments.argument_names(desc_type, len(arrays))
+      if reading.changes(shapes, attributes):
+        error.add_note(natural.note(desc.FUNCTION, names, shapes, reading, ranks.names))
+      unset = ranks.unset(attributes)
+      if unset is not None and _valid(describe, types, ranks.read(shapes, unset), level):
+        other = ranks.read(shapes, unset)
+        error.add_note(natural.unset_note(desc.FUNCTION, names, unset, other, ranks.names))
+      raise
+    if _CAPTURING:
+      _CAPTURING[-1].append(desc)
+    if carried is None:
+      return _run(desc, reading, arrays)
+    widened = tuple(DataType.FLOAT32 if d else t for t, d in zip(types, data, strict=True))
+    in_float32 = describe(widened, reading.shapes, *reading.attributes)
+    return moved_bits.through_unsigned(
+      lambda *xs: _run(desc, reading, xs),
+      lambda *xs: _run(in_float32, reading, xs),
+      arrays,
+      data,
+      carried,
+    )
 
   body.__name__ = f"dml_{describe.__name__.removeprefix('_describe_')}"
   return jax.jit(body, static_argnums=0)
+
+
+def _valid(
+  describe: Callable[..., OperatorDesc], types: Any, reading: natural.Reading, level: Any
+) -> bool:
+  """Whether the descriptor of `reading` is valid at `level` (False where it cannot be built)."""
+  try:
+    return describe(types, reading.shapes, *reading.attributes).is_valid(level)
+  except (TypeError, ValueError):
+    return False
+
+
+def _run(desc: OperatorDesc, reading: natural.Reading, arrays: Sequence[jax.Array]) -> Any:
+  """The lowering of a validated `desc` on `arrays` read as `reading` says: padded, then cut."""
+  if tuple(a.shape for a in arrays) != reading.shapes:
+    arrays = tuple(a.reshape(s) for a, s in zip(arrays, reading.shapes, strict=True))
+  outputs = apply(desc, *arrays)
+  return outputs if reading.output_rank is None else _cut(outputs, reading.output_rank)
+
+
+def _cut(outputs: Any, rank: int) -> Any:
+  """Each output without the leading sizes (1s) beyond `rank` that a `natural` reading added."""
+  if isinstance(outputs, tuple):
+    return tuple(_cut(x, rank) for x in outputs)
+  return outputs.reshape(outputs.shape[outputs.ndim - rank :])

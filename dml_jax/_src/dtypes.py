@@ -178,7 +178,9 @@ X64_TIP = (
 )
 
 
-def as_operand(x: Any, *, role: str, is_index: bool = False) -> tuple[Any, DataType]:
+def as_operand(
+  x: Any, *, role: str, is_index: bool = False, carried: dict[np.dtype[Any], DataType] | None = None
+) -> tuple[Any, DataType]:
   """Turns an argument into an array JAX can hold, and returns its DirectML type.
 
   JAX arrays and tracers pass through. Python scalars and lists follow JAX's
@@ -186,6 +188,9 @@ def as_operand(x: Any, *, role: str, is_index: bool = False) -> tuple[Any, DataT
   array is refused when it holds data, and narrowed to 32 bits when it holds
   indices or lengths whose values all fit (the returned DataType is still the
   64-bit one, so validation sees what the caller passed).
+
+  `carried` maps dtypes DirectML lacks to the DataType that carries their bits (the
+  functional API's bfloat16 extension, `dml_jax._src.moved_bits`).
 
   Raises:
     TypeError: for a dtype DirectML lacks, float/bool indices, or 64-bit data
@@ -212,6 +217,8 @@ def as_operand(x: Any, *, role: str, is_index: bool = False) -> tuple[Any, DataT
   dtype = np.dtype(array.dtype)
   if is_index and not np.issubdtype(dtype, np.integer):
     raise TypeError(f"{role} must have an integer dtype; got {dtype.name}")
+  if carried and dtype in carried:
+    return array, carried[dtype]
   data_type = DataType.from_dtype(dtype)
   if data_type.is_64_bit and not x64_enabled():
     if not is_index:

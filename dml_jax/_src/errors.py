@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from dml_jax._src import html as _html
+
+_C = TypeVar("_C", bound=type)
 
 
 def counted(count: int, noun: str) -> str:
@@ -48,7 +50,7 @@ def _show(value: Any) -> str:
   return str(value)
 
 
-def public(cls: type) -> type:
+def public(cls: _C) -> _C:
   """Shows `cls` as ``dml_jax.Name`` in tracebacks and reprs (it is re-exported there)."""
   cls.__module__ = "dml_jax"
   return cls

@@ -155,6 +155,21 @@ def _fixture_count(name: str) -> int:
     return -1
 
 
+_DIRECTML_DOCS = (
+  "https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_{}_operator_desc"
+)
+"""DirectML's reference page of an operator's desc struct, by the struct's name in lower case."""
+
+_DESC_STRUCT = {"SCATTER_ELEMENTS": "SCATTER"}
+"""Operators whose desc struct DirectML's reference documents under another name."""
+
+
+def directml_link(name: str) -> str:
+  """The reST link to DirectML's own page for operator `name` (its desc struct's page)."""
+  struct = _DESC_STRUCT.get(name, name)
+  return f"`DML_{struct}_OPERATOR_DESC <{_DIRECTML_DOCS.format(struct.lower())}>`__"
+
+
 def operator_page(name: str, cls: Any, app: Sphinx, first_of_function: bool) -> str:
   desc_path = _public_path(cls, cls.__name__)
   function = _function(cls)
@@ -178,6 +193,7 @@ def operator_page(name: str, cls: Any, app: Sphinx, first_of_function: bool) -> 
     "",
     f"- Function: :func:`{function_path}`",
     f"- Descriptor: :class:`{desc_path}` (see :doc:`../usage` for what every descriptor does)",
+    f"- DirectML's reference: {directml_link(name)}",
   ]
   if siblings:
     links = ", ".join(f":ref:`op-{other}`" for other in siblings)
@@ -413,6 +429,40 @@ class ApiSummary(_GeneratedDirective):
     return _list_table("", ["name", "kind", "summary", "documented"], rows, "22 10 52 16")
 
 
+def _protocol_members() -> list[str]:
+  """The members of OperatorDesc that operator classes implement (override), in its order:
+  the descriptor protocol, documented apart from what users call."""
+  base = _dml_jax().OperatorDesc
+  classes = list(_operators().values())
+  return [
+    name
+    for name in vars(base)
+    if not name.startswith("_") and any(name in vars(cls) for cls in classes)
+  ]
+
+
+def _operator_desc_entry() -> list[str]:
+  """OperatorDesc: what users call, then the protocol operator authors implement."""
+  protocol = _protocol_members()
+  lines = [
+    ".. autoclass:: dml_jax.OperatorDesc",
+    "   :members:",
+    f"   :exclude-members: {', '.join(protocol)}",
+    "",
+    ".. rubric:: The descriptor protocol of OperatorDesc",
+    "",
+    "What each operator's descriptor class implements, and dml_jax's tools call (validation,"
+    " ``dml.explain``, the functional API, ``dml.execute``); users of the library need not call"
+    " these.",
+    "",
+  ]
+  for name in protocol:
+    member = getattr(_dml_jax().OperatorDesc, name)
+    directive = "autoattribute" if not callable(member) else "automethod"
+    lines += [f".. {directive}:: dml_jax.OperatorDesc.{name}", ""]
+  return lines
+
+
 class ApiEntries(_GeneratedDirective):
   def lines(self) -> list[str]:
     owned = _operator_owned()
@@ -423,7 +473,9 @@ class ApiEntries(_GeneratedDirective):
       kind = _api_kind(obj)
       if kind == "module":
         continue  # the submodules have their own section
-      if kind == "function":
+      if name == "OperatorDesc":
+        lines += _operator_desc_entry()
+      elif kind == "function":
         lines += [f".. autofunction:: dml_jax.{name}", ""]
       elif kind == "data":
         lines += [f".. autodata:: dml_jax.{name}", ""]

@@ -9,6 +9,9 @@ stands, none after it runs), and, with ``--compare DIR``, when a file differs fr
 same-named file in DIR; 0 otherwise. The commands run in segments (`Model.execute_segments`),
 and each segment's prints and writeFiles are done as soon as it ran.
 
+``--example NAME`` runs one of the model files installed with the package
+(dml_jax/examples/NAME.json, listed by ``--help``) instead of a path.
+
 A model file is untrusted input (docs/security.md): its paths stay inside their folders
 unless ``--trust-paths`` is given, and what it may read and allocate is bounded by
 ``--max-bytes`` (default 4G). A writeFile that fails (a path outside the output folder, a
@@ -96,6 +99,15 @@ IGNORED: tuple[tuple[tuple[str, ...], bool, str], ...] = (
 )
 
 
+EXAMPLES = pathlib.Path(__file__).resolve().parent.parent.parent / "examples"
+"""The model files installed with the package (dml_jax/examples/)."""
+
+
+def example_names() -> list[str]:
+  """The names `--example` takes: the .json files under dml_jax/examples/, sorted."""
+  return sorted(path.stem for path in EXAMPLES.glob("*.json"))
+
+
 def _parser() -> argparse.ArgumentParser:
   parser = argparse.ArgumentParser(
     prog="python -m dml_jax run",
@@ -104,7 +116,12 @@ def _parser() -> argparse.ArgumentParser:
     " prints, each segment's output as soon as it ran.",
     allow_abbrev=False,
   )
-  parser.add_argument("model", help="the model's .json file")
+  parser.add_argument("model", nargs="?", help="the model's .json file")
+  parser.add_argument(
+    "--example",
+    choices=example_names(),
+    help="run a model file installed with the package instead of a path",
+  )
   parser.add_argument(
     "--device",
     default="default",
@@ -217,9 +234,16 @@ def _positive(text: str) -> int:
 
 def main(argv: Sequence[str], stdout: BinaryIO | None = None, stderr: TextIO | None = None) -> int:
   """Runs ``python -m dml_jax run`` with `argv` (the arguments after ``run``)."""
-  args = _parser().parse_args(list(argv))
+  parser = _parser()
+  args = parser.parse_args(list(argv))
   out = stdout if stdout is not None else sys.stdout.buffer
   err = stderr if stderr is not None else sys.stderr
+  if (args.model is None) == (args.example is None):
+    parser.print_usage(err)
+    print("error: give a model file or --example NAME, one of the two", file=err)
+    return 2
+  if args.example is not None:
+    args.model = EXAMPLES / f"{args.example}.json"
   if args.milliseconds_to_run is not None:
     print(
       "-t/--milliseconds_to_run is not supported: it repeats each dispatch for a span of"

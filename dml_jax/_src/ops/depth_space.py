@@ -654,10 +654,18 @@ def _describe_space_to_depth1(
   return SpaceToDepth1Desc(TensorDesc(types[0], shapes[0]), block_size=block_size, order=order)
 
 
-_depth_to_space = dispatch.operator_function(_describe_depth_to_space, DepthToSpaceDesc)
-_depth_to_space1 = dispatch.operator_function(_describe_depth_to_space1, DepthToSpace1Desc)
-_space_to_depth = dispatch.operator_function(_describe_space_to_depth, SpaceToDepthDesc)
-_space_to_depth1 = dispatch.operator_function(_describe_space_to_depth1, SpaceToDepth1Desc)
+_depth_to_space = dispatch.operator_function(
+  _describe_depth_to_space, DepthToSpaceDesc, moves_bits=True
+)
+_depth_to_space1 = dispatch.operator_function(
+  _describe_depth_to_space1, DepthToSpace1Desc, moves_bits=True
+)
+_space_to_depth = dispatch.operator_function(
+  _describe_space_to_depth, SpaceToDepthDesc, moves_bits=True
+)
+_space_to_depth1 = dispatch.operator_function(
+  _describe_space_to_depth1, SpaceToDepth1Desc, moves_bits=True
+)
 
 
 # -- kernels ---------------------------------------------------------------------------------

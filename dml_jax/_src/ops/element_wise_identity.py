@@ -233,6 +233,11 @@ def _describe_element_wise_identity(
   return ElementWiseIdentityDesc(TensorDesc(types[0], shapes[0]), scale_bias=scale_bias)
 
 
+def _copies(attributes: tuple) -> bool:
+  """Without a ScaleBias the operator copies its input (the bfloat16 extension applies)."""
+  return attributes[0] is None
+
+
 _element_wise_identity = dispatch.operator_function(
-  _describe_element_wise_identity, ElementWiseIdentityDesc
+  _describe_element_wise_identity, ElementWiseIdentityDesc, moves_bits=_copies
 )

@@ -21,7 +21,7 @@ import jax
 from jax import lax
 from jax.typing import ArrayLike
 
-from dml_jax._src import arguments, checked, dispatch, indexing, kernels, registry, rules
+from dml_jax._src import arguments, checked, dispatch, indexing, kernels, natural, registry, rules
 from dml_jax._src.descriptor import OperatorDesc
 from dml_jax._src.dtypes import ALL_DATA, INDEX_TYPES, UP_TO_32_BIT, DataType
 from dml_jax._src.errors import Checker
@@ -302,24 +302,30 @@ def gather(
   """DML_OPERATOR_GATHER: whole slices of `input` chosen along `axis` by `indices`.
 
   ``out[a, j, b] = input[a, indices[j], b]``, where a runs over the dimensions
-  before `axis`, b over those after it, and j over the trailing
-  `index_dimensions` (q) dimensions of `indices` (the leading ones must be 1).
-  `input` and `indices` have the same rank n, and so has the output: the
-  logical shape ``input.shape[:axis] + indices.shape[n - q:] + input.shape[axis + 1:]``
-  gets a leading 1 for q = 0, or loses its first q - 1 sizes for q >= 2, which
-  must then be 1.
+  before `axis`, b over those after it, and j over the index positions.
 
-  Unlike ``jnp.take``: the output keeps the input's rank (right-aligned as
-  above) instead of having ``ndim + q - 1`` dimensions; ranks are padded, never
-  broadcast; negative indices count from the end only for signed index types;
-  out-of-range indices are clamped into the input (``jnp.take`` fills them by
-  default), and 64-bit indices are clamped before any narrowing.
+  With `index_dimensions` unset the call reads as ``np.take(input, indices,
+  axis)`` (ONNX Gather): any ranks, a negative `axis` counted from the end, and the
+  shape ``input.shape[:axis] + indices.shape + input.shape[axis + 1:]``. DirectML
+  computes it with both arrays padded with leading 1s to rank
+  ``input.ndim + indices.ndim - 1`` and IndexDimensions ``indices.ndim``, the
+  descriptor `dml.explain` shows; the leading 1s are dropped from the result.
+
+  With `index_dimensions` (q) set the call is DirectML's: the arrays are padded to
+  their common rank n, the output has rank n, holding the logical shape
+  ``input.shape[:axis] + indices.shape[n - q:] + input.shape[axis + 1:]`` with a
+  leading 1 added for q = 0 or its first q - 1 sizes cropped for q >= 2 (they
+  must be 1); the leading n - q sizes of `indices` must be 1.
+
+  Unlike ``jnp.take``: negative indices count from the end only for signed index
+  types; out-of-range indices are clamped into the input (``jnp.take`` fills them
+  by default), and 64-bit indices are clamped before any narrowing.
 
   Args:
     input: InputTensor.
     indices: IndicesTensor (int32, int64, uint32 or uint64).
-    axis: Axis, in [0, input.ndim).
-    index_dimensions: IndexDimensions, in [0, n] (None: n).
+    axis: Axis, in [-input.ndim, input.ndim).
+    index_dimensions: IndexDimensions, in [0, n] (None: NumPy's reading, above).
     feature_level: the DML_FEATURE_LEVEL to validate against (default newest).
 
   Returns:
@@ -332,6 +338,8 @@ def gather(
   Examples:
     >>> import numpy as np
     >>> x = np.array([[1, 2], [3, 4], [5, 6]], np.float32)
+    >>> gather(x, np.array([[2, 0]], np.int32), axis=0).shape  # an embedding lookup
+    (1, 2, 2)
     >>> gather(x, np.array([[0, 1, 1, 2]], np.uint32), axis=0, index_dimensions=1)
     Array([[1., 2.],
            [3., 4.],
@@ -353,4 +361,9 @@ def _describe_gather(
   )
 
 
-_gather = dispatch.operator_function(_describe_gather, GatherDesc)
+_gather = dispatch.operator_function(
+  _describe_gather,
+  GatherDesc,
+  natural.Take(names=("axis", "index_dimensions"), axes=((0, 0),), count=1),
+  moves_bits=True,
+)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, SupportsIndex
 import jax
 from jax.typing import ArrayLike
 
-from dml_jax._src import arguments, checked, dispatch, indexing, kernels, registry, rules
+from dml_jax._src import arguments, checked, dispatch, indexing, kernels, natural, registry, rules
 from dml_jax._src.descriptor import OperatorDesc
 from dml_jax._src.dtypes import ALL_DATA, INDEX_TYPES, UP_TO_32_BIT, DataType
 from dml_jax._src.errors import Checker
@@ -157,7 +157,7 @@ def gather_elements(
   Args:
     input: InputTensor.
     indices: IndicesTensor (int32, int64, uint32 or uint64).
-    axis: Axis, in [0, input.ndim).
+    axis: Axis, in [-n, n) for the common rank n (negative: from the end).
     feature_level: the DML_FEATURE_LEVEL to validate against (default newest).
 
   Returns:
@@ -187,7 +187,12 @@ def _describe_gather_elements(
   )
 
 
-_gather_elements = dispatch.operator_function(_describe_gather_elements, GatherElementsDesc)
+_gather_elements = dispatch.operator_function(
+  _describe_gather_elements,
+  GatherElementsDesc,
+  natural.Ranks(names=("axis",), axes=((0, None),)),
+  moves_bits=True,
+)
 
 
 # -- kernels ---------------------------------------------------------------------------------

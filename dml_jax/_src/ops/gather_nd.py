@@ -22,7 +22,7 @@ import jax
 from jax import lax
 from jax.typing import ArrayLike
 
-from dml_jax._src import arguments, checked, dispatch, indexing, kernels, registry, rules
+from dml_jax._src import arguments, checked, dispatch, indexing, kernels, natural, registry, rules
 from dml_jax._src.descriptor import OperatorDesc
 from dml_jax._src.dtypes import ALL_DATA, INDEX_TYPES, UP_TO_32_BIT, DataType
 from dml_jax._src.errors import Checker
@@ -427,6 +427,10 @@ def gather_nd(
   shape ``indices.shape[-q:-1] + input.shape[-m:][b + t:]`` padded with leading
   1s, where m, q and b are the three counts.
 
+  Arrays of different ranks with both counts unset read as ONNX GatherND: the
+  counts are the arrays' own ranks, both are padded with leading 1s, and the result
+  has ONNX's shape ``indices.shape[:-1] + input.shape[b + t:]``.
+
   Unlike ``jnp`` advanced indexing: ranks are padded, not broadcast; negative
   indices count from the end only for signed index types; out-of-range
   coordinates are clamped into the input, each against its own dimension.
@@ -480,7 +484,15 @@ def _describe_gather_nd(
   return GatherNdDesc(input, indices, m, q)
 
 
-_gather_nd = dispatch.operator_function(_describe_gather_nd, GatherNdDesc)
+_gather_nd = dispatch.operator_function(
+  _describe_gather_nd,
+  GatherNdDesc,
+  natural.TakeTuples(
+    names=("input_dimension_count", "indices_dimension_count", "batch_dimension_count"),
+    batch=2,
+  ),
+  moves_bits=True,
+)
 
 
 # -- kernels ---------------------------------------------------------------------------------

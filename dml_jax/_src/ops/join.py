@@ -13,7 +13,7 @@ import numpy as np
 from jax import lax
 from jax.typing import ArrayLike
 
-from dml_jax._src import arguments, dispatch, kernels, placement, registry, rules
+from dml_jax._src import arguments, dispatch, kernels, natural, placement, registry, rules
 from dml_jax._src.descriptor import OperatorDesc
 from dml_jax._src.dtypes import ALL_DATA, FLOAT_AND_INT_16_32, UP_TO_32_BIT, DataType
 from dml_jax._src.errors import Checker
@@ -182,7 +182,7 @@ def join(
 
   Args:
     inputs: InputTensors, one or more arrays.
-    axis: Axis, in [0, rank).
+    axis: Axis, in [-n, n) for the common rank n (negative: from the end).
     feature_level: the DML_FEATURE_LEVEL to validate against (default newest).
 
   Returns:
@@ -297,7 +297,9 @@ def _describe_join(
   return JoinDesc(tuple(map(TensorDesc, types, shapes)), axis=axis)
 
 
-_join = dispatch.operator_function(_describe_join, JoinDesc)
+_join = dispatch.operator_function(
+  _describe_join, JoinDesc, natural.Ranks(names=("axis",), axes=((0, None),)), moves_bits=True
+)
 
 
 # -- kernels ---------------------------------------------------------------------------------

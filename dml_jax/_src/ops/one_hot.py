@@ -40,7 +40,7 @@ import numpy as np
 from jax import lax
 from jax.typing import ArrayLike
 
-from dml_jax._src import arguments, dispatch, kernels, registry, rules
+from dml_jax._src import arguments, dispatch, kernels, natural, registry, rules
 from dml_jax._src.descriptor import OperatorDesc
 from dml_jax._src.dtypes import ALL_DATA, INDEX_TYPES, UP_TO_32_BIT, DataType
 from dml_jax._src.errors import Checker
@@ -281,7 +281,7 @@ def one_hot(
   Args:
     indices: IndicesTensor (int32, int64, uint32 or uint64).
     values: ValuesTensor: OffValue, OnValue and any unused elements after them.
-    axis: Axis, in [0, rank).
+    axis: Axis, in [-n, n) for the common rank n (negative: from the end).
     depth: OutputTensor.Sizes[axis], the length of every sequence (>= 1).
     feature_level: the DML_FEATURE_LEVEL to validate against (default newest).
 
@@ -328,7 +328,12 @@ def _describe_one_hot(
   )
 
 
-_one_hot = dispatch.operator_function(_describe_one_hot, OneHotDesc)
+_one_hot = dispatch.operator_function(
+  _describe_one_hot,
+  OneHotDesc,
+  natural.Ranks(names=("axis", "depth"), axes=((0, 0),)),
+  moves_bits=True,
+)
 
 
 # -- kernels ---------------------------------------------------------------------------------

@@ -743,5 +743,13 @@ def _describer(desc_type: type[PaddingDesc] | type[Padding1Desc]) -> Any:
   return describe
 
 
-_padding = dispatch.operator_function(_describer(PaddingDesc), PaddingDesc)
-_padding1 = dispatch.operator_function(_describer(Padding1Desc), Padding1Desc)
+def _moves_bits(attributes: tuple) -> bool:
+  """Every mode but CONSTANT only copies input elements (the bfloat16 extension applies);
+  CONSTANT writes PaddingValue, whose conversion to a type DirectML lacks is not defined."""
+  return attributes[0] is not PaddingMode.CONSTANT
+
+
+_padding = dispatch.operator_function(_describer(PaddingDesc), PaddingDesc, moves_bits=_moves_bits)
+_padding1 = dispatch.operator_function(
+  _describer(Padding1Desc), Padding1Desc, moves_bits=_moves_bits
+)

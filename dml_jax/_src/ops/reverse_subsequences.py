@@ -18,7 +18,7 @@ import numpy as np
 from jax import lax
 from jax.typing import ArrayLike
 
-from dml_jax._src import arguments, dispatch, indexing, kernels, placement, registry, rules
+from dml_jax._src import arguments, dispatch, indexing, kernels, natural, placement, registry, rules
 from dml_jax._src.descriptor import OperatorDesc
 from dml_jax._src.dtypes import ALL_DATA, UP_TO_32_BIT, DataType
 from dml_jax._src.errors import Checker
@@ -346,7 +346,7 @@ def reverse_subsequences(
     input: InputTensor.
     sequence_lengths: SequenceLengthsTensor (uint32; uint64 from FL 5_0), or
       an array with 1 where a length is shared (zero strides).
-    axis: Axis, in [0, input.ndim).
+    axis: Axis, in [-n, n) for the common rank n (negative: from the end).
     feature_level: the DML_FEATURE_LEVEL to validate against (default newest).
 
   Returns:
@@ -408,7 +408,10 @@ def _lengths_desc(data_type: DataType, shapes: tuple, axis: int) -> TensorDesc:
 
 
 _reverse_subsequences = dispatch.operator_function(
-  _describe_reverse_subsequences, ReverseSubsequencesDesc
+  _describe_reverse_subsequences,
+  ReverseSubsequencesDesc,
+  natural.Ranks(names=("axis",), axes=((0, None),)),
+  moves_bits=True,
 )
 
 

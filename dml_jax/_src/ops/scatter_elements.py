@@ -30,7 +30,7 @@ import numpy as np
 from jax import lax
 from jax.typing import ArrayLike
 
-from dml_jax._src import arguments, checked, dispatch, kernels, registry, rules, scattering
+from dml_jax._src import arguments, checked, dispatch, kernels, natural, registry, rules, scattering
 from dml_jax._src.descriptor import OperatorDesc
 from dml_jax._src.dtypes import ALL_DATA, INDEX_TYPES, UP_TO_32_BIT, DataType
 from dml_jax._src.errors import Checker
@@ -255,7 +255,7 @@ def scatter_elements(
     input: InputTensor.
     indices: IndicesTensor (int32, int64, uint32 or uint64).
     updates: UpdatesTensor.
-    axis: Axis, in [0, input.ndim).
+    axis: Axis, in [-n, n) for the common rank n (negative: from the end).
     feature_level: the DML_FEATURE_LEVEL to validate against (default newest).
 
   Returns:
@@ -286,7 +286,12 @@ def _describe_scatter_elements(
   return ScatterElementsDesc(input, indices, updates, axis=axis)
 
 
-_scatter_elements = dispatch.operator_function(_describe_scatter_elements, ScatterElementsDesc)
+_scatter_elements = dispatch.operator_function(
+  _describe_scatter_elements,
+  ScatterElementsDesc,
+  natural.Ranks(names=("axis",), axes=((0, None),)),
+  moves_bits=True,
+)
 
 
 # -- kernels ---------------------------------------------------------------------------------

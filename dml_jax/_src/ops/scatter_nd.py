@@ -50,6 +50,7 @@ from dml_jax._src import (
   dispatch,
   indexing,
   kernels,
+  natural,
   placement,
   registry,
   rules,
@@ -373,6 +374,9 @@ def scatter_nd(
   input.shape[-m:][t:]`` padded with leading 1s, m and q the two counts) and the
   input's dtype. The output has the input's shape and dtype.
 
+  Arrays of different ranks with both counts unset read as ONNX ScatterND: the
+  counts are the arrays' own ranks and all three are padded with leading 1s.
+
   Where DirectML leaves the result undefined, dml_jax decides, on every backend
   alike: of several tuples that name one sub-block, the last in row-major order
   wins; a tuple with a coordinate out of range after the negative-index rule is
@@ -428,7 +432,12 @@ def _describe_scatter_nd(
   return ScatterNdDesc(input, indices, updates, m, q)
 
 
-_scatter_nd = dispatch.operator_function(_describe_scatter_nd, ScatterNdDesc)
+_scatter_nd = dispatch.operator_function(
+  _describe_scatter_nd,
+  ScatterNdDesc,
+  natural.TakeTuples(names=("input_dimension_count", "indices_dimension_count"), scatter=True),
+  moves_bits=True,
+)
 
 
 # -- kernels ---------------------------------------------------------------------------------

@@ -521,7 +521,7 @@ def _describe_slice(
   return SliceDesc(TensorDesc(types[0], shapes[0]), offsets=offsets, sizes=sizes, strides=strides)
 
 
-_slice = dispatch.operator_function(_describe_slice, SliceDesc)
+_slice = dispatch.operator_function(_describe_slice, SliceDesc, moves_bits=True)
 
 
 def slice1(
@@ -597,7 +597,7 @@ def _describe_slice1(
   )
 
 
-_slice1 = dispatch.operator_function(_describe_slice1, Slice1Desc)
+_slice1 = dispatch.operator_function(_describe_slice1, Slice1Desc, moves_bits=True)
 
 
 # -- kernels ---------------------------------------------------------------------------------

@@ -18,7 +18,7 @@ import jax
 from jax import lax
 from jax.typing import ArrayLike
 
-from dml_jax._src import arguments, dispatch, kernels, registry, rules
+from dml_jax._src import arguments, dispatch, kernels, natural, registry, rules
 from dml_jax._src.descriptor import OperatorDesc
 from dml_jax._src.dtypes import ALL_DATA, FLOAT_AND_INT_16_32, UP_TO_32_BIT, DataType
 from dml_jax._src.errors import Checker
@@ -214,13 +214,13 @@ def split(
 
   Unlike ``jnp.split``, `split_sizes` gives each piece's size (not a count of
   equal pieces, nor cut indices), every size must be at least 1, and they must
-  add up to ``input.shape[axis]`` exactly; the axis is never negative.
+  add up to ``input.shape[axis]`` exactly.
 
   See also: `join`, the exact inverse (``join(split(x, ...), axis=axis)`` is x).
 
   Args:
     input: InputTensor.
-    axis: Axis, in [0, rank).
+    axis: Axis, in [-n, n) for the common rank n (negative: from the end).
     split_sizes: the sizes along `axis` of OutputTensors, one per output.
     feature_level: the DML_FEATURE_LEVEL to validate against (default newest).
 
@@ -257,7 +257,12 @@ def _describe_split(
   return SplitDesc(TensorDesc(types[0], sizes), tuple(map(piece, split_sizes)), axis=axis)
 
 
-_split = dispatch.operator_function(_describe_split, SplitDesc)
+_split = dispatch.operator_function(
+  _describe_split,
+  SplitDesc,
+  natural.Ranks(names=("axis", "split_sizes"), axes=((0, 0),)),
+  moves_bits=True,
+)
 
 
 # -- kernels ---------------------------------------------------------------------------------

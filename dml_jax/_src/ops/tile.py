@@ -201,7 +201,7 @@ def _describe_tile(
   return TileDesc(TensorDesc(types[0], shapes[0]), repeats=repeats)
 
 
-_tile = dispatch.operator_function(_describe_tile, TileDesc)
+_tile = dispatch.operator_function(_describe_tile, TileDesc, moves_bits=True)
 
 
 # -- kernels ---------------------------------------------------------------------------------

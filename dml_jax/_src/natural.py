@@ -1,0 +1,227 @@
+"""Natural call forms: the functional API's arrays padded to the ranks DirectML needs.
+
+DirectML gives every tensor of an operator one rank and pads the shorter ones
+with leading 1s; NumPy, ONNX and WebNN code passes arrays of their own ranks.
+Each operator's functional API declares (a `Ranks` instance, passed to
+`dispatch.operator_function`) how a call of its arrays reads as DirectML's: the
+shapes DirectML gets, its attributes (axes counted on the arrays as given,
+negative ones allowed), and the rank the result is cut back to. The jitted body
+reads every call through its declaration, at trace time, so the descriptor it
+validates and lowers is DirectML's own (what `dml.explain` shows), and a call that
+is DirectML's already reads as itself.
+
+Where the padded call is still invalid, the validation error gets a note with the
+DirectML call that the arrays were read as, so the porter sees the shapes; where a call
+with counts set is invalid and the same call with them unset is valid, a note says so.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import Any
+
+Shape = tuple[int, ...]
+
+
+@dataclasses.dataclass(frozen=True)
+class Reading:
+  """A functional call as DirectML sees it.
+
+  Attributes:
+    shapes: the arrays' shapes, padded with leading 1s.
+    attributes: the attributes, axes moved onto the padded ranks.
+    output_rank: the rank every output is cut back to (its leading sizes, all 1,
+      dropped); None keeps DirectML's outputs as they are.
+  """
+
+  shapes: tuple[Shape, ...]
+  attributes: tuple[Any, ...]
+  output_rank: int | None = None
+
+  def changes(self, shapes: Sequence[Shape], attributes: Sequence[Any]) -> bool:
+    """Whether this reading differs from the call as written."""
+    return tuple(shapes) != self.shapes or tuple(attributes) != self.attributes
+
+
+def padded(shape: Shape, rank: int) -> Shape:
+  """`shape` with leading 1s up to `rank` (never shortened)."""
+  return (1,) * (rank - len(shape)) + tuple(shape)
+
+
+def axis_on(axis: Any, rank: int, added: int) -> Any:
+  """An axis of a rank-`rank` array, negative ones counted from its end, moved past `added`
+  leading 1s; anything out of range is left as written, for validation to name."""
+  if type(axis) is not int or not -rank <= axis < rank:
+    return axis
+  return axis % rank + added
+
+
+@dataclasses.dataclass(frozen=True)
+class Ranks:
+  """The declaration of an operator whose input tensors share one rank (JOIN, SCATTER, ...).
+
+  A call reads with every array padded to the highest rank among them, and each
+  axis attribute counted on the array it names (None: that common rank). The
+  outputs keep DirectML's shapes.
+
+  Attributes:
+    axes: {position of an axis attribute among the operator's attributes: the
+      array it counts on (None: the common rank)}.
+    names: the functional API's keyword names of the attributes, in order, for
+      the error note's call.
+  """
+
+  names: tuple[str, ...] = ()
+  axes: tuple[tuple[int, int | None], ...] = ()
+
+  def unset(self, attributes: Sequence[Any]) -> tuple[Any, ...] | None:
+    """The attributes with the counts that select NumPy's reading unset (None), or None
+    where there are none, or none was set."""
+    return None
+
+  def read(self, shapes: Sequence[Shape], attributes: Sequence[Any]) -> Reading:
+    """The call of arrays of `shapes` with `attributes`, as DirectML sees it."""
+    rank = max((len(s) for s in shapes), default=0)
+    return Reading(tuple(padded(s, rank) for s in shapes), self._axes(shapes, attributes, rank))
+
+  def _axes(self, shapes: Sequence[Shape], attributes: Sequence[Any], rank: int) -> tuple:
+    """The attributes with each axis counted on its array (None: the common `rank`) and
+    moved onto `rank`."""
+    moved = list(attributes)
+    for position, array in self.axes:
+      own = rank if array is None else len(shapes[array])
+      moved[position] = axis_on(attributes[position], own, rank - own)
+    return tuple(moved)
+
+
+@dataclasses.dataclass(frozen=True)
+class Take(Ranks):
+  """GATHER's declaration: with IndexDimensions unset, NumPy's ``take`` (ONNX Gather).
+
+  ``take(input, indices, axis)`` of ranks r and k has the shape
+  ``input.shape[:axis] + indices.shape + input.shape[axis + 1:]`` (rank r + k - 1):
+  DirectML computes it at rank n = r + max(k - 1, 0) with IndexDimensions k, the
+  cropped leading sizes being the input's padding, and the result is cut back to
+  rank r + k - 1. With IndexDimensions set, the call is DirectML's (`Ranks`).
+
+  Attributes:
+    count: the position of the index-dimension count among the attributes.
+  """
+
+  count: int = 1
+
+  def unset(self, attributes: Sequence[Any]) -> tuple[Any, ...] | None:
+    if attributes[self.count] is None:
+      return None
+    return tuple(None if i == self.count else a for i, a in enumerate(attributes))
+
+  def read(self, shapes: Sequence[Shape], attributes: Sequence[Any]) -> Reading:
+    ((axis_position, _),) = self.axes
+    if attributes[self.count] is not None or len(shapes[0]) == 0:
+      return super().read(shapes, attributes)
+    (r, k), axis = map(len, shapes), attributes[axis_position]
+    if type(axis) is not int or not -r <= axis < r:
+      return super().read(shapes, attributes)  # validation names the axis
+    n = r + max(k - 1, 0)
+    moved = list(attributes)
+    moved[axis_position], moved[self.count] = axis_on(axis, r, n - r), k
+    return Reading(tuple(padded(s, n) for s in shapes), tuple(moved), r + k - 1)
+
+
+@dataclasses.dataclass(frozen=True)
+class TakeTuples(Ranks):
+  """GATHER_ND's and SCATTER_ND's declaration: arrays of different ranks read as ONNX's.
+
+  Where the arrays' ranks differ and the counts are unset, InputDimensionCount and
+  IndicesDimensionCount are the arrays' own ranks r and k, every array is padded to
+  the highest rank DirectML needs, and GATHER_ND's result is cut back to ONNX's
+  shape ``indices.shape[:-1] + input.shape[b + t:]`` (t the tuple length, b the
+  batch dimensions); SCATTER_ND's output keeps the input's rank. Arrays of one
+  rank, or counts set, read as DirectML's call (`Ranks`).
+
+  Attributes:
+    counts: the positions of InputDimensionCount and IndicesDimensionCount.
+    batch: the position of BatchDimensionCount, or None.
+    scatter: the output has the input's shape (SCATTER_ND).
+  """
+
+  counts: tuple[int, int] = (0, 1)
+  batch: int | None = None
+  scatter: bool = False
+
+  def unset(self, attributes: Sequence[Any]) -> tuple[Any, ...] | None:
+    if all(attributes[i] is None for i in self.counts):
+      return None
+    return tuple(None if i in self.counts else a for i, a in enumerate(attributes))
+
+  def read(self, shapes: Sequence[Shape], attributes: Sequence[Any]) -> Reading:
+    ranks = [len(s) for s in shapes]
+    unset = all(attributes[i] is None for i in self.counts)
+    if not unset or len(set(ranks)) == 1 or ranks[1] == 0:
+      return super().read(shapes, attributes)
+    r, k = ranks[:2]
+    b = 0 if self.batch is None else attributes[self.batch]
+    gathered = k - 1 + r - (b if type(b) is int else 0) - shapes[1][-1]
+    output_rank = r if self.scatter else gathered
+    n = max(*ranks, gathered)
+    moved = list(attributes)
+    moved[self.counts[0]], moved[self.counts[1]] = r, k
+    return Reading(
+      tuple(padded(s, n) for s in shapes), tuple(moved), output_rank if gathered >= 0 else None
+    )
+
+
+def call_text(
+  function: str, arguments: Sequence[str], reading: Reading, names: Sequence[str]
+) -> str:
+  """The functional call that `reading` stands for: each argument reshaped to its padded
+  shape, the attributes as DirectML gets them."""
+  args: list[str] = []
+  listed: list[str] = []  # the elements of a tensor array (JOIN's inputs[0], ...), one list
+  for name, shape in zip(arguments, reading.shapes, strict=True):
+    text = f"{name}.reshape({', '.join(map(str, shape))})"
+    if "[" in name:
+      listed.append(text)
+      continue
+    if listed:
+      args.append(f"[{', '.join(listed)}]")
+      listed = []
+    args.append(text)
+  if listed:
+    args.append(f"[{', '.join(listed)}]")
+  args += [f"{n}={v!r}" for n, v in zip(names, reading.attributes, strict=False)]
+  return f"dml.{function}({', '.join(args)})"
+
+
+def note(
+  function: str,
+  arguments: Sequence[str],
+  shapes: Sequence[Shape],
+  reading: Reading,
+  names: Sequence[str],
+) -> str:
+  """What the error of a padded call adds: the shapes as given and the DirectML call."""
+  given = ", ".join(f"{a} {tuple(s)}" for a, s in zip(arguments, shapes, strict=True))
+  return (
+    f"dml.{function} read its arguments ({given}) with DirectML's ranks and axes; the call it"
+    f" checked is {call_text(function, arguments, reading, names)}. Reshape the arguments"
+    " to shapes that call accepts, or pass DirectML's shapes and attributes yourself."
+  )
+
+
+def unset_note(
+  function: str,
+  arguments: Sequence[str],
+  attributes: Sequence[Any],
+  reading: Reading,
+  names: Sequence[str],
+) -> str:
+  """What the error of a call with counts set adds where NumPy's reading (`attributes`, the
+  counts unset) is valid: that call, and the DirectML call it becomes."""
+  given = [f"{n}={v!r}" for n, v in zip(names, attributes, strict=False) if v is not None]
+  call = f"dml.{function}({', '.join([*arguments, *given])})"
+  return (
+    f"With the counts unset, {call} reads as NumPy and ONNX do and is valid; DirectML"
+    f" computes it as {call_text(function, arguments, reading, names)}."
+  )
