@@ -34,11 +34,22 @@ def input_fields(desc_type: type) -> tuple[DmlField, ...]:
   return tuple(f for f in dml_fields(desc_type) if f.kind.is_tensor and not f.output)
 
 
+def _present(fields: Sequence[DmlField], count: int) -> list[DmlField]:
+  """The input tensor fields that `count` arrays fill: where there are fewer arrays than
+  tensor fields, the optional ones are left out first (DIAGONAL_MATRIX1 without its input)."""
+  fields = list(fields)
+  missing = len(fields) - count
+  if missing > 0 and all(field.kind is FieldKind.TENSOR for field in fields):
+    optional = [field for field in fields if field.optional][:missing]
+    fields = [field for field in fields if field not in optional]
+  return fields
+
+
 def roles(desc_type: type, count: int) -> tuple[Role, ...]:
   """The roles of `count` input arrays of `desc_type`, in order: one per input tensor
   field, and the rest for its tensor array (JOIN's InputTensors[0], [1], ...)."""
   found: list[Role] = []
-  fields = input_fields(desc_type)
+  fields = _present(input_fields(desc_type), count)
   for field in fields:
     if field.kind is FieldKind.TENSOR:
       found.append((field.dml_name, field.index))
@@ -52,7 +63,7 @@ def argument_names(desc_type: type, count: int) -> tuple[str, ...]:
   """The functional API's names of `count` input arrays of `desc_type` (input, indices,
   inputs[0], inputs[1], ...), in order."""
   found: list[str] = []
-  fields = input_fields(desc_type)
+  fields = _present(input_fields(desc_type), count)
   for field in fields:
     if field.kind is FieldKind.TENSOR:
       found.append(field.argument)
