@@ -34,10 +34,16 @@ The transcription holds one entry per page (``page``, ``repository``, ``path``,
 * ``documented_output`` (false: computed, not on the page), ``shape_only``,
   ``page_slip`` (what the page gets wrong, where it does), ``corrected_because`` (why
   ``corrected_fields`` hold the values they do, where no rule of the importer's says it),
+  ``kept_because`` (why the example is kept as the page gives it despite its
+  ``page_slip``: the erratum is then ``{issue: page_slip, resolution: kept_because}``),
   ``notes``.
 
 An INT or UINT field (or array) may hold the name of a C limit the page prints
-(``INT32_MIN``, ``INT32_MAX``, ``UINT32_MAX``); the fixture has its value.
+(``INT32_MIN``, ``INT32_MAX``, ``UINT32_MAX``); the fixture has its value. An enum field
+holds a name of the descriptor's enum type (checked, written as transcribed). A scalar
+union field (DML_SCALAR_UNION) holds a number read by its data type field (ValueDataType):
+an integer for an integer type, and, outside that type's range, only in an example whose
+``page_slip`` says why (FILL_VALUE_SEQUENCE's UINT8 step of -2).
 
 The fixtures have:
 
@@ -49,9 +55,9 @@ The fixtures have:
   ``split_sizes``, ONE_HOT's ``depth``, and an example's ``arguments``: after the
   fields, or before them for an operator without input tensors, whose call they
   define);
-* ``"outputs"``, a list, for an operator with OutputTensors (SPLIT), else
-  ``"output"``, and a list for an operator with several output fields (in the
-  descriptor's order);
+* ``"outputs"``, a list, for an operator with OutputTensors (SPLIT) or with several
+  output fields (in the descriptor's order: TOP_K's values, then its indices), else
+  ``"output"``;
 * structured provenance (page, repository, path, commit, example heading);
 * the documentation errata that were applied, each as ``{issue, resolution}``;
 * the strides page's examples (op ``TENSOR_STRIDES``: a linear buffer of letters viewed
@@ -80,10 +86,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))  # this checkout's registry, installed or not
 
 from dml_jax._src import registry  # noqa: E402
+from dml_jax._src.dtypes import DataType  # noqa: E402
 from dml_jax._src.fields import DmlField, FieldKind, dml_fields  # noqa: E402
 
 DEFAULT_OUTPUT = REPO_ROOT / "dml_jax" / "_src" / "fixtures" / "directml_examples.json"
@@ -203,12 +212,18 @@ def convert_tensor(tensor: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def convert_params(
-  op: str, params: Mapping[str, Any], inputs: Mapping[str, Any], outputs: list[Any] | None = None
+  op: str,
+  params: Mapping[str, Any],
+  inputs: Mapping[str, Any],
+  outputs: list[Any] | None = None,
+  *,
+  page_slip: str | None = None,
 ) -> dict:
   """Renames DML parameters to snake_case and drops the counts the arrays imply.
 
   ``outputs`` are the example's OutputTensors, for a count of them (SPLIT's
-  OutputCount).
+  OutputCount); ``page_slip`` the example's, which lets a scalar union hold a value
+  outside its data type's range (see `scalar_union_value`).
   """
   fields, converted = _fields(op), {}
   for name, value in params.items():
@@ -227,8 +242,52 @@ def convert_params(
       if value != length:
         raise ValueError(f"{op}: {name} {value} != the length of {counted.dml_name}")
       continue
-    converted[field.name] = integer_value(op, field, value)
+    if field.kind is FieldKind.ENUM:
+      converted[field.name] = enum_value(op, field, value)
+    elif field.kind is FieldKind.SCALAR_UNION:
+      converted[field.name] = scalar_union_value(op, field, value, params, page_slip)
+    else:
+      converted[field.name] = integer_value(op, field, value)
   return converted
+
+
+def enum_value(op: str, field: DmlField, value: Any) -> Any:
+  """An enum field's value as transcribed, once the descriptor's enum type accepts it."""
+  if not isinstance(value, str):
+    raise ValueError(
+      f"{op}: {field.dml_name} {value!r} must be a name of {field.enum_type.__name__}"
+    )
+  try:
+    field.enum_type.from_any(value)
+  except (TypeError, ValueError) as error:
+    raise ValueError(f"{op}: {field.dml_name}: {error}") from None
+  return value
+
+
+def scalar_union_value(
+  op: str, field: DmlField, value: Any, params: Mapping[str, Any], page_slip: str | None
+) -> Any:
+  """A scalar union's number, checked against the data type its data type field gives: an
+  integer for an integer type, within the type's range unless the example's page_slip
+  says why not (the value is kept as the page gives it)."""
+  if isinstance(value, bool) or not isinstance(value, int | float):
+    raise ValueError(f"{op}: {field.dml_name} {value!r} is not a number")
+  declared = field.data_type_field
+  if declared is None or declared not in params:  # implied (IMPLIED_PARAMS): checked at replay
+    return value
+  data_type = DataType.from_any(params[declared])
+  dtype = data_type.numpy_dtype
+  if dtype is None or dtype.kind == "f":
+    return value
+  if not isinstance(value, int):
+    raise ValueError(f"{op}: {field.dml_name} {value!r} is not an integer, as {data_type} needs")
+  limits = np.iinfo(dtype)
+  if not limits.min <= value <= limits.max and not page_slip:
+    raise ValueError(
+      f"{op}: {field.dml_name} {value} is outside {data_type}'s range"
+      f" [{limits.min}, {limits.max}]; if the page gives it so, say why in page_slip and kept_because"
+    )
+  return value
 
 
 def integer_value(op: str, field: DmlField, value: Any) -> Any:
@@ -501,6 +560,12 @@ def errata_for(example: Mapping[str, Any]) -> list[dict[str, str]]:
         " InputDimensionCount 1 and IndicesDimensionCount 2; the data are the page's.",
       }
     )
+  if example.get("kept_because"):  # kept as the page gives it, in the transcription's words
+    if not example.get("page_slip") or example.get("corrected_fields"):
+      raise ValueError(
+        f"{fixture_id(example)}: kept_because needs a page_slip and no corrected_fields"
+      )
+    errata.append({"issue": example["page_slip"], "resolution": example["kept_because"]})
   if example.get("corrected_because") and not errata:  # a corrected field, by the transcription
     printed, used = example["fields"], params_override(example)
     if not used or not example.get("page_slip"):
@@ -604,7 +669,13 @@ def convert_example(example: Mapping[str, Any]) -> dict[str, Any]:
   output = example["output"]
   several = isinstance(output, list)  # OutputTensors (SPLIT): a list of tensors
   in_force = {**example["fields"], **params_override(example)}  # see errata_for
-  params = convert_params(op, in_force, example["inputs"], output if several else None)
+  params = convert_params(
+    op,
+    in_force,
+    example["inputs"],
+    output if several else None,
+    page_slip=example.get("page_slip"),
+  )
   arguments = function_params(example)
   clash = set(arguments) & set(params)
   if clash:

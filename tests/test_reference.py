@@ -306,6 +306,73 @@ class TestFixtures:
     with pytest.raises(ValueError, match="Offset 'INT_MIN' is neither a number nor one of"):
       module.convert_example(example)
 
+  def test_import_script_checks_enums_and_scalar_unions_and_keeps_slips(self) -> None:
+    # An enum field must name a member of the descriptor's enum type; a scalar union is read
+    # by its data type field, and a value outside that type's range needs a page_slip;
+    # kept_because turns the page_slip into an erratum in the transcription's own words.
+    module = _importer()
+    sequence = {"data_type": "UINT8", "sizes": [1, 3], "data": [[10, 8, 6]]}
+    example = {
+      "op": "FILL_VALUE_SEQUENCE",
+      "heading": "H",
+      "slug": "a",
+      "fields": {"ValueDataType": "UINT8", "ValueStart": 10, "ValueDelta": -2},
+      "arguments": {"sizes": [1, 3]},
+      "tensors": {"OutputTensor": sequence},
+      "documented_output": True,
+      "shape_only": False,
+      "page_slip": "The page calls it ascending.",
+      "kept_because": "Kept: the UINT8 step 254.",
+    }
+    page = {
+      "page": "P",
+      "repository": "MicrosoftDocs/sdk-api",
+      "path": "sdk-api-src/content/directml/p.md",
+      "commit": None,
+      "examples": [example],
+    }
+
+    def convert(**changes: object) -> dict:
+      changed = {k: v for k, v in {**example, **changes}.items() if v is not None}
+      (read,) = module.read_transcription(
+        {"format": module.TRANSCRIPTION_FORMAT, "pages": [dict(page, examples=[changed])]}
+      )
+      return module.convert_example(read)
+
+    fixture = convert()
+    assert fixture["params"] == {
+      "sizes": [1, 3],
+      "value_data_type": "UINT8",
+      "value_start": 10,
+      "value_delta": -2,
+    }
+    assert fixture["errata"] == [
+      {"issue": "The page calls it ascending.", "resolution": "Kept: the UINT8 step 254."}
+    ]
+    with pytest.raises(ValueError, match=r"ValueDelta -2 is outside UINT8's range \[0, 255\]"):
+      convert(page_slip=None, kept_because=None)
+    with pytest.raises(ValueError, match="ValueStart 10.5 is not an integer, as UINT8 needs"):
+      convert(fields={"ValueDataType": "UINT8", "ValueStart": 10.5, "ValueDelta": 2})
+    with pytest.raises(ValueError, match="kept_because needs a page_slip"):
+      convert(page_slip=None, fields={"ValueDataType": "UINT8", "ValueStart": 10, "ValueDelta": 2})
+    argmin = {
+      "op": "ARGMIN",
+      "heading": "H",
+      "slug": "b",
+      "fields": {"AxisCount": 1, "Axes": [0], "AxisDirection": "SIDEWAYS"},
+      "tensors": {
+        "InputTensor": {"data_type": "FLOAT32", "sizes": [2, 1], "data": [[2.0], [1.0]]},
+        "OutputTensor": {"data_type": "UINT32", "sizes": [1, 1], "data": [[1]]},
+      },
+      "documented_output": True,
+      "shape_only": False,
+    }
+    (read,) = module.read_transcription(
+      {"format": module.TRANSCRIPTION_FORMAT, "pages": [dict(page, examples=[argmin])]}
+    )
+    with pytest.raises(ValueError, match="ARGMIN: AxisDirection: AxisDirection must be one of"):
+      module.convert_example(read)
+
   def test_the_importer_says_how_to_add_a_missing_operator(self, tmp_path, capsys) -> None:
     module = _importer()
     document = json.loads(module.TRANSCRIPTION.read_text())
