@@ -14,6 +14,8 @@ the test command's two passes build each kernel they need once (a few seconds ea
 library's own checks (the folder's owner and mode, each library's recorded digest) guard what
 is loaded from it. Where that folder exists but is not this user's private one, a fresh folder
 serves the run and is removed at its end. The tests of the cache itself make their own folders.
+JAX's persistent compilation cache gets a folder of the same kind (dml_jax-test-xla-...), so
+the x64 pass loads the programs the first pass compiled rather than compiling them again.
 """
 
 import hashlib
@@ -57,26 +59,49 @@ settings.register_profile(
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 TEST_KERNEL_CACHE_PREFIX = "dml_jax-test-kernels-"
+TEST_XLA_CACHE_PREFIX = "dml_jax-test-xla-"
+_XLA_CACHE = "_DML_JAX_TEST_XLA_CACHE"  # the run's compilation cache, shared with its workers
 _KERNEL_CACHE = "_DML_JAX_TEST_KERNEL_CACHE"  # the run's kernel cache, made by its first process
 _KERNEL_CACHE_KEY = pytest.StashKey[str]()
 
 
 def pytest_configure(config):
-  if os.environ.get(_KERNEL_CACHE):  # a pytest-xdist worker: the controller's folder
+  if os.environ.get(_KERNEL_CACHE):  # a pytest-xdist worker: the controller's folders
     os.environ["DML_JAX_CACHE_DIR"] = os.environ[_KERNEL_CACHE]
+    _use_compilation_cache(os.environ.get(_XLA_CACHE))
     return
-  folder = _checkout_kernel_cache(config.rootpath)
+  folder = _checkout_cache(config.rootpath, TEST_KERNEL_CACHE_PREFIX)
   if folder is None:
-    folder = tempfile.mkdtemp(prefix="dml_jax-test-kernels-")  # made 0700
+    folder = tempfile.mkdtemp(prefix=TEST_KERNEL_CACHE_PREFIX)  # made 0700
     config.stash[_KERNEL_CACHE_KEY] = folder  # removed at the run's end
   os.environ["DML_JAX_CACHE_DIR"] = os.environ[_KERNEL_CACHE] = folder
+  xla = _checkout_cache(config.rootpath, TEST_XLA_CACHE_PREFIX)
+  if xla is not None:
+    os.environ[_XLA_CACHE] = xla
+  _use_compilation_cache(xla)
 
 
-def _checkout_kernel_cache(root: pathlib.Path) -> str | None:
-  """This checkout's kernel cache for tests, kept between runs: made 0700 if missing; None if
+def _use_compilation_cache(folder: str | None) -> None:
+  """JAX's persistent compilation cache in `folder`, for every program however quick to
+  compile (the x64 pass compiles many of the first pass's programs again: float32 data with
+  explicit index types is the same program in both modes). The tests' subprocesses inherit it."""
+  if folder is None:
+    return
+  settings = {
+    "jax_compilation_cache_dir": folder,
+    "jax_persistent_cache_min_compile_time_secs": 0,
+    "jax_persistent_cache_min_entry_size_bytes": 0,
+  }
+  for name, value in settings.items():
+    jax.config.update(name, value)
+    os.environ[name.upper()] = str(value)
+
+
+def _checkout_cache(root: pathlib.Path, prefix: str) -> str | None:
+  """This checkout's cache folder for tests, kept between runs: made 0700 if missing; None if
   the name is taken by a folder that is not this user's private one."""
   digest = hashlib.sha256(str(root.resolve()).encode()).hexdigest()[:12]
-  folder = pathlib.Path(tempfile.gettempdir()) / f"{TEST_KERNEL_CACHE_PREFIX}{os.getuid()}-{digest}"
+  folder = pathlib.Path(tempfile.gettempdir()) / f"{prefix}{os.getuid()}-{digest}"
   try:
     folder.mkdir(mode=0o700)
   except FileExistsError:

@@ -1,8 +1,9 @@
 """A user's script: the README's typical calls, as a type checker sees them from outside.
 
-`.ci/run` runs mypy on this folder (at zero findings), so the public signatures must accept
-what the README passes (strings, lists, dtypes, NumPy arrays) and return what it reads, with
-the attributes' canonical types pinned by `assert_type`; tests/typing/test_typing.py runs it.
+`.ci/run` runs mypy on this script copied out of the checkout, where only the editable install
+makes dml_jax visible (at zero findings), so the public signatures must accept what the README
+passes (strings, lists, dtypes, NumPy arrays) and return what it reads, with the attributes'
+canonical types pinned by `assert_type`; tests/typing/test_typing.py runs it.
 """
 
 from typing import assert_type
