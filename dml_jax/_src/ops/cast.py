@@ -193,19 +193,34 @@ def _float_to_float_jvp(target, primals, tangents):
 def _rounded(x: jax.Array, target: np.dtype) -> jax.Array:
   """`x` rounded once to nearest even in `target` (finite values and infinities)."""
   if x.dtype == np.float64 and target == np.float16:
-    # Round to odd in float32 (truncate, then set the last bit where inexact), after which
-    # rounding to float16 is exact: float32 has 13 more significand bits than float16.
-    single = lax.convert_element_type(x, np.float32)
-    back = lax.convert_element_type(single, np.float64)
-    zero = np.zeros((), np.float64)
-    away = lax.select(x > zero, back > x, back < x)  # rounded away from zero
-    bits = lax.bitcast_convert_type(single, np.uint32)
-    bits = lax.select(away, bits - np.uint32(1), bits)
-    inexact = back != x
-    bits = lax.select(inexact, bits | np.uint32(1), bits)
-    single = lax.bitcast_convert_type(bits, np.float32)
-    return lax.convert_element_type(single, np.float16)
+    return lax.convert_element_type(_float32_rounded_to_odd(x), np.float16)
   return lax.convert_element_type(x, target)
+
+
+def _float32_rounded_to_odd(x: jax.Array) -> jax.Array:
+  """float64 `x` in float32, rounded to odd (truncated, the last bit set where bits were
+  lost), after which rounding to float16 is exact: float32 has 13 more significand bits.
+
+  Computed on the bits, not by converting to float32 and back: XLA may fold such a round
+  trip away (it allows excess precision), which on GPUs made the rounding double. Values
+  below float32's normal range keep their sign and become the smallest odd denormal (float16
+  rounds them to zero); values at or above 2**128 become float32's largest (float16's
+  infinity). NaNs are the caller's.
+  """
+  bits = lax.bitcast_convert_type(x, np.uint64)
+  sign = (bits >> np.uint64(63)) << np.uint64(31)
+  exponent = (bits >> np.uint64(52)) & np.uint64(0x7FF)  # float32's is this - (1023 - 127)
+  mantissa = bits & np.uint64((1 << 52) - 1)
+  lost = (mantissa & np.uint64((1 << 29) - 1)) != np.uint64(0)
+  kept = (mantissa >> np.uint64(29)) | lost.astype(np.uint64)
+  rebiased = exponent - np.uint64(1023 - 127)  # wraps below the range, where it is not used
+  normal = sign | (rebiased << np.uint64(23)) | kept
+  nonzero = (bits & np.uint64((1 << 63) - 1)) != np.uint64(0)
+  tiny = sign | nonzero.astype(np.uint64)  # zero keeps its sign; anything else is odd
+  huge = sign | np.uint64(0x7F7FFFFF)
+  below, above = exponent < np.uint64(1023 - 126), exponent > np.uint64(1023 + 127)
+  single = lax.select(below, tiny, lax.select(above, huge, normal))
+  return lax.bitcast_convert_type(single.astype(np.uint32), np.float32)
 
 
 def _layout(dtype: np.dtype) -> tuple[int, int]:
