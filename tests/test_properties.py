@@ -41,7 +41,7 @@ pinned examples (64-bit lengths, unsigned indices never counted from the end, ..
 are in tests/ops/test_<operator>.py.
 
 Budget: jit compiles dominate the run time, so there are a few large properties
-(40 examples each in the "ci" profile, its max_examples) rather than many
+(30 examples each in the "ci" profile, its max_examples) rather than many
 small ones; the file runs in about a minute on two cores.
 """
 
@@ -611,7 +611,7 @@ def _with_index(case: Case, example: tuple[np.ndarray, ...], index: np.ndarray):
 
 @pytest.mark.slow
 # Each example compiles 3-5 functions (eager, jit, vmap, grad): the profile's max_examples
-# (40 in "ci") for each of these properties keeps the file under a minute on two cores.
+# (30 in "ci") for each of these properties keeps the file under a minute on two cores.
 @_scaled(1.0)
 @given(data=st.data())
 def test_gather_elements_matches_reference(data):
