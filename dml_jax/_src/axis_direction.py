@@ -14,13 +14,13 @@ NaN or subnormal numbers in float comparisons.
 from __future__ import annotations
 
 import enum
-from typing import Any, SupportsIndex
+from typing import Any
 
 import jax
 import numpy as np
 from jax import lax
 
-from dml_jax._src.integers import as_int
+from dml_jax._src import enums
 
 _PREFIX = "DML_AXIS_DIRECTION_"
 
@@ -51,25 +51,7 @@ class AxisDirection(enum.IntEnum):
       ValueError: for a name or value that is no direction (the message lists them).
       TypeError: for anything but a string or an integer.
     """
-    if isinstance(value, cls):
-      return value
-    names = ", ".join(f"{m.name} ({m.value})" for m in cls)
-    if isinstance(value, str):
-      name = value.upper().removeprefix(_PREFIX)
-      if name in cls.__members__:
-        return cls[name]
-      raise ValueError(
-        f"AxisDirection must be one of {names}, with or without {_PREFIX}; got {value!r}"
-      )
-    if isinstance(value, bool) or not isinstance(value, int | SupportsIndex):
-      raise TypeError(
-        f"AxisDirection must be an AxisDirection, its name or its value ({names});"
-        f" got {type(value).__name__} {value!r}"
-      )
-    number = as_int(value, "AxisDirection")
-    if number not in cls._value2member_map_:
-      raise ValueError(f"AxisDirection must be one of {names}; got {number}")
-    return cls(number)
+    return enums.member(cls, value, what="AxisDirection", prefix=_PREFIX)
 
 
 def ordered_keys(x: jax.Array) -> jax.Array:

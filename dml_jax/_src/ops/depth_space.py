@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, SupportsIndex
 import jax
 from jax.typing import ArrayLike
 
-from dml_jax._src import arguments, dispatch, kernels, registry
+from dml_jax._src import arguments, dispatch, enums, kernels, registry
 from dml_jax._src.descriptor import OperatorDesc
 from dml_jax._src.dtypes import ALL_DATA, UP_TO_32_BIT, DataType
 from dml_jax._src.errors import Checker
@@ -72,23 +72,7 @@ class DepthSpaceOrder(enum.IntEnum):
       ValueError: for a name or value that is no order (the message lists them).
       TypeError: for anything but a string or an integer.
     """
-    if isinstance(value, cls):
-      return value
-    names = ", ".join(f"{m.name} ({m.value})" for m in cls)
-    if isinstance(value, str):
-      name = value.upper().removeprefix(_PREFIX)
-      if name in cls.__members__:
-        return cls[name]
-      raise ValueError(f"Order must be one of {names}, with or without {_PREFIX}; got {value!r}")
-    if isinstance(value, bool) or not isinstance(value, int | SupportsIndex):
-      raise TypeError(
-        f"Order must be a DepthSpaceOrder, its name or its value ({names});"
-        f" got {type(value).__name__} {value!r}"
-      )
-    number = as_int(value, "Order")
-    if number not in cls._value2member_map_:
-      raise ValueError(f"Order must be one of {names}; got {number}")
-    return cls(number)
+    return enums.member(cls, value, what="Order", prefix=_PREFIX)
 
 
 # FL 1_0: floats; 2_1: the integers up to 32 bits; 5_0: the 64-bit types. Both tensors 4-D.
