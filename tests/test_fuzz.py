@@ -26,8 +26,8 @@ from tests.helpers import assert_bits_equal
 
 LONG = os.environ.get("HYPOTHESIS_PROFILE") == "long"
 SHARDS = 16 if LONG else 1
-VALID_BUDGET, INVALID_BUDGET = 400, 1800  # draws per CI run, all operators together
-VALID_EXAMPLES = 10_000 // SHARDS if LONG else max(16, VALID_BUDGET // len(strategies.OPERATORS))
+VALID_BUDGET, INVALID_BUDGET = 270, 1800  # draws per CI run, all operators together
+VALID_EXAMPLES = 10_000 // SHARDS if LONG else max(10, VALID_BUDGET // len(strategies.OPERATORS))
 INVALID_EXAMPLES = (
   10_000 // SHARDS if LONG else max(60, INVALID_BUDGET // len(strategies.OPERATORS))
 )

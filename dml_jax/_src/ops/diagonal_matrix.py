@@ -47,8 +47,8 @@ from dml_jax._src.feature_level import (
 from dml_jax._src.fields import FieldKind, as_float, as_scalar, dml_field
 from dml_jax._src.integers import as_int, as_int_tuple
 from dml_jax._src.ops.padding import (
+  check_scalar_union,
   float_padding_constant,
-  scalar_in_range,
   scalar_padding_constant,
 )
 from dml_jax._src.rules import braced
@@ -327,27 +327,12 @@ class DiagonalMatrix1Desc(OperatorDesc):
   def check_rules(self, check: Checker) -> None:
     _check_int(check, "DiagonalFillBegin", self.diagonal_fill_begin)
     _check_int(check, "DiagonalFillEnd", self.diagonal_fill_end)
-    output_type = self.output_tensor.data_type
-    value_type = self.value_data_type
-    check.expect(
-      value_type == output_type,
-      "ValueDataType",
-      f"must equal OutputTensor.DataType ({output_type})",
-      value_type,
+    check_scalar_union(
+      check,
+      ("Value", self.value),
+      ("ValueDataType", self.value_data_type),
+      self.output_tensor.data_type,
     )
-    if value_type.numpy_dtype is not None and not scalar_in_range(self.value, value_type):
-      if value_type.is_float:
-        rule = f"must be a number a {value_type} can round to"
-      else:
-        info = np.iinfo(value_type.numpy_dtype)
-        rule = f"must be an integer in [{info.min}, {info.max}], exactly a {value_type}"
-      check.fail(
-        "Value",
-        rule,
-        self.value,
-        hint="DML_SCALAR_UNION holds the value in ValueDataType: no rounding or wrapping of"
-        " integers",
-      )
 
   def output_sizes_rule(self, expected: tuple[int, ...]) -> str:
     if self.input_tensor is None:

@@ -157,6 +157,36 @@ def float_padding_constant(value: float, data_type: DataType) -> np.ndarray:
   return np.array(min(max(math.trunc(float(single)), int(info.min)), int(info.max)), dtype)
 
 
+def check_scalar_union(
+  check: Checker,
+  value: tuple[str, int | float],
+  value_type: tuple[str, DataType],
+  output_type: DataType,
+) -> None:
+  """The rules of a DML_SCALAR_UNION field and its data-type field, (name, value) each: the
+  type must be the output's, and the value one that type holds (PADDING1's PaddingValue,
+  DIAGONAL_MATRIX1's Value)."""
+  (value_field, number), (type_field, data_type) = value, value_type
+  check.expect(
+    data_type == output_type,
+    type_field,
+    f"must equal OutputTensor.DataType ({output_type})",
+    data_type,
+  )
+  if data_type.numpy_dtype is not None and not scalar_in_range(number, data_type):
+    if data_type.is_float:
+      rule = f"must be a number a {data_type} can round to"
+    else:
+      info = np.iinfo(data_type.numpy_dtype)
+      rule = f"must be an integer in [{info.min}, {info.max}], exactly a {data_type}"
+    check.fail(
+      value_field,
+      rule,
+      number,
+      hint=f"DML_SCALAR_UNION holds the value in {type_field}: no rounding or wrapping of integers",
+    )
+
+
 def scalar_in_range(value: int | float, data_type: DataType) -> bool:
   """Whether a DML_SCALAR_UNION `value` is exactly an element of `data_type` (an integer type),
   or, for a float type, a number that rounds to one (any Python float, an int that has a
@@ -548,27 +578,12 @@ class Padding1Desc(_PaddingRules, OperatorDesc):
 
   def check_rules(self, check: Checker) -> None:
     self._check_padding_rules(check)
-    output_type = _output_data_type(self)
-    value_type = self.padding_value_data_type
-    check.expect(
-      value_type == output_type,
-      "PaddingValueDataType",
-      f"must equal OutputTensor.DataType ({output_type})",
-      value_type,
+    check_scalar_union(
+      check,
+      ("PaddingValue", self.padding_value),
+      ("PaddingValueDataType", self.padding_value_data_type),
+      _output_data_type(self),
     )
-    if value_type.numpy_dtype is not None and not scalar_in_range(self.padding_value, value_type):
-      if value_type.is_float:
-        rule = f"must be a number a {value_type} can round to"
-      else:
-        info = np.iinfo(value_type.numpy_dtype)
-        rule = f"must be an integer in [{info.min}, {info.max}], exactly a {value_type}"
-      check.fail(
-        "PaddingValue",
-        rule,
-        self.padding_value,
-        hint="DML_SCALAR_UNION holds the value in PaddingValueDataType: no rounding or"
-        " wrapping of integers",
-      )
 
   def padding_constant(self) -> np.ndarray:
     """PaddingValue as an element of the output's data type (see `scalar_padding_constant`)."""
