@@ -45,15 +45,6 @@ CARRIED: dict[np.dtype[Any], DataType] = {
 }
 
 
-def unsigned_type(dtype: Any) -> DataType | None:
-  """The DataType that carries the bits of `dtype` (UINT16 for bfloat16, UINT8 for a float8
-  type), or None for a dtype outside this extension."""
-  try:
-    return CARRIED.get(np.dtype(dtype))
-  except TypeError:
-    return None
-
-
 def widening(dtype: np.dtype[Any]) -> str:
   """The DirectML type that holds every value of `dtype` exactly, for error hints."""
   return "float16" if dtype.itemsize == 1 and dtype.name != "float8_e8m0fnu" else "float32"

@@ -133,7 +133,8 @@ def _may_run(kernel: Kernel, fields: Any, operands: Sequence[Any]) -> bool:
   """Whether `kernel` takes this call here, asked in this order: the kernel's own test, the
   one-device gate, the native build (only for a kernel that would run), the last probe."""
   return bool(
-    kernel.applies(fields, kernel.config, *operands)
+    kernel.platform not in _kernels_off  # nothing built for a kernel switched off
+    and kernel.applies(fields, kernel.config, *operands)
     and (not kernel.one_device or placement.one_device(kernel.platform))
     and (kernel.native is None or _native_cpu(kernel.native))
     and (kernel.probe is None or kernel.probe())
