@@ -15,6 +15,7 @@ from dml_jax._src.ops import gather as gather
 from dml_jax._src.ops import gather_elements as gather_elements
 from dml_jax._src.ops import gather_nd as gather_nd
 from dml_jax._src.ops import join as join
+from dml_jax._src.ops import max_unpooling as max_unpooling
 from dml_jax._src.ops import nonzero_coordinates as nonzero_coordinates
 from dml_jax._src.ops import one_hot as one_hot
 from dml_jax._src.ops import padding as padding
@@ -25,3 +26,4 @@ from dml_jax._src.ops import slice as slice
 from dml_jax._src.ops import split as split
 from dml_jax._src.ops import tile as tile
 from dml_jax._src.ops import top_k as top_k
+from dml_jax._src.ops import unfold as unfold
