@@ -888,6 +888,75 @@ def top_k_case(draw, op="TOP_K"):
   )
 
 
+# -- MAX_UNPOOLING, UNFOLD -------------------------------------------------------------------
+
+
+@st.composite
+def max_unpooling_case(draw):
+  """MAX_UNPOOLING: any 4-D output sizes (they are free), and flat indices that repeat, reach
+  past the output's element count, or sit at the extremes of their type."""
+  level = draw(levels("MAX_UNPOOLING"))
+  table = _table(dml.MaxUnpoolingDesc, level)
+  data_type = draw(st.sampled_from(table["InputTensor"].data_types))
+  index_type = draw(st.sampled_from(table["IndicesTensor"].data_types))
+  sizes = _sizes(draw, 4, max_elements=24)
+  output_sizes = _sizes(draw, 4, max_elements=48)
+  total = math.prod(output_sizes)
+  rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+  info = np.iinfo(index_type.numpy_dtype)
+  i = rng.integers(0, total + 3, sizes).astype(index_type.numpy_dtype)
+  if rng.integers(0, 4) == 0:
+    i.flat[rng.integers(0, i.size)] = info.max
+  x = _data(draw, data_type, sizes)
+  desc = dml.MaxUnpoolingDesc(
+    TensorDesc(data_type, sizes), TensorDesc(index_type, sizes), TensorDesc(data_type, output_sizes)
+  )
+  return Case(
+    desc,
+    level,
+    [x, i],
+    lambda x, i, level: dml.max_unpooling(x, i, output_sizes=output_sizes, feature_level=level),
+    lambda: reference.max_unpooling(x, i, output_sizes=output_sizes),
+  )
+
+
+@st.composite
+def unfold_case(draw):
+  """UNFOLD: 1 to 4 spatial dimensions, windows, strides and dilations that skip points,
+  padding at either end (a window may lie in the padding alone)."""
+  level = draw(levels("UNFOLD"))
+  table = _table(dml.UnfoldDesc, level)
+  data_type = draw(st.sampled_from(table["InputTensor"].data_types))
+  k = draw(st.integers(1, 4))
+  sizes = _sizes(draw, 2, max_elements=4) + _sizes(draw, k, max_elements=24)
+  windows, strides, dilations, starts, ends = [], [], [], [], []
+  for size in sizes[2:]:
+    start, end = draw(st.integers(0, 2)), draw(st.integers(0, 2))
+    dilation = draw(st.integers(1, 2))
+    most = (size + start + end - 1) // dilation + 1  # the most points that fit
+    windows.append(draw(st.integers(1, min(3, most))))
+    strides.append(draw(st.integers(1, 3)))
+    dilations.append(dilation)
+    starts.append(start)
+    ends.append(end)
+  attributes = dict(
+    window_sizes=tuple(windows),
+    strides=tuple(strides),
+    dilations=tuple(dilations),
+    start_padding=tuple(starts),
+    end_padding=tuple(ends),
+  )
+  x = _data(draw, data_type, sizes)
+  desc = dml.UnfoldDesc(TensorDesc(data_type, sizes), **attributes)
+  return Case(
+    desc,
+    level,
+    [x],
+    lambda x, level: dml.unfold(x, **attributes, feature_level=level),
+    lambda: reference.unfold(x, **attributes),
+  )
+
+
 VALID = {
   "ELEMENT_WISE_IDENTITY": element_wise_identity_case,
   "GATHER": gather_case,
@@ -920,6 +989,8 @@ VALID = {
   "ARGMAX": arg_min_max_case,
   "TOP_K": top_k_case,
   "TOP_K1": lambda: top_k_case(op="TOP_K1"),
+  "MAX_UNPOOLING": max_unpooling_case,
+  "UNFOLD": unfold_case,
 }
 
 
@@ -1081,7 +1152,9 @@ def _bigger_output_sizes(desc, sizes):
   none: ONE_HOT's size on Axis is the depth, which only the OutputTensor holds, so any value
   there is valid."""
   free = {desc.axis} if isinstance(desc, dml.OneHotDesc) else set()
-  if not desc.dml_inputs():  # an operator without inputs (the fills): no size is fixed
+  if not desc.dml_inputs() or isinstance(
+    desc, dml.MaxUnpoolingDesc
+  ):  # no size is fixed  # an operator without inputs (the fills): no size is fixed
     free = set(range(len(sizes)))
   fixed = [d for d in range(len(sizes)) if d not in free]
   if not fixed:
@@ -1161,7 +1234,9 @@ def _rebuild(desc, changes):
 
 
 def _operator_mutations(desc, level, draw):
-  if isinstance(desc, SELECTION_DESCS):
+  if isinstance(desc, dml.MaxUnpoolingDesc | dml.UnfoldDesc):
+    yield from _unpool_unfold_mutations(desc, draw)
+  elif isinstance(desc, SELECTION_DESCS):
     yield from _select_mutations(desc, level, draw)
   elif isinstance(desc, dml.ArgMinDesc | dml.ArgMaxDesc):
     n = desc.input_tensor.dimension_count
@@ -1597,6 +1672,49 @@ def _scatter_mutations(desc, draw):
     ),
     "IndicesTensor.Sizes",
   )
+
+
+def _unpool_unfold_mutations(desc, draw):
+  """MAX_UNPOOLING: indices of other sizes, an output of another rank. UNFOLD: a window that
+  does not fit, a stride or dilation of 0, an array of another length, one spatial
+  dimension too many."""
+  if isinstance(desc, dml.MaxUnpoolingDesc):
+    indices, output = desc.indices_tensor, desc.output_tensor
+    d = draw(st.integers(0, 3))
+    sizes = tuple(s + (i == d) for i, s in enumerate(indices.sizes))
+    yield (
+      "indices sizes",
+      dataclasses.replace(desc, indices_tensor=_replace_tensor(indices, sizes=sizes)),
+      "IndicesTensor.Sizes",
+    )
+    yield (
+      "output rank",
+      dataclasses.replace(desc, output_tensor=_replace_tensor(output, sizes=output.sizes[1:])),
+      "OutputTensor.DimensionCount",
+    )
+    return
+  d = draw(st.integers(0, desc.dimension_count - 1))
+
+  def one(name, value):
+    values = list(getattr(desc, name))
+    values[d] = value
+    return _rebuild(desc, {name: tuple(values)})
+
+  size = desc.input_tensor.sizes[2 + d] + desc.start_padding[d] + desc.end_padding[d]
+  too_wide = (size - 1) // desc.dilations[d] + 2  # one point more than fits
+  yield "window too wide", one("window_sizes", too_wide), "WindowSizes"
+  yield "stride 0", one("strides", 0), "Strides"
+  yield "dilation 0", one("dilations", 0), "Dilations"
+  yield "end padding length", _rebuild(desc, {"end_padding": desc.end_padding + (0,)}), "EndPadding"
+  grown = {
+    "window_sizes": desc.window_sizes + (1,),
+    "strides": desc.strides + (1,),
+    "dilations": desc.dilations + (1,),
+    "start_padding": desc.start_padding + (0,),
+    "end_padding": desc.end_padding + (0,),
+    "dimension_count": None,
+  }
+  yield "spatial dimensions", _rebuild(desc, grown), "InputTensor.DimensionCount"
 
 
 @st.composite

@@ -52,8 +52,12 @@ def _outputs_are_inferred(desc):
 
 
 # Output dimensions whose size no input fixes, so that any size there makes another valid
-# descriptor: ONE_HOT's depth, on Axis, lives in its OutputTensor alone.
-FREE_OUTPUT_DIMENSIONS = {"ONE_HOT": lambda desc: {desc.axis}}
+# descriptor: ONE_HOT's depth, on Axis, lives in its OutputTensor alone, and so do all of
+# MAX_UNPOOLING's output sizes.
+FREE_OUTPUT_DIMENSIONS = {
+  "ONE_HOT": lambda desc: {desc.axis},
+  "MAX_UNPOOLING": lambda desc: set(range(desc.output_tensor.dimension_count)),
+}
 
 
 def _one_more_where_fixed(desc, sizes):
