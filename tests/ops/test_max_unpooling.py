@@ -1,0 +1,154 @@
+"""MAX_UNPOOLING: the operator's own rules and pinned cases.
+
+Its support tables (FL 3_0: FLOAT32 and FLOAT16 data, UINT32 indices; FL 5_0: every integer
+type and UINT64 indices; always 4-D), its rules (one index per value, the required output of
+the input's rank and data type, any sizes), the indices as flat positions of the whole output
+(batch and channel included), the page's "no write" for indices past the output, dml_jax's
+last-wins choice for repeated indices (and `dml.checked` reporting them), 64-bit indices judged
+in their own width, jit, vmap and grad, bfloat16 bits, and the explanation. What every operator
+shares is tested in tests/test_contract.py and the cross-cutting files.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import dml_jax as dml
+from dml_jax._src import reference
+from tests.helpers import assert_bits_equal, assert_rejected, assert_valid, explain_section
+
+T = dml.TensorDesc
+
+
+def _desc(data_type="FLOAT32", index_type="UINT32", sizes=(1, 1, 2, 2), output=(1, 1, 4, 4)):
+  return dml.MaxUnpoolingDesc(T(data_type, sizes), T(index_type, sizes), T(data_type, output))
+
+
+@pytest.mark.parametrize(
+  "level, data_type, index_type, valid",
+  [
+    ("2_1", "FLOAT32", "UINT32", False),  # introduced at 3_0
+    ("3_0", "FLOAT16", "UINT32", True),
+    ("3_0", "INT32", "UINT32", False),  # integer data from 5_0
+    ("3_0", "FLOAT32", "UINT64", False),  # UINT64 indices from 5_0
+    ("5_0", "UINT8", "UINT64", True),
+    ("6_4", "INT64", "UINT32", True),
+    ("6_4", "FLOAT64", "UINT32", False),  # never FLOAT64
+    ("6_4", "FLOAT32", "INT32", False),  # unsigned indices only
+  ],
+)
+def test_support_tables(level, data_type, index_type, valid):
+  desc = _desc(data_type, index_type)
+  assert desc.is_valid(level) is valid, desc.violations(level)
+
+
+def test_rules_name_the_field():
+  assert_valid(_desc(output=(3, 1, 1, 2)), None)  # any output sizes: the indices are flat
+  bad = dml.MaxUnpoolingDesc(
+    T("FLOAT32", (1, 1, 2, 2)), T("UINT32", (1, 1, 2, 3)), T("FLOAT32", (1, 1, 4, 4))
+  )
+  assert_rejected(
+    bad, None, "IndicesTensor.Sizes", "must equal InputTensor.Sizes {1,1,2,2}", "{1,1,2,3}"
+  )
+  retyped = dml.MaxUnpoolingDesc(
+    T("FLOAT32", (1, 1, 2, 2)), T("UINT32", (1, 1, 2, 2)), T("FLOAT16", (1, 1, 4, 4))
+  )
+  assert_rejected(retyped, None, "OutputTensor.DataType", "InputTensor.DataType", "FLOAT16")
+  assert_rejected(_desc(output=(1, 4, 4)), None, "OutputTensor.DimensionCount", "supports 4", "3")
+  assert_rejected(_desc(sizes=(2, 2)), None, "InputTensor.DimensionCount", "supports 4", "2")
+  with pytest.raises(TypeError):
+    dml.MaxUnpoolingDesc(T("FLOAT32", (1, 1, 2, 2)), T("UINT32", (1, 1, 2, 2)))  # required output
+
+
+def test_indices_count_over_the_whole_output_batch_and_channel_included():
+  # Two batch entries of two channels: index 5 of a {2,2,1,3} output is batch 0, channel 1,
+  # column 2; torch's max_unpool2d would read it within each plane instead.
+  x = np.array([1, 2, 3, 4], np.int16).reshape(2, 2, 1, 1)
+  i = np.array([5, 0, 11, 6], np.uint32).reshape(2, 2, 1, 1)
+  got = dml.max_unpooling(x, i, output_sizes=(2, 2, 1, 3))
+  want = np.zeros(12, np.int16)
+  want[[5, 0, 11, 6]] = [1, 2, 3, 4]
+  assert_bits_equal(got, want.reshape(2, 2, 1, 3))
+
+
+def test_indices_past_the_output_write_nothing():
+  x = np.array([1, 2, 3, 4], np.float32).reshape(1, 1, 2, 2)
+  i = np.array([3, 4, 0xFFFFFFFF, 0], np.uint32).reshape(1, 1, 2, 2)  # 4 is one past the end
+  got = dml.max_unpooling(x, i, output_sizes=(1, 1, 2, 2))
+  assert_bits_equal(got, np.array([4, 0, 0, 1], np.float32).reshape(1, 1, 2, 2))
+
+
+def test_repeated_indices_keep_the_last_in_row_major_order():
+  rng = np.random.default_rng(0)
+  x = rng.standard_normal((2, 3, 4, 5)).astype(np.float32)
+  i = rng.integers(0, 9, x.shape).astype(np.uint32)  # 120 values into 9 of 24 elements
+  got = dml.max_unpooling(x, i, output_sizes=(1, 2, 3, 4))
+  flat = np.zeros(24, np.float32)
+  for value, index in zip(x.reshape(-1), i.reshape(-1), strict=True):  # in order: the last wins
+    flat[index] = value
+  assert_bits_equal(got, flat.reshape(1, 2, 3, 4))
+  assert_bits_equal(reference.max_unpooling(x, i, output_sizes=(1, 2, 3, 4)), got)
+  # The gradient takes the settled form (winners by a scatter-max of positions, what other
+  # platforms run): it reaches exactly the last value naming each element.
+  grad = jax.grad(lambda x: jnp.sum(dml.max_unpooling(x, i, output_sizes=(1, 2, 3, 4))))(x)
+  last = np.zeros(x.size, np.float32)
+  last[[int(np.flatnonzero(i.reshape(-1) == t)[-1]) for t in np.unique(i)]] = 1
+  assert_bits_equal(grad, last.reshape(x.shape))
+
+
+def test_checked_mode_reports_repeated_indices_but_not_the_defined_ones():
+  x = np.array([1, 2, 3, 4], np.float32).reshape(1, 1, 2, 2)
+  fn = dml.checked(lambda x, i: dml.max_unpooling(x, i, output_sizes=(1, 1, 2, 2)))
+  distinct = np.array([3, 9, 1, 0], np.uint32).reshape(1, 1, 2, 2)  # 9 writes nothing: defined
+  assert_bits_equal(fn(x, distinct), np.array([4, 3, 0, 1], np.float32).reshape(1, 1, 2, 2))
+  repeated = np.array([3, 1, 1, 0], np.uint32).reshape(1, 1, 2, 2)
+  with pytest.raises(
+    dml.DmlIndexError, match=r"InputTensor\[0, 0, 0, 1\] targets OutputTensor\[1\]"
+  ):
+    fn(x, repeated)
+
+
+def test_uint64_indices_are_judged_in_their_own_width(x64):
+  x = np.array([5, 6], np.int64).reshape(1, 1, 1, 2)
+  i = np.array([2**32 + 1, 1], np.uint64).reshape(1, 1, 1, 2)  # never element 1
+  got = dml.max_unpooling(x, i, output_sizes=(1, 1, 1, 3))
+  assert_bits_equal(got, np.array([0, 6, 0], np.int64).reshape(1, 1, 1, 3))
+
+
+def test_jit_vmap_and_grad():
+  rng = np.random.default_rng(1)
+  x = rng.standard_normal((3, 1, 2, 2, 2)).astype(np.float32)
+  i = rng.integers(0, 10, x.shape).astype(np.uint32)
+  fn = jax.jit(jax.vmap(lambda x, i: dml.max_unpooling(x, i, output_sizes=(1, 2, 2, 2))))
+  got = fn(x, i)
+  for b in range(3):
+    assert_bits_equal(got[b], reference.max_unpooling(x[b], i[b], output_sizes=(1, 2, 2, 2)))
+  # The input's gradient is the output's cotangent at each index that wins; zero for an index
+  # that a later one overwrites, or that writes nothing.
+  x0 = np.arange(1, 5, dtype=np.float32).reshape(1, 1, 2, 2)
+  i0 = np.array([2, 2, 9, 0], np.uint32).reshape(1, 1, 2, 2)
+  weights = np.arange(10, 18, dtype=np.float32).reshape(1, 2, 2, 2)
+  grad = jax.grad(lambda x: jnp.sum(dml.max_unpooling(x, i0, output_sizes=(1, 2, 2, 2)) * weights))(
+    x0
+  )
+  assert_bits_equal(grad, np.array([0, 12, 0, 10], np.float32).reshape(1, 1, 2, 2))
+
+
+def test_bfloat16_moves_as_bits():
+  x = jnp.array([1.5, -0.0, 3.0, np.nan], jnp.bfloat16).reshape(1, 1, 2, 2)
+  i = np.array([0, 1, 2, 3], np.uint32).reshape(1, 1, 2, 2)
+  got = dml.max_unpooling(x, i, output_sizes=(1, 1, 1, 5))
+  assert got.dtype == jnp.bfloat16
+  bits = np.asarray(got).view(np.uint16).reshape(-1)
+  assert bits.tolist() == np.asarray(x).view(np.uint16).reshape(-1).tolist() + [0]
+
+
+def test_explanation():
+  text = dml.explain(_desc(), None)
+  output = explain_section(text, "Output:")
+  assert any("flat(out)[IndicesTensor[u]] = InputTensor[u]" in line for line in output)
+  assert any("past 16 writes nothing" in line and "keeps the last" in line for line in output)
+  assert "no write" in text or "writes nothing" in text

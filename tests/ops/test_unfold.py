@@ -1,0 +1,184 @@
+"""UNFOLD: the operator's own rules and pinned cases.
+
+Its support table (FL 6_4 only; every data type dml_jax chose, the page listing none; 3 to 8
+dimensions), its rules (one value per spatial dimension in each array, 1 to 6 of them, the
+input's rank DimensionCount + 2, windows, strides and dilations of at least 1, a window that
+fits its padded dimension), the output's rank (3-D inferred, leading 1s accepted), the layout
+(the channel outermost, windows and their points in row-major order), zeros in the padding,
+jit, vmap and grad, bits of every type, and the explanation. What every operator shares is
+tested in tests/test_contract.py and the cross-cutting files.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import dml_jax as dml
+from dml_jax._src import reference
+from tests.helpers import assert_bits_equal, assert_rejected, assert_valid, explain_section
+
+T = dml.TensorDesc
+
+
+def _desc(data_type="FLOAT32", sizes=(1, 1, 5, 5), output=None, **changes):
+  k = len(sizes) - 2
+  arrays = dict(
+    window_sizes=(3,) * k,
+    strides=(1,) * k,
+    dilations=(1,) * k,
+    start_padding=(0,) * k,
+    end_padding=(0,) * k,
+  )
+  arrays.update(changes)
+  return dml.UnfoldDesc(T(data_type, sizes), **arrays, output_tensor=output)
+
+
+@pytest.mark.parametrize(
+  "level, data_type, sizes, valid",
+  [
+    ("6_3", "FLOAT32", (1, 1, 5, 5), False),  # introduced at 6_4
+    ("6_4", "FLOAT64", (1, 1, 5, 5), True),  # every type that moves: dml_jax's choice
+    ("6_4", "UINT8", (1, 1, 5), True),  # 1 spatial dimension
+    ("6_4", "INT64", (1, 1, 3, 3, 3, 3, 3, 3), True),  # 6 of them: 8 dimensions
+  ],
+)
+def test_support_table(level, data_type, sizes, valid):
+  desc = _desc(data_type, sizes)
+  assert desc.is_valid(level) is valid, desc.violations(level)
+
+
+def test_rules_name_the_field():
+  assert_rejected(
+    _desc(end_padding=(0, 0, 0)),
+    None,
+    "EndPadding",
+    "must hold DimensionCount (2) values",
+    "{0,0,0}",
+  )
+  wrong_count = dml.UnfoldDesc(
+    T("FLOAT32", (1, 1, 5, 5)), (3, 3), (1, 1), (1, 1), (0, 0), (0, 0), dimension_count=3
+  )
+  assert_rejected(
+    wrong_count, None, "DimensionCount", "must equal the number of WindowSizes (2)", "3"
+  )
+  assert_rejected(
+    _desc(
+      sizes=(1, 5, 5),
+      window_sizes=(3, 3),
+      strides=(1, 1),
+      dilations=(1, 1),
+      start_padding=(0, 0),
+      end_padding=(0, 0),
+    ),
+    None,
+    "InputTensor.DimensionCount",
+    "must be DimensionCount + 2 = 4",
+    "3",
+    "add a batch or channel dimension of size 1",
+  )
+  assert_rejected(_desc(strides=(1, 0)), None, "Strides", "every value must be >= 1", "{1,0}")
+  assert_rejected(_desc(dilations=(0, 1)), None, "Dilations", "every value must be >= 1", "{0,1}")
+  assert_rejected(
+    _desc(window_sizes=(0, 3)), None, "WindowSizes", "every value must be >= 1", "{0,3}"
+  )
+  # A window of 3 points 3 apart spans 7: it fits 5 + 1 + 1 padded points, not 5 + 1.
+  assert_valid(_desc(dilations=(3, 1), start_padding=(1, 0), end_padding=(1, 0)), None)
+  assert_rejected(
+    _desc(dilations=(3, 1), start_padding=(1, 0)),
+    None,
+    "WindowSizes",
+    "spatial dimension 0 spans Dilations[0] * (WindowSizes[0] - 1) + 1 = 7 points",
+    "{3,3}",
+  )
+
+
+def test_the_output_is_3d_and_may_take_leading_ones():
+  inferred = _desc()
+  assert inferred.outputs == (T("FLOAT32", (1, 9, 9)),)
+  assert_valid(_desc(output=T("FLOAT32", (1, 1, 9, 9))), None)  # the input's rank: one more 1
+  assert_valid(_desc(output=T("FLOAT32", (1, 1, 1, 9, 9))), None)
+  assert_rejected(
+    _desc(output=T("FLOAT32", (1, 9, 1, 9))),
+    None,
+    "OutputTensor.Sizes",
+    "must be {N, C * prod(WindowSizes), BlockCount} = {1,9,9}, after any leading 1s: {1,1,9,9}",
+    "{1,9,1,9}",
+  )
+  assert_rejected(
+    _desc(output=T("FLOAT32", (9, 9))), None, "OutputTensor.DimensionCount", "3 to 8", "2"
+  )
+
+
+def test_channels_are_outermost_and_windows_row_major():
+  x = np.arange(2 * 2 * 3, dtype=np.int8).reshape(1, 2, 2, 3)  # channel 1 is 6..11
+  got = dml.unfold(x, window_sizes=(1, 2), strides=(1, 2), end_padding=(0, 1))
+  # Windows (0,0), (0,1), (1,0), (1,1) start at columns 0 and 2; the second reads the padding.
+  want = np.array(
+    [[[0, 2, 3, 5], [1, 0, 4, 0], [6, 8, 9, 11], [7, 0, 10, 0]]], np.int8
+  )  # rows: c0 w0, c0 w1, c1 w0, c1 w1
+  assert_bits_equal(got, want)
+
+
+@pytest.mark.parametrize(
+  "sizes, attributes",
+  [
+    ((2, 1, 7), dict(window_sizes=(3,), strides=(2,), dilations=(2,), start_padding=(3,))),
+    (
+      (1, 2, 3, 2, 4),
+      dict(window_sizes=(2, 1, 2), strides=(1, 3, 2), dilations=(2, 1, 1), end_padding=(1, 0, 2)),
+    ),
+  ],
+)
+def test_one_and_three_spatial_dimensions_match_the_reference(sizes, attributes):
+  x = np.random.default_rng(2).standard_normal(sizes).astype(np.float16)
+  assert_bits_equal(dml.unfold(x, **attributes), reference.unfold(x, **attributes))
+
+
+def test_a_window_in_the_padding_alone_is_zeros():
+  x = np.full((1, 1, 2), 7, np.uint16)
+  got = dml.unfold(x, window_sizes=(1,), strides=(3,), start_padding=(3,), end_padding=(2,))
+  assert_bits_equal(got, np.array([[[0, 7, 0]]], np.uint16))  # 0 0 0 7 7 0 0, read at 0, 3, 6
+
+
+def test_jit_vmap_and_grad():
+  rng = np.random.default_rng(3)
+  x = rng.standard_normal((2, 1, 1, 3, 3)).astype(np.float32)
+  attributes = dict(window_sizes=(2, 2), start_padding=(1, 0))
+  got = jax.jit(jax.vmap(lambda x: dml.unfold(x, **attributes)))(x)
+  for b in range(2):
+    assert_bits_equal(got[b], reference.unfold(x[b], **attributes))
+  # The gradient sums each input element's weights over the windows that read it: the
+  # unfold of each basis element, weighted.
+  weights = rng.standard_normal(got.shape[1:]).astype(np.float32)
+  grad = jax.grad(lambda x: jnp.sum(dml.unfold(x, **attributes) * weights))(x[0])
+  basis = np.eye(9, dtype=np.float32).reshape(9, 1, 1, 3, 3)
+  want = [np.sum(reference.unfold(e, **attributes) * weights) for e in basis]
+  np.testing.assert_allclose(grad.reshape(-1), want, rtol=1e-6)
+
+
+def test_bfloat16_and_64_bit_integers_move_as_bits(x64):
+  x = jnp.array([1.5, -0.0, np.nan], jnp.bfloat16).reshape(1, 1, 3)
+  got = dml.unfold(x, window_sizes=(2,), end_padding=(1,))
+  assert got.dtype == jnp.bfloat16
+  bits = np.asarray(got).view(np.uint16)
+  assert_bits_equal(
+    bits, reference.unfold(np.asarray(x).view(np.uint16), window_sizes=(2,), end_padding=(1,))
+  )
+  big = np.array([2**62 + 1, -(2**63)], np.int64).reshape(1, 1, 2)
+  assert_bits_equal(dml.unfold(big, window_sizes=(1,)), big)
+
+
+def test_levels_before_6_4_refuse_the_call():
+  with pytest.raises(dml.DmlValidationError, match="exists from FL 6_4"):
+    dml.unfold(np.ones((1, 1, 3), np.float32), window_sizes=(2,), feature_level="6_3")
+
+
+def test_explanation():
+  text = dml.explain(_desc(start_padding=(1, 0), end_padding=(1, 0)), None)
+  output = explain_section(text, "Output:")
+  assert any("(5 + 1 + 1 - 1 x (3 - 1) - 1) / 1 + 1 = 5" in line for line in output)
+  assert any("BlockCount = 15" in line for line in output)
+  assert any("{1,9,15}" in line for line in output)
