@@ -354,7 +354,8 @@ def unfold(
     TypeError: for non-integer sizes, or a dtype DirectML lacks.
 
   Examples:
-    >>>     >>> x = np.arange(12, dtype=np.int32).reshape(1, 1, 3, 4)
+    >>> import numpy as np
+    >>> x = np.arange(12, dtype=np.int32).reshape(1, 1, 3, 4)
     >>> unfold(x, window_sizes=(2, 2), strides=(1, 2))
     Array([[[ 0,  2,  4,  6],
             [ 1,  3,  5,  7],
