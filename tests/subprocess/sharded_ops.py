@@ -859,6 +859,59 @@ def top_k_cases(n, rng):
   return cases
 
 
+def max_unpooling_cases(n, rng):
+  # A 2x2, stride-2 max pooling's indices of a (2n, 2, 2, 3) input: distinct (jnp's scatter
+  # leaves the order of duplicates open), flat over the whole (2n, 2, 4, 6) output.
+  pooled, out_sizes = (2 * n, 2, 2, 3), (2 * n, 2, 4, 6)
+  x = rng.standard_normal(pooled).astype(np.float32)
+  dy, dx = rng.integers(0, 2, pooled), rng.integers(0, 2, pooled)
+  planes = np.arange(4 * n).reshape(2 * n, 2, 1, 1)
+  rows, cols = 2 * np.arange(2)[:, None] + dy, 2 * np.arange(3)[None, :] + dx
+  idx = ((planes * 4 + rows) * 6 + cols).astype(np.uint32)
+
+  def jnp_unpool(x, i):
+    flat = jnp.zeros(int(np.prod(out_sizes)), x.dtype).at[i.reshape(-1)].set(x.reshape(-1))
+    return flat.reshape(out_sizes)
+
+  return [
+    Case(
+      "MAX_UNPOOLING",
+      f"2x2 pooling's indices, sharded on axis {shard}",
+      lambda x, i: dml.max_unpooling(x, i, output_sizes=out_sizes),
+      jnp_unpool,
+      [(x, shard), (idx, shard)],
+      reference.max_unpooling(x, idx, output_sizes=out_sizes),
+      settles_across_devices=True,
+    )
+    for shard in (0,)
+  ]
+
+
+def unfold_cases(n, rng):
+  x = rng.standard_normal((n, n, 2 * n, 5)).astype(np.float32)
+  attributes = dict(window_sizes=(3, 2), start_padding=(1, 0), end_padding=(1, 1))
+
+  def jnp_patches(x):
+    out = jax.lax.conv_general_dilated_patches(
+      x, (3, 2), (1, 1), ((1, 1), (0, 1)), precision=jax.lax.Precision.HIGHEST
+    )
+    return out.reshape(out.shape[0], out.shape[1], -1)
+
+  return [
+    Case(
+      "UNFOLD",
+      f"3x2 windows, padded, sharded on axis {shard}",
+      lambda x: dml.unfold(x, **attributes),
+      jnp_patches,
+      [(x, shard)],
+      reference.unfold(x, **attributes),
+    )
+    # Sharded along a spatial dimension, each window point's slice exchanges its own halo
+    # (docs/sharding.md), where the patches convolution exchanges one: not a case here.
+    for shard in (0, 1)
+  ]
+
+
 CASES = (
   arg_min_max_cases,
   depth_space_cases,
@@ -882,6 +935,8 @@ CASES = (
   diagonal_matrix1_cases,
   nonzero_coordinates_cases,
   top_k_cases,
+  max_unpooling_cases,
+  unfold_cases,
 )
 
 
