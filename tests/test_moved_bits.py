@@ -46,6 +46,14 @@ CALLS = {
   ),
   "element_wise_identity": lambda x: dml.element_wise_identity(x),
   "one_hot": lambda x: dml.one_hot(np.array([[1], [5]], np.int32), x[0, :2], axis=1, depth=6),
+  "max_unpooling": lambda x: dml.max_unpooling(
+    x.reshape(1, 1, 4, 6),
+    (np.arange(24, dtype=np.uint32) * 7 % 25).reshape(1, 1, 4, 6),
+    output_sizes=(1, 1, 5, 5),
+  ),
+  "unfold": lambda x: dml.unfold(
+    x.reshape(1, 1, 4, 6), window_sizes=(2, 3), strides=(1, 2), start_padding=(1, 0)
+  ),
 }
 
 

@@ -51,6 +51,12 @@ CALLS = {
     jnp.full((3, 5), k, jnp.float16), jnp.full((3, 1), k, jnp.uint32), axis=1
   ),
   "join": lambda k: dml.join([jnp.full((1, 5), k, jnp.int16), jnp.ones((2, 5), jnp.int16)], axis=0),
+  "max_unpooling": lambda k: dml.max_unpooling(
+    jnp.full((1, 1, 2, 2), k, jnp.float32),
+    jnp.full((1, 1, 2, 2), k % 4, jnp.uint32),
+    output_sizes=(1, 1, 2, 3),
+  ),
+  "unfold": lambda k: dml.unfold(jnp.full((1, 2, 3, 4), k, jnp.int8), window_sizes=(2, 2)),
 }
 
 
