@@ -152,3 +152,14 @@ def test_explanation():
   assert any("flat(out)[IndicesTensor[u]] = InputTensor[u]" in line for line in output)
   assert any("past 16 writes nothing" in line and "keeps the last" in line for line in output)
   assert "no write" in text or "writes nothing" in text
+
+
+def test_fewer_dimensions_read_with_leading_ones():
+  x, i = np.array([5, 6, 7], np.int8), np.array([3, 0, 9], np.uint32)
+  got = dml.max_unpooling(x, i, output_sizes=(2, 3))  # 9 is past the 6 elements: no write
+  assert_bits_equal(got, np.array([[6, 0, 0], [5, 0, 0]], np.int8))
+  (desc,) = dml.descriptors_of(dml.max_unpooling, x, i, output_sizes=(2, 3))
+  assert desc.output_tensor == T("INT8", (1, 1, 2, 3)) and desc.input_tensor.sizes == (1, 1, 1, 3)
+  with pytest.raises(dml.DmlValidationError, match="IndicesTensor.Sizes") as info:
+    dml.max_unpooling(x, i[:2], output_sizes=(6,))
+  assert "dml.max_unpooling(input.reshape(1, 1, 1, 3)" in "".join(info.value.__notes__)

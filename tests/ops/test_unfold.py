@@ -182,3 +182,12 @@ def test_explanation():
   assert any("(5 + 1 + 1 - 1 x (3 - 1) - 1) / 1 + 1 = 5" in line for line in output)
   assert any("BlockCount = 15" in line for line in output)
   assert any("{1,9,15}" in line for line in output)
+
+
+def test_an_input_without_the_batch_reads_as_one_entry():
+  x = np.arange(12, dtype=np.float32).reshape(3, 4)  # {C, S}: one spatial dimension
+  got = dml.unfold(x, window_sizes=(2,), strides=(2,))
+  assert_bits_equal(got, dml.unfold(x[None], window_sizes=(2,), strides=(2,))[0])
+  assert got.shape == (6, 2)
+  (desc,) = dml.descriptors_of(dml.unfold, x, window_sizes=(2,))
+  assert desc.input_tensor.sizes == (1, 3, 4) and desc.outputs == (T("FLOAT32", (1, 6, 3)),)

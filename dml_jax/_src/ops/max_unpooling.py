@@ -43,7 +43,7 @@ import numpy as np
 from jax import lax
 from jax.typing import ArrayLike
 
-from dml_jax._src import arguments, checked, dispatch, registry, scattering
+from dml_jax._src import arguments, checked, dispatch, natural, registry, scattering
 from dml_jax._src.descriptor import OperatorDesc
 from dml_jax._src.dtypes import DataType
 from dml_jax._src.errors import Checker
@@ -212,7 +212,9 @@ def max_unpooling(
   output read as one array in row-major order, batch and channel included (ONNX
   MaxUnpool's indices, MAX_POOLING1's output indices); every other element is zero.
   `input` and `indices` are 4-D {Batch, Channel, Height, Width} of one shape; the
-  output has `output_sizes` (4 sizes) and the input's dtype.
+  output has `output_sizes` (4 sizes) and the input's dtype. Arrays and sizes of fewer
+  dimensions read as DirectML's with leading 1s (which change no flat position), and the
+  result has the rank of `output_sizes`.
 
   An index at or past the output's element count writes nothing (DirectML defines
   this). Where several indices name one element DirectML leaves the value undefined;
@@ -225,9 +227,9 @@ def max_unpooling(
   than failing; and the indices are unsigned (UINT32, or UINT64 from FL 5_0).
 
   Args:
-    input: InputTensor, 4-D.
+    input: InputTensor, 4-D (or fewer dimensions: leading 1s).
     indices: IndicesTensor, the input's shape (uint32, or uint64 from FL 5_0).
-    output_sizes: OutputTensor.Sizes, 4 sizes.
+    output_sizes: OutputTensor.Sizes, 4 sizes (or fewer: leading 1s).
     feature_level: the DML_FEATURE_LEVEL to validate against (default newest).
 
   Returns:
@@ -244,6 +246,8 @@ def max_unpooling(
     >>> max_unpooling(values, indices, output_sizes=(1, 1, 2, 4))
     Array([[[[0., 0., 7., 0.],
              [9., 0., 0., 8.]]]], dtype=float32)
+    >>> max_unpooling(np.array([5, 6], np.int8), np.array([3, 0], np.uint32), output_sizes=(5,))
+    Array([6, 0, 0, 5, 0], dtype=int8)
   """
   (input, indices), types = arguments.tensor_operands(MaxUnpoolingDesc, input, indices)
   level = as_level(feature_level)
@@ -258,6 +262,22 @@ def _describe_max_unpooling(
   return MaxUnpoolingDesc(input, indices, TensorDesc(types[0], output_sizes))
 
 
+@dataclasses.dataclass(frozen=True)
+class _LeadingOnes(natural.Ranks):
+  """MAX_UNPOOLING's declaration: `input`, `indices` and `output_sizes` of fewer than 4
+  dimensions read padded with leading 1s (which move no flat position), the result cut back to
+  the rank of `output_sizes`; anything of more than 4 is DirectML's call, for validation."""
+
+  def read(self, shapes: Sequence[natural.Shape], attributes: Sequence[Any]) -> natural.Reading:
+    (sizes,) = attributes
+    ranks = [len(s) for s in shapes] + [len(sizes)]
+    if max(ranks) > 4 or min(ranks) == 4:
+      return natural.Reading(tuple(map(tuple, shapes)), tuple(attributes))
+    output_rank = len(sizes) if len(sizes) < 4 else None
+    padded = tuple(natural.padded(s, 4) for s in shapes)
+    return natural.Reading(padded, (natural.padded(sizes, 4),), output_rank)
+
+
 _max_unpooling = dispatch.operator_function(
-  _describe_max_unpooling, MaxUnpoolingDesc, moves_bits=True
+  _describe_max_unpooling, MaxUnpoolingDesc, _LeadingOnes(names=("output_sizes",)), moves_bits=True
 )

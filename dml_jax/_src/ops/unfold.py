@@ -44,13 +44,13 @@ import dataclasses
 import itertools
 import math
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, SupportsIndex
+from typing import TYPE_CHECKING, Any, SupportsIndex
 
 import jax
 from jax import lax
 from jax.typing import ArrayLike
 
-from dml_jax._src import arguments, dispatch, registry, rules
+from dml_jax._src import arguments, dispatch, natural, registry, rules
 from dml_jax._src.descriptor import OperatorDesc
 from dml_jax._src.dtypes import ALL_DATA, DataType
 from dml_jax._src.errors import Checker
@@ -334,10 +334,11 @@ def unfold(
 
   Like ``torch.nn.functional.unfold`` (the same layout), with any number of spatial
   dimensions from 1 to 6, padding that may differ between the ends, and every data
-  type DirectML moves; the batch dimension is required.
+  type DirectML moves. An input without the batch dimension, {C, S_1, .., S_k}, reads as
+  one batch entry and gives {C * prod(window_sizes), L}, as torch's does.
 
   Args:
-    input: InputTensor.
+    input: InputTensor, {N, C, S_1, .., S_k} (or {C, S_1, .., S_k}).
     window_sizes: WindowSizes, one per spatial dimension (>= 1).
     strides: Strides (>= 1); None: all 1.
     dilations: Dilations (>= 1); None: all 1.
@@ -347,7 +348,7 @@ def unfold(
       least).
 
   Returns:
-    OutputTensor, 3-D.
+    OutputTensor, 3-D (2-D for an input without the batch dimension).
 
   Raises:
     DmlValidationError: if DirectML would reject the operator.
@@ -392,4 +393,22 @@ def _describe_unfold(
   )
 
 
-_unfold = dispatch.operator_function(_describe_unfold, UnfoldDesc, moves_bits=True)
+@dataclasses.dataclass(frozen=True)
+class _Unbatched(natural.Ranks):
+  """UNFOLD's declaration: an input of one dimension fewer than DirectML needs (no batch, as
+  torch's ``unfold`` takes it) reads with a leading 1, the result cut back to 2 dimensions
+  {C * prod(WindowSizes), L}; any other input is DirectML's call."""
+
+  def read(self, shapes: Sequence[natural.Shape], attributes: Sequence[Any]) -> natural.Reading:
+    (shape,) = shapes
+    if len(shape) == len(attributes[0]) + 1:
+      return natural.Reading(((1, *shape),), tuple(attributes), 2)
+    return natural.Reading((tuple(shape),), tuple(attributes))
+
+
+_unfold = dispatch.operator_function(
+  _describe_unfold,
+  UnfoldDesc,
+  _Unbatched(names=("window_sizes", "strides", "dilations", "start_padding", "end_padding")),
+  moves_bits=True,
+)
