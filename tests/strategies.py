@@ -1152,9 +1152,9 @@ def _bigger_output_sizes(desc, sizes):
   none: ONE_HOT's size on Axis is the depth, which only the OutputTensor holds, so any value
   there is valid."""
   free = {desc.axis} if isinstance(desc, dml.OneHotDesc) else set()
-  if not desc.dml_inputs() or isinstance(
-    desc, dml.MaxUnpoolingDesc
-  ):  # no size is fixed  # an operator without inputs (the fills): no size is fixed
+  # No size is fixed for an operator without inputs (the fills), nor for MAX_UNPOOLING, whose
+  # flat indices fit an output of any sizes.
+  if not desc.dml_inputs() or isinstance(desc, dml.MaxUnpoolingDesc):
     free = set(range(len(sizes)))
   fixed = [d for d in range(len(sizes)) if d not in free]
   if not fixed:

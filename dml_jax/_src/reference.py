@@ -80,6 +80,7 @@ __all__ = [
   "top_k",
   "top_k1",
   "unfold",
+  "unfold_blocks_per_dimension",
 ]
 
 
@@ -1604,7 +1605,7 @@ def max_unpooling(
   naming it.
 
   Args:
-    input: The values, 4-D.
+    input: The values (4-D in DirectML; any rank here).
     indices: Unsigned flat output positions, the shape of ``input``.
     output_sizes: OutputTensor.Sizes.
 
