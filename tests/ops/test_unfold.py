@@ -191,3 +191,30 @@ def test_an_input_without_the_batch_reads_as_one_entry():
   assert got.shape == (6, 2)
   (desc,) = dml.descriptors_of(dml.unfold, x, window_sizes=(2,))
   assert desc.input_tensor.sizes == (1, 3, 4) and desc.outputs == (T("FLOAT32", (1, 6, 3)),)
+
+
+def test_padding_far_beyond_the_windows_is_never_built():
+  # Windows 10**9 apart in 10**9 zeros on each side: three windows, read without padding the
+  # input (the padded input would hold 3 * 10**9 elements).
+  x = np.arange(10, dtype=np.float32).reshape(1, 1, 10)
+  far = dict(window_sizes=(2,), strides=(10**9,), start_padding=(10**9,), end_padding=(10**9,))
+  assert_bits_equal(dml.unfold(x, **far), np.array([[[0, 0, 0], [0, 1, 0]]], np.float32))
+
+
+def test_the_gathered_form_agrees_with_the_sliced_one(monkeypatch):
+  from dml_jax._src.ops import unfold as module
+
+  x = np.random.default_rng(4).standard_normal((2, 3, 5, 4, 3)).astype(np.float32)
+  attributes = dict(
+    window_sizes=(2, 3, 1),
+    strides=(2, 1, 3),
+    dilations=(2, 1, 1),
+    start_padding=(1, 2, 0),
+    end_padding=(0, 1, 2),
+  )
+  sliced = dml.unfold(x, **attributes)
+  (desc,) = dml.descriptors_of(dml.unfold, x, **attributes)
+  monkeypatch.setattr(module, "_PADDED_LIMIT", 0)  # every padded input is too big: gathered
+  gathered = jax.jit(desc.lower)(x)
+  assert_bits_equal(gathered, sliced)
+  assert_bits_equal(gathered, reference.unfold(x, **attributes))

@@ -35,7 +35,11 @@ Strides and Dilations are at least 1.
 
 The lowering pads the input (with zeros, only as far as a window reads) and copies one
 strided slice per window point, concatenated: data movement that XLA fuses into one
-pass over the output. Its gradient is the same slices' transpose.
+pass over the output; its gradient is the same slices' transpose. Where padding and
+strides far larger than the windows would make the padded input more than 4 times the
+input or the output, each spatial dimension is gathered at the coordinates its windows
+read instead (zero in the padding), so that no descriptor DirectML accepts builds a
+tensor far larger than its own.
 """
 
 from __future__ import annotations
@@ -47,6 +51,8 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, SupportsIndex
 
 import jax
+import jax.numpy as jnp
+import numpy as np
 from jax import lax
 from jax.typing import ArrayLike
 
@@ -72,6 +78,11 @@ _ROW = support((3, 8), ALL_DATA)
 _SUPPORT = SupportTable(
   "UNFOLD", {FeatureLevel.FL_6_4: {"InputTensor": _ROW, "OutputTensor": _ROW}}
 )
+
+# The padded input the lax form builds may hold this many times the elements of the input or
+# the output (whichever is larger); beyond it (padding and strides far larger than the windows)
+# the windows are gathered instead.
+_PADDED_LIMIT = 4
 
 _ARRAYS = (
   ("WindowSizes", "window_sizes"),
@@ -246,24 +257,30 @@ class UnfoldDesc(OperatorDesc):
   def lower(self, input: jax.Array) -> jax.Array:
     blocks = self.blocks_per_dimension()
     assert blocks is not None  # validated
-    # Pad only as far as the last window reads (EndPadding may reach further).
-    ends = [
-      (b - 1) * s + (w - 1) * d + 1 - start - size
-      for b, s, w, d, start, size in zip(
-        blocks,
-        self.strides,
-        self.window_sizes,
-        self.dilations,
-        self.start_padding,
-        input.shape[2:],
-        strict=True,
-      )
+    output = self.outputs[0]
+    assert output is not None
+    # The padded extent each dimension's windows read (EndPadding may reach further).
+    extents = [
+      (b - 1) * s + (w - 1) * d + 1
+      for b, s, w, d in zip(blocks, self.strides, self.window_sizes, self.dilations, strict=True)
     ]
-    zero = lax.full((), 0, input.dtype)
-    config = [(0, 0, 0)] * 2 + [
-      (lo, hi, 0) for lo, hi in zip(self.start_padding, ends, strict=True)
-    ]
-    padded = lax.pad(input, zero, config)
+    n, c = input.shape[:2]
+    padded_count = n * c * math.prod(extents)
+    if padded_count > _PADDED_LIMIT * max(math.prod(input.shape), output.element_count):
+      return self._gathered(input, blocks).reshape(output.sizes)
+    return self._sliced(input, blocks, extents).reshape(output.sizes)
+
+  def _sliced(self, input: jax.Array, blocks: Sequence[int], extents: Sequence[int]) -> jax.Array:
+    """The input padded as far as the windows read, and one strided slice per window point,
+    concatenated: {N, C, prod(WindowSizes), BlockCount}."""
+    config = (
+      [(0, 0, 0)] * 2
+      + [
+        (start, extent - start - size, 0)  # a negative high pad crops what no window reads
+        for start, extent, size in zip(self.start_padding, extents, input.shape[2:], strict=True)
+      ]
+    )
+    padded = lax.pad(input, lax.full((), 0, input.dtype), config)
     n, c = input.shape[:2]
     columns = []
     for point in itertools.product(*(range(w) for w in self.window_sizes)):
@@ -271,9 +288,28 @@ class UnfoldDesc(OperatorDesc):
       limits = [s + (b - 1) * t + 1 for s, b, t in zip(starts, blocks, self.strides, strict=True)]
       window = lax.slice(padded, (0, 0, *starts), (n, c, *limits), (1, 1, *self.strides))
       columns.append(window.reshape(n, c, 1, math.prod(blocks)))
-    out = columns[0] if len(columns) == 1 else lax.concatenate(columns, 2)
-    assert self.outputs[0] is not None
-    return out.reshape(self.outputs[0].sizes)
+    return columns[0] if len(columns) == 1 else lax.concatenate(columns, 2)
+
+  def _gathered(self, input: jax.Array, blocks: Sequence[int]) -> jax.Array:
+    """Each spatial dimension read at its (point, window) coordinates, one dimension at a time,
+    zero where a coordinate lies in the padding: for padding and strides so large that the
+    padded input would be far bigger than the input and the output."""
+    x, k = input, len(blocks)
+    for d, (b, s, w, dilation, start) in enumerate(
+      zip(blocks, self.strides, self.window_sizes, self.dilations, self.start_padding, strict=True)
+    ):
+      size = input.shape[2 + d]
+      read = np.arange(w)[:, None] * dilation + np.arange(b)[None, :] * s - start  # (w, b)
+      inside = (read >= 0) & (read < size)
+      axis = 2 + 2 * d  # dimensions before it: N, C and (point, window) pairs
+      x = jnp.take(x, np.clip(read, 0, size - 1).reshape(-1), axis=axis, mode="clip")
+      x = x.reshape(x.shape[:axis] + (w, b) + x.shape[axis + 1 :])
+      mask = lax.broadcast_in_dim(jnp.asarray(inside), x.shape, (axis, axis + 1))
+      x = lax.select(mask, x, lax.full_like(x, 0))
+    # (N, C, w_1, b_1, .., w_k, b_k) -> (N, C, w_1, .., w_k, b_1, .., b_k)
+    order = (0, 1, *range(2, 2 + 2 * k, 2), *range(3, 3 + 2 * k, 2))
+    n, c = input.shape[:2]
+    return lax.transpose(x, order).reshape(n, c, math.prod(self.window_sizes), math.prod(blocks))
 
   def explain_output(self) -> list[str]:
     data, windows = self.input_tensor, self.window_sizes
