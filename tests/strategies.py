@@ -1705,6 +1705,7 @@ def _unpool_unfold_mutations(desc, draw):
   yield "window too wide", one("window_sizes", too_wide), "WindowSizes"
   yield "stride 0", one("strides", 0), "Strides"
   yield "dilation 0", one("dilations", 0), "Dilations"
+  yield "negative padding", one("start_padding", -1), "StartPadding"
   yield "end padding length", _rebuild(desc, {"end_padding": desc.end_padding + (0,)}), "EndPadding"
   grown = {
     "window_sizes": desc.window_sizes + (1,),

@@ -80,6 +80,9 @@ def test_rules_name_the_field():
     "add a batch or channel dimension of size 1",
   )
   assert_rejected(_desc(strides=(1, 0)), None, "Strides", "every value must be >= 1", "{1,0}")
+  assert_rejected(
+    _desc(start_padding=(-1, 0)), None, "StartPadding", "every pad must be >= 0", "{-1,0}", "SLICE"
+  )
   assert_rejected(_desc(dilations=(0, 1)), None, "Dilations", "every value must be >= 1", "{0,1}")
   assert_rejected(
     _desc(window_sizes=(0, 3)), None, "WindowSizes", "every value must be >= 1", "{0,3}"
@@ -90,7 +93,7 @@ def test_rules_name_the_field():
     _desc(dilations=(3, 1), start_padding=(1, 0)),
     None,
     "WindowSizes",
-    "spatial dimension 0 spans Dilations[0] * (WindowSizes[0] - 1) + 1 = 7 points",
+    "along spatial dimension 0 it spans Dilations[0] * (WindowSizes[0] - 1) + 1 = 7 points, more than InputTensor.Sizes[2] + StartPadding[0] + EndPadding[0] = 6",
     "{3,3}",
   )
 

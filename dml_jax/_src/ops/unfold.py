@@ -222,6 +222,15 @@ class UnfoldDesc(OperatorDesc):
       arrays_ok &= check.expect(
         all(v >= 1 for v in values), dml_name, "every value must be >= 1", values
       )
+    for dml_name, name in _ARRAYS[3:]:
+      values = getattr(self, name)
+      arrays_ok &= check.expect(
+        all(v >= 0 for v in values),
+        dml_name,
+        "every pad must be >= 0 (UINTs: UNFOLD pads, it never crops)",
+        values,
+        hint="crop the input with SLICE first",
+      )
     if not (arrays_ok and rank_ok and len(self.window_sizes) == k):
       return
     for d, (size, window, dilation, start, end) in enumerate(
@@ -239,9 +248,9 @@ class UnfoldDesc(OperatorDesc):
       check.expect(
         span <= padded,
         "WindowSizes",
-        f"a window must fit its padded dimension: spatial dimension {d} spans"
-        f" Dilations[{d}] * (WindowSizes[{d}] - 1) + 1 = {span} points, and InputTensor.Sizes"
-        f"[{d + 2}] + StartPadding[{d}] + EndPadding[{d}] = {padded}",
+        f"a window must fit its padded dimension: along spatial dimension {d} it spans"
+        f" Dilations[{d}] * (WindowSizes[{d}] - 1) + 1 = {span} points, more than"
+        f" InputTensor.Sizes[{d + 2}] + StartPadding[{d}] + EndPadding[{d}] = {padded}",
         self.window_sizes,
         hint="DirectML has no empty tensors: at least one window must fit",
       )
