@@ -1005,9 +1005,10 @@ def run_sharded_family(
       traceback.print_exc(file=sys.stderr)
       continue
 
-    def to_numpy(out: jax.Array, kind: str = kind) -> np.ndarray:
-      outputs.setdefault(kind, (out.sharding, out.ndim))
-      return np.asarray(out)
+    def to_numpy(out: jax.Array | tuple[jax.Array, ...], kind: str = kind) -> np.ndarray:
+      first = out[0] if isinstance(out, tuple) else out  # TOP_K's values: as its indices
+      outputs.setdefault(kind, (first.sharding, first.ndim))
+      return host_output(out)
 
     impl = dataclasses.replace(
       jax_impl(env, row.impl, row.kind, jitted, *inputs), to_numpy=to_numpy
