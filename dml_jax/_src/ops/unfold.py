@@ -30,8 +30,9 @@ Two things the page leaves open or contradicts, and what dml_jax decides:
   dml_jax takes every type that the data-movement operators take at FL 6_4: FLOAT64,
   FLOAT32, FLOAT16, INT64, INT32, INT16, INT8, UINT64, UINT32, UINT16, UINT8.
 
-Every window must fit (B_d >= 1, DirectML has no empty tensors), and WindowSizes,
-Strides and Dilations are at least 1.
+At least one window must fit each padded dimension (B_d >= 1: DirectML has no empty
+tensors); WindowSizes, Strides and Dilations are at least 1, and the paddings, UINTs, never
+negative.
 
 The lowering pads the input (with zeros, only as far as a window reads) and copies one
 strided slice per window point, concatenated: data movement that XLA fuses into one
