@@ -12,7 +12,9 @@ is DirectML's already reads as itself.
 
 Where the padded call is still invalid, the validation error gets a note with the
 DirectML call that the arrays were read as, so the porter sees the shapes; where a call
-with counts set is invalid and the same call with them unset is valid, a note says so.
+with counts set is invalid and the same call with them unset is valid, a note says so;
+where per-dimension attributes (`PerDimension`: TILE, PADDING, SLICE) are too short to
+read one way, a note gives the valid call of each reading.
 """
 
 from __future__ import annotations
@@ -73,6 +75,8 @@ class Ranks:
       array it counts on (None: the common rank)}.
     names: the functional API's keyword names of the attributes, in order, for
       the error note's call.
+    show: the attributes as those keywords take them, for the note's call (None: as they
+      are, each enum member by its name).
   """
 
   names: tuple[str, ...] = ()
@@ -84,7 +88,7 @@ class Ranks:
     `show`'s, else each enum member by its name."""
     if self.show is not None:
       return self.show(tuple(attributes))
-    return tuple(str(a) if isinstance(a, enum.Enum) else a for a in attributes)
+    return tuple(a.name if isinstance(a, enum.Enum) else a for a in attributes)
 
   def read_at(
     self,
