@@ -1,0 +1,281 @@
+"""Writing the cross-check pack: DxDispatch models, their inputs, dml_jax's outputs, a README.
+
+Layout of a pack folder::
+
+    README.md                 what to download and the PowerShell line that runs it
+    manifest.json             every model: operator, kind, note, feature level, output files
+    models/<case>.json        one DxDispatch model per case
+    models/inputs/<case>.<input>.npy   each input tensor's buffer (exact bits: NaN payloads)
+    expected/<case>.<output>.npy       what dml_jax writes for each output
+
+A model dispatches its operator once and ends in one writeFile per output tensor,
+``<case>.<output>.npy`` (relative to DxDispatch's ``--output_path``), so every file of a
+returned folder is named after its model. Inputs are .npy files in DxDispatch's own
+layout, so that every bit (a NaN's payload, -0.0) reaches DirectML as dml_jax saw it.
+
+Examples:
+  >>> import tempfile, pathlib
+  >>> from dml_jax._src.crosscheck import pack
+  >>> folder = pathlib.Path(tempfile.mkdtemp())
+  >>> written = pack.write_pack(folder, operators=["JOIN"])
+  >>> sorted(p.name for p in folder.iterdir())
+  ['README.md', 'expected', 'manifest.json', 'models']
+  >>> (folder / "models" / "join.doc-1.json").exists()
+  True
+"""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import jax
+import numpy as np
+
+from dml_jax._src import registry
+from dml_jax._src.crosscheck.cases import Case, all_cases, operator_cases
+from dml_jax._src.dtypes import DataType
+from dml_jax._src.feature_level import NEWEST
+from dml_jax._src.model import npy
+from dml_jax._src.model.commands import WriteFile
+from dml_jax._src.model.program import file_bytes, load_model
+
+FORMAT = "dml_jax-crosscheck/1"
+"""The manifest's format tag."""
+
+DIRECTML_VERSION = "1.15.x"
+"""The DirectML release the pack is meant for (its DxDispatch release, in the README)."""
+
+PROVENANCE_PLACEHOLDER = f"DirectML {DIRECTML_VERSION} on <GPU>, <driver>"
+"""What a candidate erratum's provenance says until its sender fills it in."""
+
+MODELS = "models"
+INPUTS = "inputs"
+EXPECTED = "expected"
+MANIFEST = "manifest.json"
+README = "README.md"
+
+
+def resource_name(label: str) -> str:
+  """A tensor label as a resource and file-name part: InputTensors[1] -> InputTensors1."""
+  return re.sub(r"[^A-Za-z0-9_]", "", label)
+
+
+def output_files(case: Case) -> list[tuple[str, str]]:
+  """(output label, file name) for every output of a case: ``<case>.<output>.npy``."""
+  return [
+    (label, f"{case.name}.{resource_name(label)}.npy")
+    for label, _, _ in case.desc.dml_outputs(inferred=True)
+  ]
+
+
+def _input_file(case: Case, label: str) -> str:
+  return f"{INPUTS}/{case.name}.{resource_name(label)}.npy"
+
+
+def _rounded(count: int) -> int:
+  return (count + 3) // 4 * 4
+
+
+def model_document(case: Case) -> dict[str, Any]:
+  """The DxDispatch model of a case (as a dict): its inputs read from .npy files, each
+  output a zero-filled buffer of its TotalTensorSizeInBytes, one dispatch, then one
+  writeFile per output."""
+  resources: dict[str, Any] = {}
+  bindings: dict[str, Any] = {}
+  for label, row, t in case.desc.dml_inputs():
+    name = resource_name(label)
+    resources[name] = {
+      "initialValuesDataType": t.data_type.name,
+      "initialValues": {"sourcePath": _input_file(case, label)},
+    }
+    _bind(bindings, label, row, name)
+  writes = []
+  for (label, row, output), (_, target) in zip(
+    case.desc.dml_outputs(inferred=True), output_files(case), strict=True
+  ):
+    assert output is not None, f"{case.name}: {label} is not given"
+    name = resource_name(label)
+    element = output.data_type.size_in_bits // 8
+    resources[name] = {
+      "initialValuesDataType": output.data_type.name,
+      "initialValues": {
+        "value": 0,
+        "valueCount": _rounded(output.total_tensor_size_in_bytes) // element,
+      },
+    }
+    _bind(bindings, label, row, name)
+    writes.append({"type": "writeFile", "resource": name, "targetPath": target})
+  return {
+    "resources": resources,
+    "dispatchables": {
+      "op": {"type": f"DML_OPERATOR_{case.op}", "desc": case.desc.to_dml(infer_outputs=True)}
+    },
+    "commands": [{"type": "dispatch", "dispatchable": "op", "bindings": bindings}, *writes],
+  }
+
+
+def _bind(bindings: dict[str, Any], label: str, row: str, name: str) -> None:
+  if label == row:
+    bindings[row] = name
+  else:
+    bindings.setdefault(row, []).append(name)
+
+
+def model_text(case: Case) -> str:
+  """The model file's text: a comment saying what the case is, then the JSON."""
+  header = [
+    f"// dml_jax cross-check model {case.name} ({case.kind}): DML_OPERATOR_{case.op}",
+    f"// {case.note}",
+    f"// from the fixture {case.source}; valid from DML_FEATURE_LEVEL_{case.feature_level}",
+  ]
+  return "\n".join(header) + "\n" + json.dumps(model_document(case), indent=1) + "\n"
+
+
+def _npy_of(buffer: np.ndarray, data_type: DataType) -> bytes:
+  data = np.ascontiguousarray(buffer).tobytes()
+  return npy.npy_bytes(data, data_type, (len(buffer),))
+
+
+def select_cases(operators: Iterable[str] | None = None) -> list[Case]:
+  """The cases of the given operators (any registered names), or of every operator."""
+  if operators is None:
+    return all_cases()
+  names = list(operators)
+  registry.lookup_all(names)  # every unknown name at once
+  found: list[Case] = []
+  for name in dict.fromkeys(registry.model_file_name(n) for n in names):
+    found += operator_cases(name)
+  return found
+
+
+def write_pack(
+  folder: str | pathlib.Path,
+  *,
+  operators: Sequence[str] | None = None,
+  device: Any = None,
+  run: bool = True,
+) -> list[Case]:
+  """Writes the pack into `folder` (made if absent): models, inputs, manifest, README,
+  and dml_jax's outputs of every model, run as `python -m dml_jax run` runs it (with
+  `run` False, the models only: the outputs take most of the time). Returns the cases
+  written.
+
+  Raises:
+    MissingFixturesError: an operator has no doc example to build its cases from.
+    UnknownOperatorError: an unknown name in `operators`.
+  """
+  root = pathlib.Path(folder)
+  cases = select_cases(operators)
+  models = root / MODELS
+  (models / INPUTS).mkdir(parents=True, exist_ok=True)
+  (root / EXPECTED).mkdir(parents=True, exist_ok=True)
+  entries = []
+  with jax.enable_x64(True):  # 64-bit tensors need it; the setting is restored after
+    for case in cases:
+      for label, buffer in case.buffers.items():
+        t = _tensor_of(case, label)
+        (models / _input_file(case, label)).write_bytes(_npy_of(buffer, t.data_type))
+      path = models / f"{case.name}.json"
+      path.write_text(model_text(case), encoding="utf-8")
+      if run:
+        for name, content in run_model(path, device).items():
+          (root / EXPECTED / name).write_bytes(content)
+      entries.append(_entry(case))
+  manifest = {
+    "format": FORMAT,
+    "directml": DIRECTML_VERSION,
+    "feature_level": str(NEWEST),
+    "models": entries,
+  }
+  (root / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
+  (root / README).write_text(readme_text(cases), encoding="utf-8")
+  return cases
+
+
+def _tensor_of(case: Case, label: str) -> Any:
+  for found, _, t in case.desc.dml_inputs():
+    if found == label:
+      return t
+  raise KeyError(label)
+
+
+def run_model(path: pathlib.Path, device: Any = None) -> dict[str, bytes]:
+  """Runs a model file as `python -m dml_jax run` does; returns each writeFile's file
+  name and bytes.
+
+  Raises:
+    DmlModelError: the model cannot run.
+    DmlCommandError: a dispatch was refused.
+  """
+  model = load_model(path)
+  result = model.execute(device)
+  if result.error is not None:
+    raise result.error
+  files = {}
+  for output in result.outputs:
+    if isinstance(output.command, WriteFile):
+      resource = model.resources[output.command.resource]
+      files[output.command.target_path] = file_bytes(resource, output.data, output.command)
+  return files
+
+
+def _entry(case: Case) -> dict[str, Any]:
+  return {
+    "model": f"{MODELS}/{case.name}.json",
+    "name": case.name,
+    "op": case.op,
+    "kind": case.kind,
+    "note": case.note,
+    "fixture": case.source,
+    "feature_level": str(case.feature_level),
+    "outputs": {label: name for label, name in output_files(case)},
+  }
+
+
+def readme_text(cases: Sequence[Case]) -> str:
+  """The pack's README: what it is, what to download, the one line that runs it."""
+  ops = sorted({c.op for c in cases})
+  edge = sum(c.kind == "edge" for c in cases)
+  return f"""# dml_jax cross-check pack
+
+{len(cases)} DxDispatch models ({len(cases) - edge} documented examples, {edge} edge cases) of
+{len(ops)} DirectML operators. Each model runs one operator once and writes each of its
+outputs to a `.npy` file named after the model. Running them on a Windows machine with a
+DirectX 12 GPU, and sending back the folder of outputs, tells dml_jax's developers where
+DirectML's results differ from dml_jax's.
+
+## What you need
+
+- Windows 10 or 11 (x64) with a DirectX 12 GPU and its current driver.
+- DxDispatch from DirectML's releases page,
+  <https://github.com/microsoft/DirectML/releases>: the newest `DxDispatch` release built
+  with DirectML {DIRECTML_VERSION} (its notes name the DirectML version). Unzip it; the
+  folder holds `dxdispatch.exe` and its DLLs.
+
+## Run it
+
+Open PowerShell in this folder and run, with the path to your `dxdispatch.exe`:
+
+```powershell
+$dx = "C:\\path\\to\\dxdispatch.exe"; New-Item -ItemType Directory -Force results | Out-Null; Get-ChildItem models\\*.json | ForEach-Object {{ & $dx $_.FullName --output_path results *>> results\\log.txt }}; Compress-Archive -Force results results.zip
+```
+
+Every model's outputs land in `results\\`, and what DxDispatch printed (the GPU's name,
+errors) in `results\\log.txt`. A model DirectML refuses writes nothing, and the others go
+on. Send back `results.zip`, and say which GPU and driver version ran it (Device
+Manager, or `dxdiag`).
+
+## What happens next
+
+`python -m dml_jax crosscheck-compare PACK RESULTS` compares each returned file with
+`expected\\` (dml_jax's outputs), prints equal / different / missing per model and output,
+a summary per operator, and writes each difference as a candidate fixture
+(`candidate_errata.json`, provenance "{PROVENANCE_PLACEHOLDER}").
+
+`manifest.json` lists every model: its operator, whether it is a documented example or an
+edge case, what it checks, and the lowest DirectML feature level that accepts it.
+"""
