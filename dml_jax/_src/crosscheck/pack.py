@@ -17,7 +17,7 @@ Examples:
   >>> import tempfile, pathlib
   >>> from dml_jax._src.crosscheck import pack
   >>> folder = pathlib.Path(tempfile.mkdtemp())
-  >>> written = pack.write_pack(folder, operators=["JOIN"])
+  >>> written = pack.write_pack(folder, pack.select_cases(["JOIN"]), run=False)
   >>> sorted(p.name for p in folder.iterdir())
   ['README.md', 'expected', 'manifest.json', 'models']
   >>> (folder / "models" / "join.doc-1.json").exists()
@@ -38,6 +38,7 @@ import numpy as np
 from dml_jax._src import registry
 from dml_jax._src.crosscheck.cases import Case, all_cases, operator_cases
 from dml_jax._src.dtypes import DataType
+from dml_jax._src.errors import DmlCommandError, DmlModelError
 from dml_jax._src.feature_level import NEWEST
 from dml_jax._src.model import npy
 from dml_jax._src.model.commands import WriteFile
@@ -141,7 +142,12 @@ def _npy_of(buffer: np.ndarray, data_type: DataType) -> bytes:
 
 
 def select_cases(operators: Iterable[str] | None = None) -> list[Case]:
-  """The cases of the given operators (any registered names), or of every operator."""
+  """The cases of the given operators (any registered names), or of every operator.
+
+  Raises:
+    MissingFixturesError: an operator has no doc example to build its cases from.
+    UnknownOperatorError: an unknown name.
+  """
   if operators is None:
     return all_cases()
   names = list(operators)
@@ -154,22 +160,24 @@ def select_cases(operators: Iterable[str] | None = None) -> list[Case]:
 
 def write_pack(
   folder: str | pathlib.Path,
+  cases: Sequence[Case] | None = None,
   *,
-  operators: Sequence[str] | None = None,
   device: Any = None,
   run: bool = True,
 ) -> list[Case]:
-  """Writes the pack into `folder` (made if absent): models, inputs, manifest, README,
+  """Writes the pack of `cases` (default: every operator's, `select_cases`) into `folder`
+  (made if absent): models, inputs, manifest, README,
   and dml_jax's outputs of every model, run as `python -m dml_jax run` runs it (with
   `run` False, the models only: the outputs take most of the time). Returns the cases
   written.
 
   Raises:
     MissingFixturesError: an operator has no doc example to build its cases from.
-    UnknownOperatorError: an unknown name in `operators`.
+    DmlModelError, DmlCommandError: dml_jax cannot run a model (a bug: every case's desc
+      is valid), naming the model.
   """
   root = pathlib.Path(folder)
-  cases = select_cases(operators)
+  cases = list(select_cases() if cases is None else cases)
   models = root / MODELS
   (models / INPUTS).mkdir(parents=True, exist_ok=True)
   (root / EXPECTED).mkdir(parents=True, exist_ok=True)
@@ -182,7 +190,12 @@ def write_pack(
       path = models / f"{case.name}.json"
       path.write_text(model_text(case), encoding="utf-8")
       if run:
-        for name, content in run_model(path, device).items():
+        try:
+          outputs = run_model(path, device)
+        except (DmlModelError, DmlCommandError) as error:
+          error.add_note(f"dml_jax cannot run the cross-check model {path}")
+          raise
+        for name, content in outputs.items():
           (root / EXPECTED / name).write_bytes(content)
       entries.append(_entry(case))
   manifest = {
