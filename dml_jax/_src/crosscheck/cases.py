@@ -52,7 +52,7 @@ from dml_jax._src.descriptor import OperatorDesc
 from dml_jax._src.dtypes import INDEX_TYPES, DataType
 from dml_jax._src.errors import DmlValidationError
 from dml_jax._src.feature_level import NEWEST, FeatureLevel
-from dml_jax._src.fields import DmlField, FieldKind, dml_fields
+from dml_jax._src.fields import DmlField, FieldKind, dml_fields, widened
 from dml_jax._src.fixtures import Fixture, load_fixtures
 from dml_jax._src.scale_bias import ScaleBias
 from dml_jax._src.tensor_desc import TensorDesc
@@ -276,6 +276,20 @@ def _retyped(desc: OperatorDesc, old: DataType, new: DataType) -> OperatorDesc:
   return _rebuilt(desc, retype, attributes)
 
 
+def _buffers_for(desc: OperatorDesc, buffers: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+  """`buffers` converted to the types `desc` gives their tensors."""
+  return {label: _converted(b, tensor(desc, label).data_type) for label, b in buffers.items()}
+
+
+def _anchor(desc: OperatorDesc, data_type: DataType) -> str | None:
+  """The first data input (else data output) whose row takes `data_type` at the newest
+  level: the tensor whose type a rewrite into `data_type` follows."""
+  labels = _data_labels(desc) or [
+    label for label, f, _, out in _tensor_labels(desc) if out and not f.index
+  ]
+  return next((label for label in labels if data_type in _supported(desc, label)), None)
+
+
 def _scalar_as(value: int | float, data_type: DataType) -> int | float:
   converted = _converted(np.array([value], np.float64), data_type)[0]
   return float(converted) if data_type.is_float else int(converted)
@@ -473,27 +487,20 @@ def padded_pitch(base: _Draft) -> list[_Draft]:
 
 
 def float_specials(base: _Draft) -> list[_Draft]:
-  """The data tensors as FLOAT16 and as FLOAT32, the first data input holding NaN
-  payloads, -0.0, infinities and subnormals."""
-  labels = _data_labels(base.desc)
-  if not labels:
-    return []
-  first = labels[0]
-  old = tensor(base.desc, first).data_type
+  """The data tensors as FLOAT16 and as FLOAT32, the first data input that takes them
+  holding NaN payloads, -0.0, infinities and subnormals."""
   drafts = []
   for data_type, patterns, bits in (
     (DataType.FLOAT16, FLOAT16_SPECIALS, np.uint16),
     (DataType.FLOAT32, FLOAT32_SPECIALS, np.uint32),
   ):
-    if data_type not in _supported(base.desc, first):
+    first = _anchor(base.desc, data_type)
+    if first is None or first not in base.buffers:
       continue
+    old = tensor(base.desc, first).data_type
     desc = _retyped(base.desc, old, data_type) if old != data_type else base.desc
-    buffers = {
-      label: _converted(buffer, data_type) if tensor(base.desc, label).data_type == old else buffer
-      for label, buffer in base.buffers.items()
-    }
-    count = len(buffers[first])
-    pattern = np.resize(np.array(patterns, bits), count)
+    buffers = _buffers_for(desc, base.buffers)
+    pattern = np.resize(np.array(patterns, bits), len(buffers[first]))
     buffers[first] = pattern.view(_numpy(data_type))
     drafts.append(
       _Draft(
@@ -509,26 +516,21 @@ def float_specials(base: _Draft) -> list[_Draft]:
 
 def data_types(base: _Draft) -> list[_Draft]:
   """The data tensors in each of `EXTRA_DATA_TYPES` the newest level supports."""
-  labels = _data_labels(base.desc)
-  outputs = [label for label, f, _, out in _tensor_labels(base.desc) if out and not f.index]
-  anchor = labels[0] if labels else outputs[0] if outputs else None
-  if anchor is None:
-    return []
-  old = tensor(base.desc, anchor).data_type
   drafts = []
   for data_type in EXTRA_DATA_TYPES:
-    if data_type == old or data_type not in _supported(base.desc, anchor):
+    anchor = _anchor(base.desc, data_type)
+    if anchor is None:
       continue
-    buffers = {
-      label: _converted(buffer, data_type) if tensor(base.desc, label).data_type == old else buffer
-      for label, buffer in base.buffers.items()
-    }
+    old = tensor(base.desc, anchor).data_type
+    if old == data_type:
+      continue
+    desc = _retyped(base.desc, old, data_type)
     drafts.append(
       _Draft(
         data_type.name.lower(),
         f"the example's {old.name} data as {data_type.name}",
-        _retyped(base.desc, old, data_type),
-        buffers,
+        desc,
+        _buffers_for(desc, base.buffers),
       )
     )
   return drafts
@@ -686,12 +688,7 @@ def scalar_specials(base: _Draft) -> list[_Draft]:
         changed = _try(desc, {field.name: special})
         if changed is None:
           continue
-        buffers = {
-          label: _converted(buffer, data_type)
-          if tensor(base.desc, label).data_type == current
-          else buffer
-          for label, buffer in base.buffers.items()
-        }
+        buffers = _buffers_for(changed, base.buffers)
         drafts.append(
           _Draft(
             f"{_slug(field.dml_name)}-{data_type.name.lower()}-{slug}",
@@ -706,29 +703,27 @@ def scalar_specials(base: _Draft) -> list[_Draft]:
 def _union_specials(
   desc: OperatorDesc, current: DataType
 ) -> list[tuple[DataType, list[tuple[str, int | float]]]]:
+  """(data type, [(slug, value)]) for a scalar union: in FLOAT16 where the operator takes
+  it (a NaN with payload 1, which the union's half bits keep), in its own type, and in
+  INT8 where the operator takes it (a sequence from 127 wraps)."""
   found: list[tuple[DataType, list[tuple[str, int | float]]]] = []
-  half_nan = float(np.uint16(0x7C01).view(np.float16))  # widened, payload kept
-  for data_type in (DataType.FLOAT16, current):
+  for data_type in dict.fromkeys((DataType.FLOAT16, current, DataType.INT8)):
+    if data_type != current and _retyped_or_none(desc, current, data_type) is None:
+      continue
     if data_type.is_float:
-      specials: list[tuple[str, int | float]] = [("negative-zero", -0.0), ("infinity", math.inf)]
-      specials.append(("nan-payload", _widened_nan(data_type, half_nan)))
+      nan = (
+        widened(np.uint16(0x7C01).view(np.float16)) if data_type is DataType.FLOAT16 else math.nan
+      )
+      specials: list[tuple[str, int | float]] = [
+        ("negative-zero", -0.0),
+        ("infinity", math.inf),
+        ("nan-payload" if data_type is DataType.FLOAT16 else "nan", nan),
+      ]
     else:
       info = np.iinfo(_numpy(data_type))
       specials = [("max", int(info.max)), ("min", int(info.min))]
-    if data_type != current and _retyped_or_none(desc, current, data_type) is None:
-      continue
     found.append((data_type, specials))
-    if data_type == current:
-      break
   return found
-
-
-def _widened_nan(data_type: DataType, half_nan: float) -> float:
-  if data_type is DataType.FLOAT16:
-    from dml_jax._src.fields import widened
-
-    return widened(np.uint16(0x7C01).view(np.float16))
-  return math.nan if not math.isnan(half_nan) else half_nan
 
 
 def _retyped_or_none(desc: OperatorDesc, old: DataType, new: DataType) -> OperatorDesc | None:

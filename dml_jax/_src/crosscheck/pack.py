@@ -137,6 +137,8 @@ def model_text(case: Case) -> str:
 
 
 def _npy_of(buffer: np.ndarray, data_type: DataType) -> bytes:
+  if buffer.dtype != data_type.numpy_dtype:
+    raise TypeError(f"a {buffer.dtype} buffer for a {data_type.name} tensor")
   data = np.ascontiguousarray(buffer).tobytes()
   return npy.npy_bytes(data, data_type, (len(buffer),))
 
