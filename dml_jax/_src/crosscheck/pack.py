@@ -50,6 +50,9 @@ FORMAT = "dml_jax-crosscheck/1"
 DIRECTML_VERSION = "1.15.x"
 """The DirectML release the pack is meant for (its DxDispatch release, in the README)."""
 
+DIRECTML_NUGET_VERSION = "1.15.1"
+"""The Microsoft.AI.DirectML NuGet package the README points to: the newest 1.15 release."""
+
 PROVENANCE_PLACEHOLDER = f"DirectML {DIRECTML_VERSION} on <GPU>, <driver>"
 """What a candidate erratum's provenance says until its sender fills it in."""
 
@@ -265,31 +268,35 @@ DirectML's results differ from dml_jax's.
 
 ## What you need
 
-- Windows 10 or 11 (x64) with a DirectX 12 GPU and its current driver.
-- DxDispatch from DirectML's releases page,
-  <https://github.com/microsoft/DirectML/releases>: the newest `DxDispatch` release built
-  with DirectML {DIRECTML_VERSION} (its notes name the DirectML version). Unzip it; the
-  folder holds `dxdispatch.exe` and its DLLs.
+- Windows 10 (1909 or newer) or 11, x64, with a DirectX 12 GPU and its current driver.
+- DxDispatch, DirectML's command-line runner: the newest DxDispatch release on
+  <https://github.com/microsoft/DirectML/releases>. Unzip it; its folder holds
+  `dxdispatch.exe` and the `DirectML.dll` it runs.
+- DirectML {DIRECTML_VERSION}: if the release carries another DirectML (the DLL's Properties >
+  Details give its version), download the NuGet package Microsoft.AI.DirectML
+  {DIRECTML_NUGET_VERSION} (<https://www.nuget.org/packages/Microsoft.AI.DirectML>),
+  open it as a zip file (rename `.nupkg` to `.zip`), and copy its `bin\\x64-win\\DirectML.dll`
+  over the one beside `dxdispatch.exe`.
 
 ## Run it
 
-Open PowerShell in this folder and run, with the path to your `dxdispatch.exe`:
+Open PowerShell in this folder, set `$dx` to your `dxdispatch.exe`, and run this one line:
 
 ```powershell
-$dx = "C:\\path\\to\\dxdispatch.exe"; New-Item -ItemType Directory -Force results | Out-Null; Get-ChildItem models\\*.json | ForEach-Object {{ & $dx $_.FullName --output_path results *>> results\\log.txt }}; Compress-Archive -Force results results.zip
+$dx = "C:\\path\\to\\dxdispatch.exe"; New-Item -ItemType Directory -Force results | Out-Null; Get-CimInstance Win32_VideoController | Format-List Name, DriverVersion | Out-File results\\system.txt; (Get-Item (Join-Path (Split-Path $dx) DirectML.dll)).VersionInfo | Format-List FileVersion | Out-File -Append results\\system.txt; Get-ChildItem models\\*.json | ForEach-Object {{ & $dx $_.FullName --output_path results *>> results\\log.txt }}; Compress-Archive -Force results results.zip
 ```
 
-Every model's outputs land in `results\\`, and what DxDispatch printed (the GPU's name,
-errors) in `results\\log.txt`. A model DirectML refuses writes nothing, and the others go
-on. Send back `results.zip`, and say which GPU and driver version ran it (Device
-Manager, or `dxdiag`).
+It writes every model's outputs into `results\\`, with `system.txt` (the GPU, its driver and
+DirectML's version) and `log.txt` (what DxDispatch printed). A model DirectML refuses writes
+nothing and the others go on. Send back `results.zip`.
 
 ## What happens next
 
 `python -m dml_jax crosscheck-compare PACK RESULTS` compares each returned file with
-`expected\\` (dml_jax's outputs), prints equal / different / missing per model and output,
-a summary per operator, and writes each difference as a candidate fixture
-(`candidate_errata.json`, provenance "{PROVENANCE_PLACEHOLDER}").
+`expected\\` (dml_jax's outputs, in this folder), prints equal / different / missing per model
+and output and a summary per operator, and writes each model with a difference as a
+candidate fixture (`candidate_errata.json`, provenance "{PROVENANCE_PLACEHOLDER}", to fill
+in from `system.txt`).
 
 `manifest.json` lists every model: its operator, whether it is a documented example or an
 edge case, what it checks, and the lowest DirectML feature level that accepts it.
