@@ -134,7 +134,11 @@ def test_a_tampered_output_is_different_and_a_deleted_one_missing(round_trip, tm
   content[-2:] = np.uint16(0x7E00).tobytes()  # the last element: a quiet NaN
   (returned / name).write_bytes(bytes(content))
   (returned / "join.doc-1.OutputTensor.npy").unlink()
+  padded = returned / "split.doc-1.OutputTensors1.npy"  # bytes after the tensor: not compared
+  padded.write_bytes(padded.read_bytes() + b"\xff" * 4)
   found = {r.file: r for r in compare.compare_pack(folder, returned)}
+  assert found[padded.name].status == "equal"
+  assert "bytes after them differ" in found[padded.name].details[0]
   assert found[name].status == "different"
   assert found[name].details[0].endswith("elements differ")
   assert "DirectML nan (0x7e00)" in found[name].details[1]

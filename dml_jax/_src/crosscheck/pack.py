@@ -27,6 +27,7 @@ Examples:
 from __future__ import annotations
 
 import json
+import math
 import pathlib
 import re
 from collections.abc import Iterable, Sequence
@@ -251,6 +252,9 @@ def _entry(case: Case) -> dict[str, Any]:
     "fixture": case.source,
     "feature_level": str(case.feature_level),
     "outputs": {label: name for label, name in output_files(case)},
+    "elements": {
+      label: math.prod(t.sizes) for label, _, t in case.desc.dml_outputs(inferred=True) if t
+    },
   }
 
 
