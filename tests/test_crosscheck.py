@@ -58,12 +58,14 @@ def round_trip(tmp_path_factory, every_case):
   assert set(ROUND_TRIP) <= {c.name for c in chosen}
   pack.write_pack(folder, chosen)
   results = tmp_path_factory.mktemp("results")
+  mode = jax.config.jax_enable_x64
   with jax.enable_x64(True):  # as the command line turns it on for a 64-bit model
     for model in sorted((folder / pack.MODELS).glob("*.json")):
       out, err = io.BytesIO(), io.StringIO()
       status = run_cli.main([str(model), "--output-path", str(results)], out, err)
       assert status == 0, err.getvalue()
       assert out.getvalue().count(b"written to") >= 1
+  assert jax.config.jax_enable_x64 == mode  # the process's mode is left as it was
   return folder, results
 
 

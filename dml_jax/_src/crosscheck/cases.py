@@ -237,10 +237,6 @@ def _rebuilt(
   return type(desc)(**values)
 
 
-def _packed(data_type: DataType, sizes: Sequence[int]) -> TensorDesc:
-  return TensorDesc(data_type, tuple(sizes))
-
-
 def lowest_level(desc: OperatorDesc) -> FeatureLevel | None:
   """The lowest DML_FEATURE_LEVEL that accepts `desc`, or None if none does."""
   for level in FeatureLevel:
