@@ -188,6 +188,10 @@ def test_the_comparison_keeps_to_its_folders(round_trip, tmp_path):
     compare.compare_pack(folder, returned)
   err = io.StringIO()
   assert cli.compare_main([str(tmp_path), str(returned)], err) == 1  # not a pack
+  manifest["models"][0] = {"outputs": {}}
+  (tampered / pack.MANIFEST).write_text(json.dumps(manifest))
+  with pytest.raises(compare.PackError, match="without its name"):
+    compare.compare_pack(tampered, results)
 
 
 def test_the_command_line_refuses_an_unknown_operator(tmp_path, capsys):

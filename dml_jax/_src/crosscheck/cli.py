@@ -25,8 +25,9 @@ from typing import TextIO
 
 from dml_jax._src.crosscheck import compare, pack
 from dml_jax._src.crosscheck.cases import MissingFixturesError
-from dml_jax._src.errors import UnknownOperatorError
+from dml_jax._src.errors import DmlModelError, UnknownOperatorError
 from dml_jax._src.model import files
+from dml_jax._src.model.cli import _byte_count as byte_count
 
 
 def pack_main(argv: Sequence[str], stdout: TextIO | None = None) -> int:
@@ -91,10 +92,10 @@ def compare_main(argv: Sequence[str], stdout: TextIO | None = None) -> int:
   )
   parser.add_argument(
     "--max-bytes",
-    type=int,
+    type=byte_count,
     default=files.DEFAULT_MAX_BYTES,
     metavar="N",
-    help="the most bytes the comparison reads (default 4 GiB)",
+    help="the most bytes the comparison reads: a number, or with a suffix K, M, G, T (default 4G)",
   )
   parser.add_argument(
     "--quiet", action="store_true", help="print only the outputs that are not equal"
@@ -112,7 +113,11 @@ def compare_main(argv: Sequence[str], stdout: TextIO | None = None) -> int:
   print("", file=out)
   print("\n".join(compare.summary(results)), file=out)
   if any(r.status == "different" for r in results):
-    document = compare.candidate_errata(args.pack, results, max_bytes=args.max_bytes)
+    try:
+      document = compare.candidate_errata(args.pack, results, max_bytes=args.max_bytes)
+    except (DmlModelError, OSError, ValueError) as error:
+      print(f"error: the candidate errata could not be written: {error}", file=sys.stderr)
+      return 1
     path = pathlib.Path(args.errata)
     path.write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
     print(

@@ -127,7 +127,12 @@ def compare_pack(
   manifest = read_manifest(root, budget)
   found = []
   for entry in manifest["models"]:
-    elements = entry.get("elements") if isinstance(entry.get("elements"), dict) else {}
+    if not isinstance(entry, dict) or not all(
+      isinstance(entry.get(key), str) for key in ("name", "op")
+    ):
+      raise PackError(f"a manifest entry without its name and operator: {entry!r:.200}")
+    given = entry.get("elements")
+    elements: dict[str, Any] = given if isinstance(given, dict) else {}
     for output, name in _outputs(entry).items():
       count = elements.get(output)
       found.append(
