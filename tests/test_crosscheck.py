@@ -99,6 +99,16 @@ def test_the_edge_cases_hold_what_they_name(every_case):
   assert pitch.strides is not None and pitch.strides[-2] > pitch.sizes[-1]
   assert 0 in by_name["scatter.updatestensor-zero-stride"].desc.updates_tensor.strides
   assert by_name["padding1.rank-8"].desc.input_tensor.dimension_count == 8
+  for op in ("element_wise_identity", "join"):  # a strided example, an array of inputs
+    base = by_name[f"{op}.doc-1"]
+    label = next(iter(base.buffers))
+    source = cases.logical_inputs(base)[label]
+    pitched = by_name[f"{op}.{cases._slug(label)}-padded-pitch"]
+    np.testing.assert_array_equal(cases.logical_inputs(pitched)[label], source)
+    broadcast = cases.logical_inputs(by_name[f"{op}.{cases._slug(label)}-zero-stride"])[label]
+    axis = next(d for d, n in enumerate(source.shape) if n > 1)
+    first = np.take(source, [0], axis=axis)
+    np.testing.assert_array_equal(broadcast, np.broadcast_to(first, source.shape))
   signed = by_name["gather.indicestensor-int32-minus-1"]
   assert signed.feature_level >= FeatureLevel.FL_3_0  # signed indices came with 3_0
 

@@ -398,12 +398,14 @@ def index_output_types(base: _Draft) -> list[_Draft]:
   return drafts
 
 
-def _restrided(base: _Draft, label: str, strides: tuple[int, ...], fill: Any) -> _Draft:
-  t = tensor(base.desc, label)
-  values = _view(base.buffers[label], t)
+def _restrided(
+  base: _Draft, label: str, values: np.ndarray, strides: Sequence[int], fill: Any
+) -> _Draft:
+  """`base` with the input `label` holding `values` through `strides` (slug and note to
+  be given), `fill` in the buffer's gaps."""
 
   def restride(name: str, f: DmlField, old: TensorDesc) -> TensorDesc:
-    return TensorDesc(old.data_type, old.sizes, strides=strides) if name == label else old
+    return TensorDesc(old.data_type, old.sizes, strides=tuple(strides)) if name == label else old
 
   buffer = _buffer_for(values, strides, fill)
   return _Draft("", "", _rebuilt(base.desc, restride), {**base.buffers, label: buffer})
@@ -427,12 +429,7 @@ def zero_stride(base: _Draft) -> list[_Draft]:
       tuple(slice(0, 1) if d == dims[0] else slice(None) for d in range(t.dimension_count))
     ]
     draft = _restrided(
-      dataclasses.replace(
-        base, buffers={**base.buffers, label: np.broadcast_to(first, t.sizes).ravel()}
-      ),
-      label,
-      tuple(strides),
-      _sentinel(t.data_type),
+      base, label, np.broadcast_to(first, t.sizes), strides, _sentinel(t.data_type)
     )
     drafts.append(
       dataclasses.replace(
@@ -471,7 +468,8 @@ def padded_pitch(base: _Draft) -> list[_Draft]:
     if len(t.sizes) == 1:
       strides = [2]
     strides = list(reversed(strides))
-    draft = _restrided(base, label, tuple(strides), _sentinel(t.data_type))
+    values = _view(base.buffers[label], t)
+    draft = _restrided(base, label, values, strides, _sentinel(t.data_type))
     drafts.append(
       dataclasses.replace(
         draft,
