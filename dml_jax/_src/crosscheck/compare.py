@@ -15,13 +15,15 @@ only regular files are read, and what is read is bounded (``max_bytes``).
 Examples:
   >>> import tempfile, pathlib
   >>> from dml_jax._src.crosscheck import cases, compare, pack
-  >>> folder = pathlib.Path(tempfile.mkdtemp())
+  >>> scratch = tempfile.TemporaryDirectory()
+  >>> folder = pathlib.Path(scratch.name)
   >>> _ = pack.write_pack(folder, cases.operator_cases("JOIN")[:2])
   >>> results = compare.compare_pack(folder, folder / "expected")
   >>> [(r.model, r.status) for r in results]
   [('join.doc-1', 'equal'), ('join.doc-2', 'equal')]
   >>> print(compare.summary(results)[-1])
   all: 2 equal, 0 different, 0 missing
+  >>> scratch.cleanup()
 """
 
 from __future__ import annotations

@@ -16,12 +16,14 @@ layout, so that every bit (a NaN's payload, -0.0) reaches DirectML as dml_jax sa
 Examples:
   >>> import tempfile, pathlib
   >>> from dml_jax._src.crosscheck import pack
-  >>> folder = pathlib.Path(tempfile.mkdtemp())
+  >>> scratch = tempfile.TemporaryDirectory()
+  >>> folder = pathlib.Path(scratch.name)
   >>> written = pack.write_pack(folder, pack.select_cases(["JOIN"]), run=False)
   >>> sorted(p.name for p in folder.iterdir())
   ['README.md', 'expected', 'manifest.json', 'models']
   >>> (folder / "models" / "join.doc-1.json").exists()
   True
+  >>> scratch.cleanup()
 """
 
 from __future__ import annotations
