@@ -170,3 +170,12 @@ def test_explanation():
   assert any("Axes {0,2}" in line for line in output)
   assert any("the last position wins" in line for line in output)
   assert any("{1,3,1}" in line for line in output)
+
+
+@pytest.mark.parametrize("function", [dml.argmin, dml.argmax], ids=["argmin", "argmax"])
+def test_negative_axes_count_from_the_end(function):
+  x = np.random.default_rng(3).integers(0, 4, (2, 3, 4)).astype(np.float32)
+  for negative, axes in [((-1,), (2,)), ((-3, -1), (0, 2)), ((1, -1), (1, 2))]:
+    assert_bits_equal(function(x, axes=negative), function(x, axes=axes))
+  with pytest.raises(dml.DmlValidationError, match="Axes"):
+    function(x, axes=(-4,))

@@ -264,3 +264,15 @@ def test_pruned_ranking_keeps_the_order_of_a_full_one(shape, axis, k, data_type,
   got = jax.jit(lambda x: top_k._pruned_positions(x, k, axis, descending, group))(x)
   _, want = reference.top_k1(x, axis=axis, k=k, axis_direction=direction)
   np.testing.assert_array_equal(got, want)
+
+
+def test_a_negative_axis_counts_from_the_end():
+  x = np.random.default_rng(4).integers(0, 4, (2, 5, 3)).astype(np.float32)
+  for axis in (-1, -2, -3):
+    assert_bits_equal(dml.top_k(x, axis=axis, k=2), dml.top_k(x, axis=axis % 3, k=2))
+    increasing = dict(k=1, axis_direction="INCREASING")
+    assert_bits_equal(
+      dml.top_k1(x, axis=axis, **increasing), dml.top_k1(x, axis=axis % 3, **increasing)
+    )
+  with pytest.raises(dml.DmlValidationError, match="Axis"):
+    dml.top_k(x, axis=-4, k=1)
