@@ -22,7 +22,7 @@ import dml_jax as dml
 from dml_jax._src import dispatch, reference, registry
 from dml_jax._src.fields import FieldKind, dml_fields
 from dml_jax._src.fixtures import load_fixtures
-from tests import strategies
+from tests import per_operator
 from tests.helpers import assert_bits_equal
 
 OPERATORS = sorted(registry.operators())
@@ -112,7 +112,7 @@ def test_has_fixtures_an_oracle_and_a_strategy(op):
   cls = _desc_type(op)
   assert load_fixtures(op)
   assert callable(getattr(reference, cls.FUNCTION))
-  assert op in strategies.VALID
+  assert op in per_operator.VALID
 
 
 @pytest.mark.parametrize("op", OPERATORS)
@@ -208,7 +208,7 @@ def _quiet_nans_only(desc):
 @hypothesis.settings(max_examples=8, deadline=None, database=None)
 @hypothesis.given(data=hypothesis.strategies.data())
 def test_to_dml_round_trips_through_from_dml(op, data):
-  desc = data.draw(strategies.VALID[op]()).desc
+  desc = data.draw(per_operator.VALID[op]()).desc
   hypothesis.assume(_quiet_nans_only(desc))  # JSON keeps no NaN payload
   document = desc.to_dml()
   assert json.loads(json.dumps(document, allow_nan=False)) == document

@@ -21,7 +21,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import dml_jax as dml
+from dml_jax import TensorDesc
 from dml_jax._src import reference
+from tests import strategies
 from tests.helpers import CROSS_CHECK_SEEDS, assert_bits_equal, assert_rejected, assert_valid
 
 T = dml.TensorDesc
@@ -375,3 +377,64 @@ def test_explanations_name_the_order_and_the_formula():
   assert "no output can be inferred" in dml.explain(
     dml.SpaceToDepthDesc(T("FLOAT32", (1, 2, 4, 6)), 0)
   )
+
+
+# -- The generic tests' data (collected by tests/per_operator.py) ------------------------------
+
+
+_DEPTH_SPACE_DESCS = {
+  "DEPTH_TO_SPACE": (dml.DepthToSpaceDesc, "depth_to_space"),
+  "DEPTH_TO_SPACE1": (dml.DepthToSpace1Desc, "depth_to_space1"),
+  "SPACE_TO_DEPTH": (dml.SpaceToDepthDesc, "space_to_depth"),
+  "SPACE_TO_DEPTH1": (dml.SpaceToDepth1Desc, "space_to_depth1"),
+}
+
+
+@st.composite
+def depth_space_case(draw, op="DEPTH_TO_SPACE"):
+  """DEPTH_TO_SPACE(1) or SPACE_TO_DEPTH(1): a small NCHW input of whole blocks, either order
+  for the numbered operators."""
+  desc_type, function = _DEPTH_SPACE_DESCS[op]
+  level = draw(strategies.levels(op))
+  data_type = draw(st.sampled_from(strategies.table_at(desc_type, level)["InputTensor"].data_types))
+  b = draw(st.integers(1, 3))
+  n, c, h, w = (draw(st.integers(1, 2)) for _ in range(4))
+  to_space = op.startswith("DEPTH")
+  sizes = (n, c * b * b, h, w) if to_space else (n, c, h * b, w * b)
+  x = strategies.draw_data(draw, data_type, sizes)
+  attributes = dict(block_size=b)
+  if op.endswith("1"):
+    attributes["order"] = draw(st.sampled_from(list(dml.DepthSpaceOrder)))
+  desc = desc_type(TensorDesc(data_type, sizes), **attributes)
+  return strategies.Case(
+    desc,
+    level,
+    [x],
+    lambda x, level: getattr(dml, function)(x, **attributes, feature_level=level),
+    lambda: getattr(reference, function)(x, **attributes),
+  )
+
+
+def depth_space_mutations(desc, level, draw):
+  """DEPTH_TO_SPACE(1) and SPACE_TO_DEPTH(1)'s own rules: BlockSize, whole blocks."""
+  yield "block size 0", strategies.rebuild(desc, {"block_size": 0}), "BlockSize"
+  b = desc.block_size + 1  # a block edge the input's sizes are not all multiples of
+  n, c, h, w = desc.input_tensor.sizes
+  sizes = (n, b * b * c + 1, h, w) if desc.OPERATOR.startswith("DEPTH") else (n, c, h, b * w + 1)
+  yield (
+    "partial blocks",
+    strategies.rebuild(
+      desc,
+      {"block_size": b, "input_tensor": strategies.replace_tensor(desc.input_tensor, sizes=sizes)},
+    ),
+    "InputTensor.Sizes",
+  )
+
+
+VALID = {
+  "DEPTH_TO_SPACE": depth_space_case,
+  "DEPTH_TO_SPACE1": lambda: depth_space_case(op="DEPTH_TO_SPACE1"),
+  "SPACE_TO_DEPTH": lambda: depth_space_case(op="SPACE_TO_DEPTH"),
+  "SPACE_TO_DEPTH1": lambda: depth_space_case(op="SPACE_TO_DEPTH1"),
+}
+MUTANTS = dict.fromkeys(_DEPTH_SPACE_DESCS, depth_space_mutations)

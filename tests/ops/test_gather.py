@@ -17,11 +17,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from hypothesis import strategies as st
 
 import dml_jax as dml
-from dml_jax import DmlValidationError
+from dml_jax import DmlValidationError, TensorDesc
 from dml_jax._src import conformance, reference
 from dml_jax._src.fixtures import get_fixture
+from tests import strategies
 from tests.helpers import (
   CROSS_CHECK_SEEDS,
   assert_bits_equal,
@@ -518,3 +520,86 @@ def test_gather_matches_np_take(seed: int) -> None:
   padded = indices.reshape((1,) * (rank - count) + indices.shape)
   actual = reference.gather(data, padded, axis=axis, index_dimensions=count)
   assert_bits_equal(actual, taken.reshape(aligned))
+
+
+# -- The generic tests' data (collected by tests/per_operator.py) ------------------------------
+
+
+@st.composite
+def gather_case(draw):
+  """GATHER: q = IndexDimensions in [0, n], leading index dims 1, and the logical output's
+  sizes that right alignment crops (its first q - 1) set to 1."""
+  level = draw(strategies.levels("GATHER"))
+  table = strategies.table_at(dml.GatherDesc, level)
+  n = draw(st.integers(*strategies.rank_range(table, level)))
+  data_type = draw(st.sampled_from(table["InputTensor"].data_types))
+  index_type = draw(st.sampled_from(table["IndicesTensor"].data_types))
+  axis = draw(st.integers(0, n - 1))
+  q = draw(st.integers(0, n))
+  sizes = list(strategies.draw_sizes(draw, n, max_elements=48))
+  logical_indices = list(strategies.draw_sizes(draw, q, max_elements=8))
+  for k in range(max(q - 1, 0)):  # the cropped sizes: input sizes before the axis, then J's
+    if k < axis:
+      sizes[k] = 1
+    else:
+      logical_indices[k - axis] = 1
+  sizes, index_sizes = tuple(sizes), (1,) * (n - q) + tuple(logical_indices)
+  x = strategies.draw_data(draw, data_type, sizes)
+  i = strategies.draw_indices(draw, index_type, index_sizes, lambda pos: sizes[axis])
+  # None is the default count (n); pass it that way now and then.
+  count = None if q == n and draw(st.booleans()) else q
+  desc = dml.GatherDesc(
+    TensorDesc(data_type, sizes),
+    TensorDesc(index_type, index_sizes),
+    axis=axis,
+    index_dimensions=count,
+  )
+  return strategies.Case(
+    desc,
+    level,
+    [x, i],
+    # Through the functional API with the count set: unset, it reads the call as np.take.
+    lambda x, i, level: dml.gather(x, i, axis=axis, index_dimensions=q, feature_level=level),
+    lambda: reference.gather(x, i, axis=axis, index_dimensions=count),
+  )
+
+
+def gather_mutations(desc, level, draw):
+  """GATHER's own rules: IndexDimensions, the indices' rank and leading sizes, crops."""
+  n, q, axis = desc.input_tensor.dimension_count, desc.index_dimensions, desc.axis
+  indices = desc.indices_tensor
+  yield (
+    "index dimensions",
+    strategies.rebuild(desc, {"index_dimensions": draw(st.sampled_from([n + 1, n + 2, -1]))}),
+    "IndexDimensions",
+  )
+  yield (
+    "rank mismatch",
+    strategies.rebuild(
+      desc, {"indices_tensor": strategies.replace_tensor(indices, sizes=(1,) + indices.sizes)}
+    ),
+    "IndicesTensor.DimensionCount",
+  )
+  if q < n:  # a leading (padding) index dimension that is not 1
+    sizes = list(indices.sizes)
+    sizes[draw(st.integers(0, n - q - 1))] = 2
+    yield (
+      "leading index size",
+      strategies.rebuild(
+        desc, {"indices_tensor": strategies.replace_tensor(indices, sizes=tuple(sizes))}
+      ),
+      "IndicesTensor.Sizes",
+    )
+  if q >= 2:  # the first size that right alignment crops is not 1
+    if axis > 0:
+      data = desc.input_tensor
+      changes = {"input_tensor": strategies.replace_tensor(data, sizes=(2,) + data.sizes[1:])}
+    else:
+      sizes = list(indices.sizes)
+      sizes[n - q] = 2
+      changes = {"indices_tensor": strategies.replace_tensor(indices, sizes=tuple(sizes))}
+    yield "cropped size", strategies.rebuild(desc, changes), "OutputTensor.DimensionCount"
+
+
+VALID = {"GATHER": gather_case}
+MUTANTS = {"GATHER": gather_mutations}

@@ -14,10 +14,12 @@ import re
 import jax
 import numpy as np
 import pytest
+from hypothesis import strategies as st
 
 import dml_jax as dml
-from dml_jax import DmlValidationError
+from dml_jax import DmlValidationError, TensorDesc
 from dml_jax._src import reference
+from tests import strategies
 from tests.helpers import (
   CROSS_CHECK_SEEDS,
   assert_bits_equal,
@@ -192,3 +194,63 @@ def test_gather_elements_matches_take_along_axis(seed: int) -> None:
 
   expected = np.take_along_axis(data, numpy_normalize(indices, shape[axis]), axis=axis)
   assert_bits_equal(reference.gather_elements(data, indices, axis=axis), expected)
+
+
+# -- The generic tests' data (collected by tests/per_operator.py) ------------------------------
+
+
+@st.composite
+def gather_elements_case(draw):
+  level = draw(strategies.levels("GATHER_ELEMENTS"))
+  table = strategies.table_at(dml.GatherElementsDesc, level)
+  n = draw(st.integers(*strategies.rank_range(table, level)))
+  data_type = draw(st.sampled_from(table["InputTensor"].data_types))
+  index_type = draw(st.sampled_from(table["IndicesTensor"].data_types))
+  sizes = strategies.draw_sizes(draw, n)
+  axis = draw(st.integers(0, n - 1))
+  index_sizes = sizes[:axis] + (draw(st.integers(1, 4)),) + sizes[axis + 1 :]
+  x = strategies.draw_data(draw, data_type, sizes)
+  i = strategies.draw_indices(draw, index_type, index_sizes, lambda pos: sizes[axis])
+  desc = dml.GatherElementsDesc(
+    TensorDesc(data_type, sizes), TensorDesc(index_type, index_sizes), axis=axis
+  )
+  return strategies.Case(
+    desc,
+    level,
+    [x, i],
+    lambda x, i, level: dml.gather_elements(x, i, axis=axis, feature_level=level),
+    lambda: reference.gather_elements(x, i, axis=axis),
+  )
+
+
+def gather_elements_mutations(desc, level, draw):
+  """GATHER_ELEMENTS's own rules: indices sizes off the axis, their rank."""
+  n = desc.input_tensor.dimension_count
+  others = [d for d in range(n) if d != desc.axis]
+  if others:
+    d = draw(st.sampled_from(others))
+    sizes = list(desc.indices_tensor.sizes)
+    sizes[d] += 1
+    yield (
+      "indices sizes",
+      strategies.rebuild(
+        desc, {"indices_tensor": strategies.replace_tensor(desc.indices_tensor, sizes=tuple(sizes))}
+      ),
+      "IndicesTensor.Sizes",
+    )
+  yield (
+    "rank mismatch",
+    strategies.rebuild(
+      desc,
+      {
+        "indices_tensor": strategies.replace_tensor(
+          desc.indices_tensor, sizes=(1,) + desc.indices_tensor.sizes
+        )
+      },
+    ),
+    "IndicesTensor.DimensionCount",
+  )
+
+
+VALID = {"GATHER_ELEMENTS": gather_elements_case}
+MUTANTS = {"GATHER_ELEMENTS": gather_elements_mutations}

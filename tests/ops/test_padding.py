@@ -20,11 +20,14 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from hypothesis import strategies as st
 
 import dml_jax as dml
+from dml_jax import TensorDesc
 from dml_jax._src import reference
 from dml_jax._src.ops import padding as padding_module
 from dml_jax._src.ops.padding import float_padding_constant, source_positions
+from tests import strategies
 from tests.helpers import CROSS_CHECK_SEEDS, assert_bits_equal, assert_rejected, assert_valid
 
 T = dml.TensorDesc
@@ -543,3 +546,70 @@ def test_the_slice_form_for_axes_past_int32_matches_the_gather_form(mode):
   np.testing.assert_array_equal(
     padding_module._remap_by_runs(x, 1, positions), padding_module._remap(x, 1, positions)
   )
+
+
+# -- The generic tests' data (collected by tests/per_operator.py) ------------------------------
+
+
+@st.composite
+def padding_case(draw, op="PADDING"):
+  """PADDING or PADDING1: every mode the level has, pads up to 3 times the input (folding),
+  and padding values at the edges of the conversions (NaN, -0.0, truncation, saturation,
+  64-bit integers beyond 2**53)."""
+  desc_type = strategies.DESCS[op]
+  level = draw(strategies.levels(op))
+  table = strategies.table_at(desc_type, level)
+  n = draw(st.integers(*strategies.rank_range(table, level)))
+  data_type = draw(st.sampled_from(table["InputTensor"].data_types))
+  sizes = strategies.draw_sizes(draw, n, max_elements=24)
+  modes = [m for m in dml.PaddingMode if m.introduced <= level]
+  mode = draw(st.sampled_from(modes))
+  start = [draw(st.integers(0, 3 * s + 1)) for s in sizes]
+  end = [draw(st.integers(0, 3 * s + 1)) for s in sizes]
+  while math.prod(s + lo + hi for s, lo, hi in zip(sizes, start, end, strict=True)) > 400:
+    widest = max(range(n), key=lambda d: start[d] + end[d])  # halve the widest padding
+    start[widest] //= 2
+    end[widest] //= 2
+  x = strategies.draw_data(draw, data_type, sizes)
+  if op == "PADDING":
+    value = draw(
+      st.sampled_from([0.0, -0.0, 9.0, 10.6, -10.6, -1.0, 300.5, 1e10, -1e10, math.nan, math.inf])
+      | st.floats(allow_nan=False, width=32)
+    )
+    desc = dml.PaddingDesc(
+      TensorDesc(data_type, sizes),
+      padding_mode=mode,
+      start_padding=start,
+      end_padding=end,
+      padding_value=value,
+    )
+    function, oracle = dml.padding, reference.padding
+  else:
+    if data_type.is_float:
+      value = draw(
+        st.sampled_from([0.0, -0.0, 0.1, 65504.0, 1e6, math.nan, -math.inf]) | st.floats()
+      )
+    else:
+      info = np.iinfo(data_type.numpy_dtype)
+      low, high = int(info.min), int(info.max)
+      value = draw(st.sampled_from([low, high, 0, 2**53 + 1, 7]) | st.integers(low, high))
+      value = min(max(value, low), high)
+    desc = dml.Padding1Desc(
+      TensorDesc(data_type, sizes),
+      padding_mode=mode,
+      start_padding=start,
+      end_padding=end,
+      padding_value=value,
+    )
+    function, oracle = dml.padding1, reference.padding1
+  kwargs = dict(padding_mode=mode, padding_value=value, start_padding=start, end_padding=end)
+  return strategies.Case(
+    desc,
+    level,
+    [x],
+    lambda x, level: function(x, feature_level=level, **kwargs),
+    lambda: oracle(x, **kwargs),
+  )
+
+
+VALID = {"PADDING": padding_case, "PADDING1": lambda: padding_case(op="PADDING1")}

@@ -13,10 +13,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from hypothesis import strategies as st
 
 import dml_jax as dml
-from dml_jax import DmlValidationError, FeatureLevel
+from dml_jax import DmlValidationError, FeatureLevel, TensorDesc
 from dml_jax._src import reference
+from tests import strategies
 from tests.helpers import (
   CROSS_CHECK_SEEDS,
   assert_bits_equal,
@@ -328,3 +330,56 @@ def test_reverse_subsequences_matches_flip(seed: int) -> None:
 
   expected = _numpy_reverse_subsequences(data, lengths, axis)
   assert_bits_equal(reference.reverse_subsequences(data, lengths, axis=axis), expected)
+
+
+# -- The generic tests' data (collected by tests/per_operator.py) ------------------------------
+
+
+@st.composite
+def reverse_subsequences_case(draw):
+  level = draw(strategies.levels("REVERSE_SUBSEQUENCES"))
+  table = strategies.table_at(dml.ReverseSubsequencesDesc, level)
+  n = draw(st.integers(*strategies.rank_range(table, level)))
+  data_type = draw(st.sampled_from(table["InputTensor"].data_types))
+  length_type = draw(st.sampled_from(table["SequenceLengthsTensor"].data_types))
+  sizes = strategies.draw_sizes(draw, n)
+  axis = draw(st.integers(0, n - 1))
+  length_sizes = sizes[:axis] + (1,) + sizes[axis + 1 :]
+  x = strategies.draw_data(draw, data_type, sizes)
+  seed = draw(st.integers(0, 2**32 - 1))
+  rng = np.random.default_rng(seed)
+  info = np.iinfo(length_type.numpy_dtype)
+  lengths = rng.integers(0, sizes[axis] + 3, length_sizes).astype(length_type.numpy_dtype)
+  lengths.flat[0] = draw(st.sampled_from([0, 1, sizes[axis], int(info.max), 2**32 - 1]))
+  desc = dml.ReverseSubsequencesDesc(
+    TensorDesc(data_type, sizes), TensorDesc(length_type, length_sizes), axis=axis
+  )
+  return strategies.Case(
+    desc,
+    level,
+    [x, lengths],
+    lambda x, n, level: dml.reverse_subsequences(x, n, axis=axis, feature_level=level),
+    lambda: reference.reverse_subsequences(x, lengths, axis=axis),
+  )
+
+
+def reverse_subsequences_mutations(desc, level, draw):
+  """REVERSE_SUBSEQUENCES's own rule: the lengths' size on the axis."""
+  sizes = list(desc.sequence_lengths_tensor.sizes)
+  sizes[desc.axis] += 1
+  yield (
+    "lengths sizes",
+    strategies.rebuild(
+      desc,
+      {
+        "sequence_lengths_tensor": strategies.replace_tensor(
+          desc.sequence_lengths_tensor, sizes=tuple(sizes)
+        )
+      },
+    ),
+    "SequenceLengthsTensor.Sizes",
+  )
+
+
+VALID = {"REVERSE_SUBSEQUENCES": reverse_subsequences_case}
+MUTANTS = {"REVERSE_SUBSEQUENCES": reverse_subsequences_mutations}

@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import dml_jax as dml
-from dml_jax import DmlValidationError
+from dml_jax import DmlValidationError, TensorDesc
 from dml_jax._src import reference, registry
 from tests import strategies
 from tests.helpers import (
@@ -321,7 +321,7 @@ def reference_gradients(x, i, u, axis, w):
 @settings(max_examples=12)
 @given(data=st.data())
 def test_jit_vmap_and_grad_match_the_reference(data):
-  case = data.draw(strategies.scatter_elements_case(), label="case")
+  case = data.draw(scatter_elements_case(), label="case")
   x, i, u = case.arrays
   axis = case.desc.axis
   with jax.enable_x64(x.dtype.itemsize == 8 or i.dtype.itemsize == 8):
@@ -368,3 +368,65 @@ def test_reference_matches_put_along_axis_for_distinct_targets(seed):
   want = x.copy()
   np.put_along_axis(want, order, u, axis=axis)
   assert_bits_equal(reference.scatter_elements(x, i, u, axis=axis), want)
+
+
+# -- The generic tests' data (collected by tests/per_operator.py) ------------------------------
+
+
+@st.composite
+def scatter_elements_case(draw):
+  """SCATTER_ELEMENTS: small lanes, so that the indices (in range, negative, past either end,
+  extreme) repeat targets often."""
+  level = draw(strategies.levels("SCATTER_ELEMENTS"))
+  table = strategies.table_at(dml.ScatterElementsDesc, level)
+  n = draw(st.integers(*strategies.rank_range(table, level)))
+  data_type = draw(st.sampled_from(table["InputTensor"].data_types))
+  index_type = draw(st.sampled_from(table["IndicesTensor"].data_types))
+  sizes = strategies.draw_sizes(draw, n)
+  axis = draw(st.integers(0, n - 1))
+  index_sizes = sizes[:axis] + (draw(st.integers(1, 5)),) + sizes[axis + 1 :]
+  x = strategies.draw_data(draw, data_type, sizes)
+  i = strategies.draw_indices(draw, index_type, index_sizes, lambda pos: sizes[axis])
+  u = strategies.draw_data(draw, data_type, index_sizes)
+  desc = dml.ScatterElementsDesc(
+    TensorDesc(data_type, sizes),
+    TensorDesc(index_type, index_sizes),
+    TensorDesc(data_type, index_sizes),
+    axis=axis,
+  )
+  return strategies.Case(
+    desc,
+    level,
+    [x, i, u],
+    lambda x, i, u, level: dml.scatter_elements(x, i, u, axis=axis, feature_level=level),
+    lambda: reference.scatter_elements(x, i, u, axis=axis),
+  )
+
+
+def scatter_elements_mutations(desc, level, draw):
+  """SCATTER_ELEMENTS's own rules: the updates', and indices of the wrong sizes off the axis."""
+  del level
+  yield from strategies.updates_mutations(desc, draw)
+  indices, updates = desc.indices_tensor, desc.updates_tensor
+  n = desc.input_tensor.dimension_count
+  others = [d for d in range(n) if d != desc.axis]
+  if others:
+    d = draw(st.sampled_from(others))
+    sizes = list(indices.sizes)
+    sizes[d] += 1
+    changed = strategies.replace_tensor(indices, sizes=tuple(sizes))
+    yield (
+      "indices sizes",
+      strategies.rebuild(
+        desc,
+        {
+          "indices_tensor": changed,
+          "updates_tensor": strategies.replace_tensor(changed, data_type=updates.data_type),
+        },
+      ),
+      "IndicesTensor.Sizes",
+    )
+
+
+VALID = {"SCATTER_ELEMENTS": scatter_elements_case}
+MUTANTS = {"SCATTER_ELEMENTS": scatter_elements_mutations}

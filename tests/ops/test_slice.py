@@ -16,9 +16,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from hypothesis import strategies as st
 
 import dml_jax as dml
+from dml_jax import TensorDesc
 from dml_jax._src import reference
+from tests import strategies
 from tests.helpers import CROSS_CHECK_SEEDS, assert_bits_equal, assert_rejected, assert_valid
 
 T = dml.TensorDesc
@@ -406,3 +409,126 @@ def test_jit_vmap_and_grad():
   expected_grad = np.zeros_like(x)
   expected_grad[np.ix_([0, 3], [1, 3])] = 1
   assert_bits_equal(grad, expected_grad)
+
+
+# -- The generic tests' data (collected by tests/per_operator.py) ------------------------------
+
+
+@st.composite
+def slice_case(draw):
+  level = draw(strategies.levels("SLICE"))
+  table = strategies.table_at(dml.SliceDesc, level)
+  n = draw(st.integers(*strategies.rank_range(table, level)))
+  data_type = draw(st.sampled_from(table["InputTensor"].data_types))
+  shape = tuple(
+    draw(st.integers(1, 5)) if d >= n - 3 else draw(st.integers(1, 2)) for d in range(n)
+  )
+  offsets, sizes, strides = [], [], []
+  for extent in shape:
+    offset = draw(st.integers(0, extent - 1))
+    stride = draw(st.integers(1, 3))
+    offsets.append(offset)
+    strides.append(stride)
+    sizes.append(draw(st.integers(1, (extent - 1 - offset) // stride + 1)))
+  x = strategies.draw_data(draw, data_type, shape)
+  attributes = dict(offsets=tuple(offsets), sizes=tuple(sizes), strides=tuple(strides))
+  desc = dml.SliceDesc(TensorDesc(data_type, shape), **attributes)
+  return strategies.Case(
+    desc,
+    level,
+    [x],
+    lambda x, level: dml.slice(x, **attributes, feature_level=level),
+    lambda: reference.slice(x, **attributes),
+  )
+
+
+@st.composite
+def slice1_case(draw):
+  level = draw(strategies.levels("SLICE1"))
+  table = strategies.table_at(dml.Slice1Desc, level)
+  n = draw(st.integers(*strategies.rank_range(table, level)))
+  data_type = draw(st.sampled_from(table["InputTensor"].data_types))
+  shape = tuple(
+    draw(st.integers(1, 5)) if d >= n - 3 else draw(st.integers(1, 2)) for d in range(n)
+  )
+  offsets, sizes, strides, walks = [], [], [], []
+  for extent in shape:
+    offset = draw(st.integers(0, extent - 1))
+    size = draw(st.integers(1, extent - offset))
+    stride = draw(st.sampled_from([-3, -2, -1, 1, 2, 3]))
+    offsets.append(offset)
+    sizes.append(size)
+    strides.append(stride)
+    walks.append((size - 1) // abs(stride) + 1)
+  prefix = draw(st.booleans())
+  # A prefix of the walks, whole in the last dimension (so that the generic mutant with one
+  # more element there is invalid).
+  output_sizes = (
+    tuple(draw(st.integers(1, w)) for w in walks[:-1]) + (walks[-1],) if prefix else None
+  )
+  x = strategies.draw_data(draw, data_type, shape)
+  attributes = dict(
+    input_window_offsets=tuple(offsets),
+    input_window_sizes=tuple(sizes),
+    input_window_strides=tuple(strides),
+  )
+  desc = dml.Slice1Desc(
+    TensorDesc(data_type, shape),
+    **attributes,
+    output_tensor=None if output_sizes is None else TensorDesc(data_type, output_sizes),
+  )
+  return strategies.Case(
+    desc,
+    level,
+    [x],
+    lambda x, level: dml.slice1(x, **attributes, output_sizes=output_sizes, feature_level=level),
+    lambda: reference.slice1(x, **attributes, output_sizes=output_sizes),
+  )
+
+
+def slice_mutations(desc, level, draw):
+  """SLICE's own rules: reads inside the input, nonzero strides, one value per dimension."""
+  n = desc.input_tensor.dimension_count
+  d = draw(st.integers(0, n - 1))
+  sizes = list(desc.sizes)
+  sizes[d] = (desc.input_tensor.sizes[d] - desc.offsets[d] - 1) // desc.strides[d] + 2
+  yield "read outside", strategies.rebuild(desc, {"sizes": tuple(sizes)}), "Offsets"
+  strides = list(desc.strides)
+  strides[d] = 0
+  yield "zero stride", strategies.rebuild(desc, {"strides": tuple(strides)}), "Strides"
+  yield "sizes length", strategies.rebuild(desc, {"sizes": desc.sizes + (1,)}), "Sizes"
+  yield "dimension count", strategies.rebuild(desc, {"dimension_count": n + 1}), "DimensionCount"
+
+
+def slice1_mutations(desc, level, draw):
+  """SLICE1's own rules: a window inside the input, nonzero strides, one per dimension."""
+  n = desc.input_tensor.dimension_count
+  d = draw(st.integers(0, n - 1))
+  sizes = list(desc.input_window_sizes)
+  sizes[d] = desc.input_tensor.sizes[d] - desc.input_window_offsets[d] + 1
+  yield (
+    "window outside",
+    strategies.rebuild(desc, {"input_window_sizes": tuple(sizes)}),
+    "InputWindowOffsets",
+  )
+  strides = list(desc.input_window_strides)
+  strides[d] = 0
+  yield (
+    "zero stride",
+    strategies.rebuild(desc, {"input_window_strides": tuple(strides)}),
+    "InputWindowStrides",
+  )
+  yield (
+    "strides length",
+    strategies.rebuild(desc, {"input_window_strides": desc.input_window_strides + (1,)}),
+    "InputWindowStrides",
+  )
+  yield (
+    "dimension count",
+    strategies.rebuild(desc, {"dimension_count": n + 1}),
+    "DimensionCount",
+  )
+
+
+VALID = {"SLICE": slice_case, "SLICE1": slice1_case}
+MUTANTS = {"SLICE": slice_mutations, "SLICE1": slice1_mutations}

@@ -11,13 +11,18 @@ operator shares is tested in tests/test_contract.py and the cross-cutting files.
 
 from __future__ import annotations
 
+import dataclasses
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from hypothesis import strategies as st
 
 import dml_jax as dml
+from dml_jax import DataType, TensorDesc
 from dml_jax._src import reference
+from tests import strategies
 from tests.helpers import assert_bits_equal, assert_rejected, assert_valid, explain_section
 
 T = dml.TensorDesc
@@ -232,3 +237,75 @@ def test_a_directml_model_runs_top_k1_and_argmax():
   assert buffers["v"].tolist() == [3, 2, 2, 5, 5, 4, 6, 6, 6]
   assert buffers["i"].tolist() == [3, 1, 2, 2, 3, 1, 0, 1, 2]
   assert buffers["a"].tolist() == [3, 3, 3]
+
+
+# -- The generic tests' data (collected by tests/per_operator.py) ------------------------------
+
+
+@st.composite
+def top_k_case(draw, op="TOP_K"):
+  """TOP_K or TOP_K1: any axis, K from 1 to the lane's length, either direction (TOP_K1), any
+  index type of the level, and values with many ties, signed zeros and NaNs."""
+  desc_type = strategies.DESCS[op]
+  level = draw(strategies.levels(op))
+  table = strategies.table_at(desc_type, level)
+  n = draw(st.integers(*strategies.rank_range(table, level)))
+  data_type = draw(st.sampled_from(table["InputTensor"].data_types))
+  index_type = draw(st.sampled_from(table["OutputIndexTensor"].data_types))
+  sizes = strategies.draw_sizes(draw, n, max_elements=48)
+  axis = draw(st.integers(0, n - 1))
+  k = draw(st.integers(1, sizes[axis]))
+  extra = {}
+  if op == "TOP_K1":
+    extra["axis_direction"] = draw(st.sampled_from(list(dml.AxisDirection)))
+  x = strategies.draw_selection_data(draw, data_type, sizes)
+  out_sizes = sizes[:axis] + (k,) + sizes[axis + 1 :]
+  desc = desc_type(
+    TensorDesc(data_type, sizes),
+    axis,
+    k,
+    TensorDesc(data_type, out_sizes),
+    TensorDesc(index_type, out_sizes),
+    **extra,
+  )
+  function, oracle = getattr(dml, desc_type.FUNCTION), getattr(reference, desc_type.FUNCTION)
+  named = {key: value.name for key, value in extra.items()}
+  return strategies.Case(
+    desc,
+    level,
+    [x],
+    lambda x, level: function(
+      x, axis=axis, k=k, index_data_type=index_type, feature_level=level, **extra
+    ),
+    lambda: oracle(x, axis=axis, k=k, index_data_type=index_type.name, **named),
+  )
+
+
+def top_k_mutations(desc, level, draw):
+  """TOP_K(1)'s own rules: K in the lane, unsigned indices, the outputs' ranks."""
+  length = desc.input_tensor.sizes[desc.axis]
+  yield "k 0", strategies.rebuild(desc, {"k": 0}), "K"
+  yield "k past the lane", strategies.rebuild(desc, {"k": length + draw(st.integers(1, 3))}), "K"
+  values, indices = desc.outputs
+  yield (
+    "signed indices",
+    dataclasses.replace(
+      desc,
+      output_value_tensor=values,
+      output_index_tensor=strategies.replace_tensor(indices, data_type=DataType.INT32),
+    ),
+    "OutputIndexTensor.DataType",
+  )
+  yield (
+    "values rank",
+    dataclasses.replace(
+      desc,
+      output_value_tensor=strategies.replace_tensor(values, sizes=(1,) + values.sizes),
+      output_index_tensor=indices,
+    ),
+    "OutputValueTensor.DimensionCount",
+  )
+
+
+VALID = {"TOP_K": top_k_case, "TOP_K1": lambda: top_k_case(op="TOP_K1")}
+MUTANTS = {"TOP_K": top_k_mutations, "TOP_K1": top_k_mutations}

@@ -1,0 +1,59 @@
+"""The per-operator data of the generic tests, collected from every operator's test module.
+
+The generic tests (test_fuzz, test_contract, test_buffers) keep no table of operators: each
+`tests/ops/test_<module>.py` declares its operators' data under these module-level names, and
+this module imports every one of them once (in sorted order) and merges what they declare:
+
+- `VALID = {"OPERATOR": factory}` (required for every registered operator): `factory()`
+  returns the hypothesis strategy of a valid `strategies.Case`.
+- `MUTANTS = {"OPERATOR": fn}`: `fn(desc, level, draw)` yields `(label, mutant descriptor,
+  DML field the error must name)` for the operator's own rules, after the generic mutants.
+
+A registered operator without a strategy, a name declared twice, or a key that names no
+registered operator fails the import of this module, so every generic test fails loudly.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pathlib
+from collections.abc import Callable
+from typing import Any
+
+from dml_jax._src import registry
+
+MODULES = tuple(
+  importlib.import_module(f"tests.ops.{path.stem}")
+  for path in sorted((pathlib.Path(__file__).parent / "ops").glob("test_*.py"))
+)
+
+
+def _merged(name: str, *, by_operator: bool) -> dict[str, Any]:
+  """The `name` tables of every module, as one; each key declared once (a registered
+  operator's name where `by_operator`)."""
+  merged: dict[str, Any] = {}
+  owners: dict[str, str] = {}
+  for module in MODULES:
+    for key, value in getattr(module, name, {}).items():
+      if key in merged:
+        raise ValueError(
+          f"{name}[{key!r}] is declared in both {owners[key]} and {module.__name__}; keep one"
+        )
+      if by_operator and key not in registry.operators():
+        raise KeyError(
+          f"{module.__name__}.{name} names {key!r}, which is no registered operator; use the"
+          " registry's name (the descriptor's OPERATOR)"
+        )
+      merged[key], owners[key] = value, module.__name__
+  return merged
+
+
+VALID: dict[str, Callable[[], Any]] = _merged("VALID", by_operator=True)
+MUTANTS: dict[str, Callable[..., Any]] = _merged("MUTANTS", by_operator=True)
+
+_without_strategy = sorted(set(registry.operators()) - set(VALID))
+if _without_strategy:
+  raise LookupError(
+    f"no VALID strategy for {', '.join(_without_strategy)}: declare VALID = {{'OPERATOR':"
+    " factory}} in the operator's tests/ops/test_<module>.py (see CONTRIBUTING.md)"
+  )
