@@ -1,6 +1,7 @@
 """The per-operator data of the generic tests, collected from every operator's test module.
 
-The generic tests (test_fuzz, test_contract, test_buffers) keep no table of operators: each
+The generic tests (test_fuzz, test_contract, test_buffers and the sharded script,
+tests/subprocess/sharded_ops.py) keep no table of operators: each
 `tests/ops/test_<module>.py` declares its operators' data under these module-level names, and
 this module imports every one of them once (in sorted order) and merges what they declare:
 
@@ -8,6 +9,8 @@ this module imports every one of them once (in sorted order) and merges what the
   returns the hypothesis strategy of a valid `strategies.Case`.
 - `MUTANTS = {"OPERATOR": fn}`: `fn(desc, level, draw)` yields `(label, mutant descriptor,
   DML field the error must name)` for the operator's own rules, after the generic mutants.
+- `SHARDED_CASES = fn` (required, checked by the sharded script): `fn(n, rng)` returns the
+  module's `sharding_cases.Case` list for `n` devices, drawing from its own `rng`.
 
 A registered operator without a strategy, a name declared twice, or a key that names no
 registered operator fails the import of this module, so every generic test fails loudly.
@@ -50,6 +53,9 @@ def _merged(name: str, *, by_operator: bool) -> dict[str, Any]:
 
 VALID: dict[str, Callable[[], Any]] = _merged("VALID", by_operator=True)
 MUTANTS: dict[str, Callable[..., Any]] = _merged("MUTANTS", by_operator=True)
+SHARDED_CASES: dict[str, Callable[..., list[Any]]] = {
+  module.__name__: module.SHARDED_CASES for module in MODULES if hasattr(module, "SHARDED_CASES")
+}
 
 _without_strategy = sorted(set(registry.operators()) - set(VALID))
 if _without_strategy:

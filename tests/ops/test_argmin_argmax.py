@@ -12,6 +12,7 @@ every operator shares is tested in tests/test_contract.py and the cross-cutting 
 from __future__ import annotations
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 from hypothesis import strategies as st
@@ -19,7 +20,7 @@ from hypothesis import strategies as st
 import dml_jax as dml
 from dml_jax import TensorDesc
 from dml_jax._src import reference
-from tests import strategies
+from tests import sharding_cases, strategies
 from tests.helpers import assert_bits_equal, assert_rejected, assert_valid, explain_section
 
 T = dml.TensorDesc
@@ -221,5 +222,31 @@ def arg_min_max_mutations(desc, level, draw):
   )
 
 
+def arg_min_max_cases(n, rng):
+  cases = []
+  x = rng.standard_normal((2 * n, 2 * n)).astype(np.float32)
+  for operator, function, jnp_pick in (
+    ("ARGMIN", dml.argmin, jnp.argmin),
+    ("ARGMAX", dml.argmax, jnp.argmax),
+  ):
+    oracle = getattr(reference, function.__name__)
+    for axis in (0, 1):
+      for shard in (0, 1):
+        cases.append(
+          sharding_cases.Case(
+            operator,
+            f"along axis {axis}, sharded on axis {shard}",
+            lambda x, function=function, axis=axis: function(x, axes=(axis,)),
+            lambda x, jnp_pick=jnp_pick, axis=axis: jnp_pick(x, axis, keepdims=True).astype(
+              jnp.uint32
+            ),
+            [(x, shard)],
+            oracle(x, axes=(axis,)),
+          )
+        )
+  return cases
+
+
 VALID = {"ARGMIN": lambda: arg_min_max_case(op="ARGMIN"), "ARGMAX": arg_min_max_case}
 MUTANTS = {"ARGMIN": arg_min_max_mutations, "ARGMAX": arg_min_max_mutations}
+SHARDED_CASES = arg_min_max_cases

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 import dml_jax as dml
 from dml_jax import DataType, TensorDesc
 from dml_jax._src import reference
-from tests import strategies
+from tests import sharding_cases, strategies
 from tests.helpers import assert_bits_equal, assert_rejected, assert_valid
 
 T = dml.TensorDesc
@@ -197,4 +197,21 @@ def cast_case(draw):
   )
 
 
+def cast_cases(n, rng):
+  x = (rng.standard_normal((2 * n, n)) * 1000).astype(np.float32)
+  return [
+    sharding_cases.Case(
+      "CAST",
+      f"float32 to {target}, sharded on axis {shard}",
+      lambda x, target=target: dml.cast(x, data_type=target),
+      lambda x, target=target: x.astype(target),
+      [(x, shard)],
+      reference.cast(x, data_type=target),
+    )
+    for target in ("float16", "int32")
+    for shard in (0, 1)
+  ]
+
+
 VALID = {"CAST": cast_case}
+SHARDED_CASES = cast_cases

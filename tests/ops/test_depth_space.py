@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 import dml_jax as dml
 from dml_jax import TensorDesc
 from dml_jax._src import reference
-from tests import strategies
+from tests import sharding_cases, strategies
 from tests.helpers import CROSS_CHECK_SEEDS, assert_bits_equal, assert_rejected, assert_valid
 
 T = dml.TensorDesc
@@ -431,6 +431,61 @@ def depth_space_mutations(desc, level, draw):
   )
 
 
+def _depth_to_space(x, b, column_row_depth):
+  n, depth, h, w = x.shape
+  c = depth // (b * b)
+  if column_row_depth:  # channel slowest, then block row, block column
+    blocks = x.reshape(n, c, b, b, h, w).transpose(0, 1, 4, 2, 5, 3)
+  else:  # block row slowest, then block column, channel
+    blocks = x.reshape(n, b, b, c, h, w).transpose(0, 3, 4, 1, 5, 2)
+  return blocks.reshape(n, c, h * b, w * b)
+
+
+def _space_to_depth(x, b, column_row_depth):
+  n, c, h, w = x.shape
+  blocks = x.reshape(n, c, h // b, b, w // b, b)
+  if column_row_depth:
+    blocks = blocks.transpose(0, 1, 3, 5, 2, 4)
+  else:
+    blocks = blocks.transpose(0, 3, 5, 1, 2, 4)
+  return blocks.reshape(n, c * b * b, h // b, w // b)
+
+
+def depth_space_cases(n, rng):
+  """DEPTH_TO_SPACE and SPACE_TO_DEPTH (DEPTH_COLUMN_ROW) sharded on the batch, the channels
+  and the height; their "1" forms with the other order on the channels and the height."""
+  cases = []
+  deep = rng.standard_normal((n, 4 * n, n, 2)).astype(np.float32)
+  wide = rng.standard_normal((n, n, 2 * n, 4)).astype(np.float32)
+  calls = (
+    ("DEPTH_TO_SPACE", dml.depth_to_space, {}, (0, 1, 2)),
+    ("DEPTH_TO_SPACE1", dml.depth_to_space1, {"order": "COLUMN_ROW_DEPTH"}, (1, 2)),
+    ("SPACE_TO_DEPTH", dml.space_to_depth, {}, (0, 1, 2)),
+    ("SPACE_TO_DEPTH1", dml.space_to_depth1, {"order": "COLUMN_ROW_DEPTH"}, (1, 2)),
+  )
+  for op, fn, kwargs, shards in calls:
+    order = kwargs.get("order", "DEPTH_COLUMN_ROW")
+    crd = order == "COLUMN_ROW_DEPTH"
+    if op.startswith("DEPTH"):
+      x, form = deep, _depth_to_space
+      want = reference.depth_to_space1(deep, block_size=2, order=order)
+    else:
+      x, form = wide, _space_to_depth
+      want = reference.space_to_depth1(wide, block_size=2, order=order)
+    for shard in shards:
+      cases.append(
+        sharding_cases.Case(
+          op,
+          f"{order}, block 2, sharded on axis {shard}",
+          lambda x, fn=fn, kwargs=kwargs: fn(x, block_size=2, **kwargs),
+          lambda x, form=form, crd=crd: form(x, 2, crd),
+          [(x, shard)],
+          want,
+        )
+      )
+  return cases
+
+
 VALID = {
   "DEPTH_TO_SPACE": depth_space_case,
   "DEPTH_TO_SPACE1": lambda: depth_space_case(op="DEPTH_TO_SPACE1"),
@@ -438,3 +493,4 @@ VALID = {
   "SPACE_TO_DEPTH1": lambda: depth_space_case(op="SPACE_TO_DEPTH1"),
 }
 MUTANTS = dict.fromkeys(_DEPTH_SPACE_DESCS, depth_space_mutations)
+SHARDED_CASES = depth_space_cases

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 from hypothesis import strategies as st
@@ -13,7 +14,7 @@ from hypothesis import strategies as st
 import dml_jax as dml
 from dml_jax import DataType, TensorDesc
 from dml_jax._src import reference
-from tests import strategies
+from tests import sharding_cases, strategies
 from tests.helpers import assert_bits_equal, assert_rejected, assert_valid
 
 T = dml.TensorDesc
@@ -308,8 +309,44 @@ def diagonal_matrix1_mutations(desc, level, draw):
     yield "value range", dataclasses.replace(desc, value=too_big), "Value"
 
 
+def diagonal_matrix_cases(n, rng):
+  del rng
+  return [
+    sharding_cases.Case(
+      "DIAGONAL_MATRIX",
+      "no operand (replicated output)",
+      lambda: dml.diagonal_matrix(sizes=(2 * n, n), offset=1),
+      lambda: jnp.eye(2 * n, n, k=1, dtype=jnp.float32),
+      [],
+      reference.diagonal_matrix(sizes=(2 * n, n), offset=1),
+    )
+  ]
+
+
+def diagonal_matrix1_cases(n, rng):
+  x = rng.standard_normal((n, 2 * n)).astype(np.float32)
+  params = dict(value=0.0, diagonal_fill_begin=-(2**31), diagonal_fill_end=0)
+  return [
+    sharding_cases.Case(
+      "DIAGONAL_MATRIX1",
+      f"the upper triangle, sharded on axis {shard}",
+      lambda x: dml.diagonal_matrix1(x, **params),
+      jnp.triu,
+      [(x, shard)],
+      reference.diagonal_matrix1(x, **params),
+    )
+    for shard in (0, 1)
+  ]
+
+
+def sharded_cases(n, rng):
+  """DIAGONAL_MATRIX's and DIAGONAL_MATRIX1's sharded cases."""
+  return diagonal_matrix_cases(n, rng) + diagonal_matrix1_cases(n, rng)
+
+
 VALID = {"DIAGONAL_MATRIX": diagonal_matrix_case, "DIAGONAL_MATRIX1": diagonal_matrix1_case}
 MUTANTS = {
   "DIAGONAL_MATRIX": diagonal_matrix_mutations,
   "DIAGONAL_MATRIX1": diagonal_matrix1_mutations,
 }
+SHARDED_CASES = sharded_cases

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 import dml_jax as dml
 from dml_jax import TensorDesc
 from dml_jax._src import reference
-from tests import strategies
+from tests import sharding_cases, strategies
 from tests.helpers import assert_bits_equal
 
 
@@ -158,5 +158,22 @@ def element_wise_identity_mutations(desc, level, draw):
     )
 
 
+def element_wise_identity_cases(n, rng):
+  x = rng.standard_normal((2 * n, n)).astype(np.float32)
+  # Scale 2 makes the product exact: a fused multiply-add gives jnp's formulation the same bits.
+  return [
+    sharding_cases.Case(
+      "ELEMENT_WISE_IDENTITY",
+      f"scale 2, bias 0.5, sharded on axis {shard}",
+      lambda x: dml.element_wise_identity(x, scale_bias=(2.0, 0.5)),
+      lambda x: x * np.float32(2) + np.float32(0.5),
+      [(x, shard)],
+      reference.element_wise_identity(x, scale_bias=(2.0, 0.5)),
+    )
+    for shard in (0, 1)
+  ]
+
+
 VALID = {"ELEMENT_WISE_IDENTITY": element_wise_identity_case}
 MUTANTS = {"ELEMENT_WISE_IDENTITY": element_wise_identity_mutations}
+SHARDED_CASES = element_wise_identity_cases

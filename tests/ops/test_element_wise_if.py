@@ -6,13 +6,14 @@ from __future__ import annotations
 import dataclasses
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 from hypothesis import strategies as st
 
 import dml_jax as dml
 from dml_jax import DataType, TensorDesc
 from dml_jax._src import reference
-from tests import strategies
+from tests import sharding_cases, strategies
 from tests.helpers import assert_bits_equal, assert_rejected, assert_valid
 
 T = dml.TensorDesc
@@ -124,5 +125,22 @@ def element_wise_if_mutations(desc, level, draw):
   )
 
 
+def element_wise_if_cases(n, rng):
+  condition = rng.integers(0, 2, (2 * n, n), dtype=np.uint8)
+  a, b = (rng.standard_normal((2 * n, n)).astype(np.float32) for _ in range(2))
+  return [
+    sharding_cases.Case(
+      "ELEMENT_WISE_IF",
+      f"sharded on axis {shard}",
+      dml.element_wise_if,
+      lambda c, a, b: jnp.where(c != 0, a, b),
+      [(condition, shard), (a, shard), (b, shard)],
+      reference.element_wise_if(condition, a, b),
+    )
+    for shard in (0, 1)
+  ]
+
+
 VALID = {"ELEMENT_WISE_IF": element_wise_if_case}
 MUTANTS = {"ELEMENT_WISE_IF": element_wise_if_mutations}
+SHARDED_CASES = element_wise_if_cases

@@ -14,14 +14,16 @@ import dataclasses
 import math
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 from hypothesis import strategies as st
+from jax.sharding import NamedSharding, PartitionSpec
 
 import dml_jax as dml
 from dml_jax import DataType, TensorDesc
 from dml_jax._src import reference
-from tests import strategies
+from tests import sharding_cases, strategies
 from tests.helpers import assert_bits_equal, assert_rejected, assert_valid
 
 T = dml.TensorDesc
@@ -264,8 +266,48 @@ def fill_value_mutations(desc, level, draw):
   )
 
 
+def fill_value_cases(n, rng):
+  """The fills read nothing: their output is written sharded on either axis (a sharding
+  constraint on the call), as jnp's formulation under the same constraint is."""
+  del rng
+  sizes = (2 * n, n)
+
+  def sharded(fn, axis):
+    spec = PartitionSpec(*("d" if d == axis else None for d in range(len(sizes))))
+    return lambda: jax.lax.with_sharding_constraint(
+      fn(), NamedSharding(sharding_cases.mesh(), spec)
+    )
+
+  constant = dict(sizes=sizes, value_data_type="FLOAT32", value=1.5)
+  sequence = dict(sizes=sizes, value_data_type="INT32", value_start=5, value_delta=-3)
+  count = sizes[0] * sizes[1]
+  return [
+    case
+    for axis in (0, 1)
+    for case in (
+      sharding_cases.Case(
+        "FILL_VALUE_CONSTANT",
+        f"value 1.5, written sharded on axis {axis}",
+        sharded(lambda: dml.fill_value_constant(**constant), axis),
+        sharded(lambda: jnp.full(sizes, 1.5, jnp.float32), axis),
+        [],
+        reference.fill_value_constant(**constant),
+      ),
+      sharding_cases.Case(
+        "FILL_VALUE_SEQUENCE",
+        f"5 - 3i, written sharded on axis {axis}",
+        sharded(lambda: dml.fill_value_sequence(**sequence), axis),
+        sharded(lambda: (5 - 3 * jnp.arange(count, dtype=jnp.int32)).reshape(sizes), axis),
+        [],
+        reference.fill_value_sequence(**sequence),
+      ),
+    )
+  ]
+
+
 VALID = {
   "FILL_VALUE_CONSTANT": fill_value_case,
   "FILL_VALUE_SEQUENCE": lambda: fill_value_case(op="FILL_VALUE_SEQUENCE"),
 }
 MUTANTS = {"FILL_VALUE_CONSTANT": fill_value_mutations, "FILL_VALUE_SEQUENCE": fill_value_mutations}
+SHARDED_CASES = fill_value_cases

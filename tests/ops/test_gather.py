@@ -23,7 +23,7 @@ import dml_jax as dml
 from dml_jax import DmlValidationError, TensorDesc
 from dml_jax._src import conformance, reference
 from dml_jax._src.fixtures import get_fixture
-from tests import strategies
+from tests import sharding_cases, strategies
 from tests.helpers import (
   CROSS_CHECK_SEEDS,
   assert_bits_equal,
@@ -601,5 +601,46 @@ def gather_mutations(desc, level, draw):
     yield "cropped size", strategies.rebuild(desc, changes), "OutputTensor.DimensionCount"
 
 
+def gather_cases(n, rng):
+  cases = []
+  x = rng.standard_normal((n, 2 * n, n)).astype(np.float32)
+  ids = rng.integers(-2 * n - 2, 2 * n + 2, (1, 1, 3 * n)).astype(np.int32)
+
+  def dml_gather(x, i):
+    return dml.gather(x, i, axis=1, index_dimensions=1)
+
+  def jnp_gather(x, i):
+    return jnp.take(x, sharding_cases.normalized(i.reshape(-1), x.shape[1]), axis=1)
+
+  want = reference.gather(x, ids, axis=1, index_dimensions=1)
+  for shard, id_shard in ((0, None), (1, None), (None, 2), (0, 2), (2, 2)):
+    cases.append(
+      sharding_cases.Case(
+        "GATHER",
+        f"along axis 1, input sharded on axis {shard}, indices on axis {id_shard}",
+        dml_gather,
+        jnp_gather,
+        [(x, shard), (ids, id_shard)],
+        want,
+      )
+    )
+  # Rows of a table by ids sharded over the devices (an embedding lookup).
+  table = rng.standard_normal((2 * n, 8)).astype(np.float32)
+  row_ids = rng.integers(-2 * n, 2 * n, (1, 4 * n)).astype(np.int32)
+  for shard, id_shard in ((None, 1), (0, 1), (1, 1)):
+    cases.append(
+      sharding_cases.Case(
+        "GATHER",
+        f"rows, table sharded on axis {shard}, ids on axis {id_shard}",
+        lambda t, i: dml.gather(t, i, axis=0, index_dimensions=1),
+        lambda t, i: jnp.take(t, sharding_cases.normalized(i.reshape(-1), t.shape[0]), axis=0),
+        [(table, shard), (row_ids, id_shard)],
+        reference.gather(table, row_ids, axis=0, index_dimensions=1),
+      )
+    )
+  return cases
+
+
 VALID = {"GATHER": gather_case}
 MUTANTS = {"GATHER": gather_mutations}
+SHARDED_CASES = gather_cases

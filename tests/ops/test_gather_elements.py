@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 from hypothesis import strategies as st
@@ -19,7 +20,7 @@ from hypothesis import strategies as st
 import dml_jax as dml
 from dml_jax import DmlValidationError, TensorDesc
 from dml_jax._src import reference
-from tests import strategies
+from tests import sharding_cases, strategies
 from tests.helpers import (
   CROSS_CHECK_SEEDS,
   assert_bits_equal,
@@ -252,5 +253,47 @@ def gather_elements_mutations(desc, level, draw):
   )
 
 
+def gather_elements_cases(n, rng):
+  cases = []
+  x = rng.standard_normal((n, 2 * n, n)).astype(np.float32)
+  for axis, shape in ((1, (n, 3 * n, n)), (2, (n, 2 * n, 2 * n)), (0, (2 * n, 2 * n, n))):
+    idx = rng.integers(-x.shape[axis] - 2, x.shape[axis] + 2, shape).astype(np.int32)
+    for shard in sorted({0 if axis else 1, axis, 2}):  # a batch axis, the gathered one, the last
+      cases.append(
+        sharding_cases.Case(
+          "GATHER_ELEMENTS",
+          f"along axis {axis}, sharded on axis {shard}",
+          lambda a, b, axis=axis: dml.gather_elements(a, b, axis=axis),
+          lambda a, b, axis=axis: jnp.take_along_axis(
+            a, sharding_cases.normalized(b, a.shape[axis]), axis=axis
+          ),
+          [(x, shard), (idx, shard)],
+          reference.gather_elements(x, idx, axis=axis),
+        )
+      )
+  # The shapes of the CUDA GPUs' row kernel (the last axis, 128-wide index rows) and strip
+  # kernel (axis 0, 64 inner columns); the lax path elsewhere.
+  wide = rng.standard_normal((2 * n, 256)).astype(np.float32)
+  wide_idx = rng.integers(-300, 300, (2 * n, 128)).astype(np.int32)
+  tall = rng.standard_normal((2 * n, 64)).astype(np.float32)
+  tall_idx = rng.integers(-2 * n - 2, 2 * n + 2, (8 * n, 64)).astype(np.int32)
+  for x, idx, axis, kernel in ((wide, wide_idx, 1, "row"), (tall, tall_idx, 0, "strip")):
+    for shard in (0, 1):
+      cases.append(
+        sharding_cases.Case(
+          "GATHER_ELEMENTS",
+          f"{kernel}-kernel shape {x.shape}, along axis {axis}, sharded on axis {shard}",
+          lambda a, b, axis=axis: dml.gather_elements(a, b, axis=axis),
+          lambda a, b, axis=axis: jnp.take_along_axis(
+            a, sharding_cases.normalized(b, a.shape[axis]), axis=axis
+          ),
+          [(x, shard), (idx, shard)],
+          reference.gather_elements(x, idx, axis=axis),
+        )
+      )
+  return cases
+
+
 VALID = {"GATHER_ELEMENTS": gather_elements_case}
 MUTANTS = {"GATHER_ELEMENTS": gather_elements_mutations}
+SHARDED_CASES = gather_elements_cases

@@ -9,6 +9,7 @@ against the reference) is tested in the cross-cutting files under tests/.
 
 from __future__ import annotations
 
+import jax.numpy as jnp
 import numpy as np
 import pytest
 from hypothesis import strategies as st
@@ -17,7 +18,7 @@ import dml_jax as dml
 from dml_jax import DmlValidationError, FeatureLevel, TensorDesc
 from dml_jax._src import conformance, reference
 from dml_jax._src.fixtures import Fixture, get_fixture, load_fixtures
-from tests import strategies
+from tests import sharding_cases, strategies
 from tests.helpers import (
   CROSS_CHECK_SEEDS,
   assert_bits_equal,
@@ -559,5 +560,51 @@ def gather_nd_mutations(desc, level, draw):
     )
 
 
+def _jnp_gather_nd(x, tuples, batch):
+  """GATHER_ND with `batch` batch dimensions, the tuples indexing the dimensions after them."""
+  count = tuples.shape[-1]
+  coords = [sharding_cases.normalized(tuples[..., j], x.shape[batch + j]) for j in range(count)]
+  if batch == 0:
+    return x[tuple(coords)]
+  lead = [
+    jnp.arange(x.shape[d]).reshape((-1,) + (1,) * (tuples.ndim - 2 - d)) for d in range(batch)
+  ]
+  return x[tuple(lead + coords)]
+
+
+def gather_nd_cases(n, rng):
+  cases = []
+  x = rng.standard_normal((n, 2 * n, n)).astype(np.float32)
+  tuples = rng.integers(-3, 2 * n + 3, (n, 5, 1)).astype(np.int32)
+  for shard in (0, 1, 2):
+    cases.append(
+      sharding_cases.Case(
+        "GATHER_ND1",
+        f"one batch dimension, sharded on axis {shard}",
+        lambda a, b: dml.gather_nd(a, b, batch_dimension_count=1),
+        lambda a, b: _jnp_gather_nd(a, b, 1),
+        [(x, shard), (tuples, 0 if shard == 0 else None)],
+        reference.gather_nd(x, tuples, batch_dimension_count=1),
+      )
+    )
+  table = rng.standard_normal((2 * n, 3, 8)).astype(np.float32)
+  pairs = np.stack(
+    [rng.integers(-2 * n - 2, 2 * n + 2, (1, 4 * n)), rng.integers(-5, 5, (1, 4 * n))], axis=-1
+  ).astype(np.int32)
+  for shard, index_shard in ((0, None), (2, None), (None, 1), (0, 1)):
+    cases.append(
+      sharding_cases.Case(
+        "GATHER_ND",
+        f"pairs, table sharded on axis {shard}, tuples on axis {index_shard}",
+        dml.gather_nd,
+        lambda a, b: _jnp_gather_nd(a, b[0], 0)[None],
+        [(table, shard), (pairs, index_shard)],
+        reference.gather_nd(table, pairs),
+      )
+    )
+  return cases
+
+
 VALID = {"GATHER_ND": gather_nd_case, "GATHER_ND1": lambda: gather_nd_case(op="GATHER_ND1")}
 MUTANTS = {"GATHER_ND": gather_nd_mutations, "GATHER_ND1": gather_nd_mutations}
+SHARDED_CASES = gather_nd_cases

@@ -20,7 +20,7 @@ import dml_jax as dml
 from dml_jax import DataType, DmlValidationError, TensorDesc
 from dml_jax._src import reference
 from dml_jax._src.ops import join as join_op
-from tests import strategies
+from tests import sharding_cases, strategies
 from tests.helpers import (
   ALL_DTYPES,
   CROSS_CHECK_SEEDS,
@@ -403,5 +403,52 @@ def join_mutations(desc, level, draw):
     )
 
 
+def join_cases(n, rng):
+  cases = []
+  x = rng.standard_normal((n, 2 * n, n)).astype(np.float32)
+  y = rng.standard_normal((n, n, n)).astype(np.float32)
+  for shard in (0, 1, 2):
+    cases.append(
+      sharding_cases.Case(
+        "JOIN",
+        f"along axis 1, sharded on axis {shard}",
+        lambda a, b: dml.join([a, b], axis=1),
+        lambda a, b: jnp.concatenate([a, b], axis=1),
+        [(x, shard), (y, shard)],
+        reference.join([x, y], axis=1),
+      )
+    )
+  # Along the first axis (XLA:CPU's "flat" form on one device), and along an axis after
+  # leading 1s (its "squeezed" form).
+  for shard in (0, 1, 2):
+    cases.append(
+      sharding_cases.Case(
+        "JOIN",
+        f"along axis 0, sharded on axis {shard}",
+        lambda a, b: dml.join([a, b, a], axis=0),
+        lambda a, b: jnp.concatenate([a, b, a], axis=0),
+        [(x, shard), (x[::-1].copy(), shard)],
+        reference.join([x, x[::-1], x], axis=0),
+      )
+    )
+  # After leading 1s: 1-D views on one CPU device ("flat"), and the 1s dropped ("squeezed").
+  flat = rng.standard_normal((1, n, 2 * n)).astype(np.float32)
+  squeezed = rng.standard_normal((1, 2, 2 * n, n)).astype(np.float32)
+  for x, axis, what in ((flat, 1, "1-D views"), (squeezed, 2, "leading 1 dropped")):
+    for shard in range(axis, x.ndim):
+      cases.append(
+        sharding_cases.Case(
+          "JOIN",
+          f"along axis {axis} of {x.shape} ({what} on one CPU), sharded on axis {shard}",
+          lambda a, b, axis=axis: dml.join([a, b], axis=axis),
+          lambda a, b, axis=axis: jnp.concatenate([a, b], axis=axis),
+          [(x, shard), (np.flip(x, axis).copy(), shard)],
+          reference.join([x, np.flip(x, axis)], axis=axis),
+        )
+      )
+  return cases
+
+
 VALID = {"JOIN": join_case}
 MUTANTS = {"JOIN": join_mutations}
+SHARDED_CASES = join_cases

@@ -7,6 +7,7 @@ import dataclasses
 import math
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 from hypothesis import strategies as st
@@ -14,7 +15,7 @@ from hypothesis import strategies as st
 import dml_jax as dml
 from dml_jax import DataType, TensorDesc
 from dml_jax._src import reference
-from tests import strategies
+from tests import sharding_cases, strategies
 from tests.helpers import assert_bits_equal, assert_rejected, assert_valid
 
 T = dml.TensorDesc
@@ -182,5 +183,28 @@ def nonzero_coordinates_mutations(desc, level, draw):
   )
 
 
+def nonzero_coordinates_cases(n, rng):
+  x = rng.integers(-1, 2, (2 * n, n)).astype(np.float32)
+  m = x.size
+
+  def jnp_nonzero(x):
+    count = jnp.count_nonzero(x).astype(jnp.uint32).reshape(1, 1)
+    rows = jnp.stack(jnp.nonzero(x, size=m, fill_value=0), axis=1).astype(jnp.uint32)
+    return count, rows
+
+  return [
+    sharding_cases.Case(
+      "NONZERO_COORDINATES",
+      f"sharded on axis {shard}",
+      dml.nonzero_coordinates,
+      jnp_nonzero,
+      [(x, shard)],
+      reference.nonzero_coordinates(x),
+    )
+    for shard in (0, 1)
+  ]
+
+
 VALID = {"NONZERO_COORDINATES": nonzero_coordinates_case}
 MUTANTS = {"NONZERO_COORDINATES": nonzero_coordinates_mutations}
+SHARDED_CASES = nonzero_coordinates_cases

@@ -27,7 +27,7 @@ import dml_jax as dml
 from dml_jax import DmlValidationError, FeatureLevel, TensorDesc
 from dml_jax._src import reference
 from dml_jax._src.ops.one_hot import _on_positions
-from tests import strategies
+from tests import sharding_cases, strategies
 from tests.helpers import (
   CROSS_CHECK_SEEDS,
   assert_bits_equal,
@@ -661,5 +661,36 @@ def one_hot_mutations(desc, level, draw):
   )
 
 
+def one_hot_cases(n, rng):
+  cases = []
+  depth = 2 * n
+  values = np.array([[[-1.5, 2.5]]], np.float32)
+  for axis, shape in ((1, (2 * n, 1, n)), (2, (n, 2 * n, 1))):
+    indices = rng.integers(-depth - 2, depth + 2, shape).astype(np.int32)
+
+    def jnp_one_hot(i, v, axis=axis):
+      i = jnp.where(i < 0, i + depth, i)
+      positions = jax.lax.broadcasted_iota(
+        np.int32, i.shape[:axis] + (depth,) + i.shape[axis + 1 :], axis
+      )
+      return jnp.where(positions == i, v.reshape(-1)[1], v.reshape(-1)[0])
+
+    for shard in (0, 1, 2):
+      if shape[shard] == 1:
+        continue
+      cases.append(
+        sharding_cases.Case(
+          "ONE_HOT",
+          f"along axis {axis}, depth {depth}, sharded on axis {shard}",
+          lambda i, v, axis=axis: dml.one_hot(i, v, axis=axis, depth=depth),
+          jnp_one_hot,
+          [(indices, shard), (values, None)],
+          reference.one_hot(indices, values, axis=axis, depth=depth),
+        )
+      )
+  return cases
+
+
 VALID = {"ONE_HOT": one_hot_case}
 MUTANTS = {"ONE_HOT": one_hot_mutations}
+SHARDED_CASES = one_hot_cases

@@ -27,7 +27,7 @@ from dml_jax import TensorDesc
 from dml_jax._src import reference
 from dml_jax._src.ops import padding as padding_module
 from dml_jax._src.ops.padding import float_padding_constant, source_positions
-from tests import strategies
+from tests import sharding_cases, strategies
 from tests.helpers import CROSS_CHECK_SEEDS, assert_bits_equal, assert_rejected, assert_valid
 
 T = dml.TensorDesc
@@ -612,4 +612,41 @@ def padding_case(draw, op="PADDING"):
   )
 
 
+def padding_cases(n, rng):
+  cases = []
+  x = rng.standard_normal((2 * n, n)).astype(np.float32)
+  modes = {
+    "CONSTANT": "constant",
+    "EDGE": "edge",
+    "REFLECTION": "reflect",
+    "SYMMETRIC": "symmetric",
+    "WRAP": "wrap",
+  }
+  # Pads that keep the sizes multiples of the device count (the output can stay sharded), and
+  # pads that do not.
+  for start, end in (((3, 6), (5, 2)), ((1, 0), (0, 3))):
+    for mode, jnp_mode in modes.items():
+      if start == (1, 0) and mode not in ("REFLECTION", "WRAP"):
+        continue
+      for shard in (0, 1):
+        operator, fn = ("PADDING1", dml.padding1) if mode == "WRAP" else ("PADDING", dml.padding)
+        extra = {"constant_values": np.float32(-2.0)} if mode == "CONSTANT" else {}
+        kwargs = dict(padding_mode=mode, padding_value=-2.0, start_padding=start, end_padding=end)
+        want = getattr(reference, fn.__name__)(x, **kwargs)
+        cases.append(
+          sharding_cases.Case(
+            operator,
+            f"{mode}, pads {start} and {end}, sharded on axis {shard}",
+            lambda x, fn=fn, kwargs=kwargs: fn(x, **kwargs),
+            lambda x, jnp_mode=jnp_mode, extra=extra, start=start, end=end: jnp.pad(
+              x, list(zip(start, end, strict=True)), mode=jnp_mode, **extra
+            ),
+            [(x, shard)],
+            want,
+          )
+        )
+  return cases
+
+
 VALID = {"PADDING": padding_case, "PADDING1": lambda: padding_case(op="PADDING1")}
+SHARDED_CASES = padding_cases

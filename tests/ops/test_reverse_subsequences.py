@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 import dml_jax as dml
 from dml_jax import DmlValidationError, FeatureLevel, TensorDesc
 from dml_jax._src import reference
-from tests import strategies
+from tests import sharding_cases, strategies
 from tests.helpers import (
   CROSS_CHECK_SEEDS,
   assert_bits_equal,
@@ -381,5 +381,69 @@ def reverse_subsequences_mutations(desc, level, draw):
   )
 
 
+def _jnp_reverse_subsequences(x, lengths, axis):
+  size = x.shape[axis]
+  lengths = jnp.minimum(lengths, size).astype(np.int32)
+  position = jax.lax.broadcasted_iota(np.int32, x.shape, axis)
+  source = jnp.where(position < lengths, lengths - 1 - position, position)
+  return jnp.take_along_axis(x, source, axis=axis)
+
+
+def reverse_subsequences_cases(n, rng):
+  cases = []
+  x = rng.standard_normal((n, 2 * n, n)).astype(np.float32)
+  per_lane = rng.integers(0, 3 * n, (n, 1, n)).astype(np.uint32)
+  # Lengths per lane that all rows share: the rows' form at run time on the CPU.
+  shared = np.broadcast_to(rng.integers(0, 3 * n, (n, 1, 1)), (n, 1, n)).astype(np.uint32)
+  per_batch = rng.integers(0, 3 * n, (n, 1, 1)).astype(np.uint32)
+  for lengths, what in (
+    (per_lane, "per lane"),
+    (shared, "equal in each row"),
+    (per_batch, "(n, 1, 1)"),
+  ):
+    full = np.broadcast_to(lengths, (n, 1, n))
+    for shard in (0, 1, 2):
+      cases.append(
+        sharding_cases.Case(
+          "REVERSE_SUBSEQUENCES",
+          f"along axis 1, lengths {what}, sharded on axis {shard}",
+          lambda a, b: dml.reverse_subsequences(a, b, axis=1),
+          lambda a, b: _jnp_reverse_subsequences(a, b, 1),
+          [(x, shard), (lengths, shard if lengths.shape[shard] > 1 else None)],
+          reference.reverse_subsequences(x, full, axis=1),
+        )
+      )
+  # Sub-rows (lanes sharing a length along the last dimension, varying along the middle one).
+  sub = rng.standard_normal((n, 2 * n, 2, n)).astype(np.float32)
+  sub_lengths = np.broadcast_to(rng.integers(0, 3 * n, (n, 1, 2, 1)), (n, 1, 2, n))
+  sub_lengths = sub_lengths.astype(np.uint32)
+  for shard in (0, 1, 3):
+    cases.append(
+      sharding_cases.Case(
+        "REVERSE_SUBSEQUENCES",
+        f"along axis 1, sub-rows sharing lengths, sharded on axis {shard}",
+        lambda a, b: dml.reverse_subsequences(a, b, axis=1),
+        lambda a, b: _jnp_reverse_subsequences(a, b, 1),
+        [(sub, shard), (sub_lengths, None if shard == 1 else shard)],
+        reference.reverse_subsequences(sub, sub_lengths, axis=1),
+      )
+    )
+  # Lengths above the axis size everywhere: jnp's x[::-1] of a sharded axis.
+  whole = np.full((n, 1, n), 4 * n, np.uint32)
+  for shard in (1,):
+    cases.append(
+      sharding_cases.Case(
+        "REVERSE_SUBSEQUENCES",
+        f"whole lanes along axis 1, sharded on axis {shard}",
+        lambda a, b: dml.reverse_subsequences(a, b, axis=1),
+        lambda a, b: _jnp_reverse_subsequences(a, b, 1),
+        [(x, shard), (whole, None)],
+        reference.reverse_subsequences(x, whole, axis=1),
+      )
+    )
+  return cases
+
+
 VALID = {"REVERSE_SUBSEQUENCES": reverse_subsequences_case}
 MUTANTS = {"REVERSE_SUBSEQUENCES": reverse_subsequences_mutations}
+SHARDED_CASES = reverse_subsequences_cases

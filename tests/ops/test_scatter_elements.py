@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 import dml_jax as dml
 from dml_jax import DmlValidationError, TensorDesc
 from dml_jax._src import reference, registry
-from tests import strategies
+from tests import sharding_cases, strategies
 from tests.helpers import (
   CROSS_CHECK_SEEDS,
   assert_bits_equal,
@@ -428,5 +428,49 @@ def scatter_elements_mutations(desc, level, draw):
     )
 
 
+def scatter_elements_cases(n, rng):
+  cases = []
+  x = rng.standard_normal((2 * n, 2 * n)).astype(np.float32)
+  # Distinct targets in each row (jnp's scatter leaves the order of duplicates open).
+  idx = np.stack([rng.permutation(2 * n)[:n] for _ in range(2 * n)]).astype(np.int32)
+  idx[::3] -= 2 * n  # some count from the end
+  updates = rng.standard_normal(idx.shape).astype(np.float32)
+
+  def jnp_scatter(x, i, u):
+    rows = jnp.arange(x.shape[0])[:, None]
+    return x.at[rows, jnp.where(i < 0, i + x.shape[1], i)].set(u)
+
+  for shard in (0, 1):
+    cases.append(
+      sharding_cases.Case(
+        "SCATTER_ELEMENTS",
+        f"along axis 1, sharded on axis {shard}",
+        lambda x, i, u: dml.scatter_elements(x, i, u, axis=1),
+        jnp_scatter,
+        [(x, shard), (idx, shard), (updates, shard)],
+        reference.scatter_elements(x, idx, updates, axis=1),
+        settles_across_devices=shard == 1,
+      )
+    )
+  columns, column_updates = idx.T.copy(), updates.T.copy()
+
+  def jnp_scatter_columns(x, i, u):
+    return x.at[jnp.where(i < 0, i + x.shape[0], i), jnp.arange(x.shape[1])].set(u)
+
+  for shard in (0, 1):
+    cases.append(
+      sharding_cases.Case(
+        "SCATTER_ELEMENTS",
+        f"along axis 0, sharded on axis {shard}",
+        lambda x, i, u: dml.scatter_elements(x, i, u, axis=0),
+        jnp_scatter_columns,
+        [(x, shard), (columns, 1), (column_updates, 1)],
+        reference.scatter_elements(x, columns, column_updates, axis=0),
+      )
+    )
+  return cases
+
+
 VALID = {"SCATTER_ELEMENTS": scatter_elements_case}
 MUTANTS = {"SCATTER_ELEMENTS": scatter_elements_mutations}
+SHARDED_CASES = scatter_elements_cases

@@ -21,7 +21,7 @@ import dml_jax as dml
 from dml_jax import DmlValidationError, TensorDesc
 from dml_jax._src import conformance, reference
 from dml_jax._src.fixtures import get_fixture
-from tests import strategies
+from tests import sharding_cases, strategies
 from tests.helpers import (
   CROSS_CHECK_SEEDS,
   assert_bits_equal,
@@ -431,5 +431,59 @@ def scatter_nd_mutations(desc, level, draw):
   )
 
 
+def scatter_nd_cases(n, rng):
+  cases = []
+  x = rng.standard_normal((2 * n, 8)).astype(np.float32)
+  rows = rng.permutation(2 * n)[:n].astype(np.int32).reshape(n, 1)
+  updates = rng.standard_normal((n, 8)).astype(np.float32)
+
+  def jnp_scatter(x, i, u):
+    return x.at[i[:, 0]].set(u)
+
+  # Rows of 1 KiB: XLA:CPU's pull (each output row read once, from its winning update or the
+  # input) on one device.
+  wide = rng.standard_normal((2 * n, 256)).astype(np.float32)
+  wide_updates = rng.standard_normal((n, 256)).astype(np.float32)
+  for shard in (0, 1):
+    cases.append(
+      sharding_cases.Case(
+        "SCATTER_ND",
+        f"1 KiB rows, input and updates sharded on axis {shard}",
+        lambda x, i, u: dml.scatter_nd(x, i, u),
+        jnp_scatter,
+        [(wide, shard), (rows, None), (wide_updates, 1 if shard == 1 else None)],
+        reference.scatter_nd(wide, rows, wide_updates),
+      )
+    )
+  # Rows of 1 KiB over two dimensions, which the pull views as one.
+  deep = rng.standard_normal((2 * n, n, 64)).astype(np.float32)
+  deep_updates = rng.standard_normal((n, n, 64)).astype(np.float32)
+  for shard in (1, 2):
+    cases.append(
+      sharding_cases.Case(
+        "SCATTER_ND",
+        f"1 KiB rows of shape {deep.shape[1:]}, input and updates sharded on axis {shard}",
+        lambda x, i, u: dml.scatter_nd(x, i, u, indices_dimension_count=2),
+        lambda x, i, u: x.at[i[0, :, 0]].set(u),
+        [(deep, shard), (rows[None], None), (deep_updates, shard)],
+        reference.scatter_nd(deep, rows[None], deep_updates, indices_dimension_count=2),
+      )
+    )
+  for shard, index_shard in ((0, None), (1, None), (None, 0), (0, 0)):
+    cases.append(
+      sharding_cases.Case(
+        "SCATTER_ND",
+        f"rows, input sharded on axis {shard}, tuples on axis {index_shard}",
+        lambda x, i, u: dml.scatter_nd(x, i, u),
+        jnp_scatter,
+        [(x, shard), (rows, index_shard), (updates, 1 if shard == 1 else index_shard)],
+        reference.scatter_nd(x, rows, updates),
+        settles_across_devices=index_shard is not None,
+      )
+    )
+  return cases
+
+
 VALID = {"SCATTER_ND": scatter_nd_case}
 MUTANTS = {"SCATTER_ND": scatter_nd_mutations}
+SHARDED_CASES = scatter_nd_cases

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 import dml_jax as dml
 from dml_jax import TensorDesc
 from dml_jax._src import reference
-from tests import strategies
+from tests import sharding_cases, strategies
 from tests.helpers import CROSS_CHECK_SEEDS, assert_bits_equal, assert_rejected, assert_valid
 
 T = dml.TensorDesc
@@ -530,5 +530,37 @@ def slice1_mutations(desc, level, draw):
   )
 
 
+def slice_cases(n, rng):
+  cases = []
+  x = rng.standard_normal((2 * n, 2 * n)).astype(np.float32)
+  for shard in (0, 1):
+    cases.append(
+      sharding_cases.Case(
+        "SLICE",
+        f"offsets (1, 2), strides (2, 1), sharded on axis {shard}",
+        lambda x: dml.slice(x, offsets=(1, 2), sizes=(n, 2 * n - 2), strides=(2, 1)),
+        lambda x: x[1::2, 2:],
+        [(x, shard)],
+        reference.slice(x, offsets=(1, 2), sizes=(n, 2 * n - 2), strides=(2, 1)),
+      )
+    )
+    for strides, jnp_slice in (((1, -1), lambda x: x[:, ::-1]), ((-1, 2), lambda x: x[::-1, ::2])):
+      kwargs = dict(
+        input_window_offsets=(0, 0), input_window_sizes=(2 * n, 2 * n), input_window_strides=strides
+      )
+      cases.append(
+        sharding_cases.Case(
+          "SLICE1",
+          f"strides {strides}, sharded on axis {shard}",
+          lambda x, kwargs=kwargs: dml.slice1(x, **kwargs),
+          jnp_slice,
+          [(x, shard)],
+          reference.slice1(x, **kwargs),
+        )
+      )
+  return cases
+
+
 VALID = {"SLICE": slice_case, "SLICE1": slice1_case}
 MUTANTS = {"SLICE": slice_mutations, "SLICE1": slice1_mutations}
+SHARDED_CASES = slice_cases

@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 import dml_jax as dml
 from dml_jax import TensorDesc
 from dml_jax._src import reference
-from tests import strategies
+from tests import sharding_cases, strategies
 from tests.helpers import (
   CROSS_CHECK_SEEDS,
   assert_bits_equal,
@@ -416,5 +416,25 @@ def split_mutations(desc, level, draw):
   )
 
 
+def split_cases(n, rng):
+  cases = []
+  x = rng.standard_normal((2 * n, 2 * n)).astype(np.float32)
+  for axis in (0, 1):
+    for shard in (0, 1):
+      sizes = (n, n // 2, n // 2)
+      cases.append(
+        sharding_cases.Case(
+          "SPLIT",
+          f"along axis {axis} into {sizes}, sharded on axis {shard}",
+          lambda x, axis=axis, sizes=sizes: dml.split(x, axis=axis, split_sizes=sizes),
+          lambda x, axis=axis, sizes=sizes: jnp.split(x, np.cumsum(sizes)[:-1], axis=axis),
+          [(x, shard)],
+          reference.split(x, axis=axis, split_sizes=sizes),
+        )
+      )
+  return cases
+
+
 VALID = {"SPLIT": split_case}
 MUTANTS = {"SPLIT": split_mutations}
+SHARDED_CASES = split_cases

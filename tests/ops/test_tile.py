@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 import dml_jax as dml
 from dml_jax import TensorDesc
 from dml_jax._src import reference
-from tests import strategies
+from tests import sharding_cases, strategies
 from tests.helpers import CROSS_CHECK_SEEDS, assert_bits_equal, assert_rejected, assert_valid
 
 T = dml.TensorDesc
@@ -169,4 +169,21 @@ def tile_case(draw):
   )
 
 
+def tile_cases(n, rng):
+  x = rng.standard_normal((n, 2 * n)).astype(np.float32)
+  return [
+    sharding_cases.Case(
+      "TILE",
+      f"repeats {repeats}, sharded on axis {shard}",
+      lambda x, repeats=repeats: dml.tile(x, repeats=repeats),
+      lambda x, repeats=repeats: jnp.tile(x, repeats),
+      [(x, shard)],
+      reference.tile(x, repeats=repeats),
+    )
+    for repeats in ((2, 1), (1, 3))
+    for shard in (0, 1)
+  ]
+
+
 VALID = {"TILE": tile_case}
+SHARDED_CASES = tile_cases

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 import dml_jax as dml
 from dml_jax import DataType, TensorDesc
 from dml_jax._src import reference
-from tests import strategies
+from tests import sharding_cases, strategies
 from tests.helpers import assert_bits_equal, assert_rejected, assert_valid, explain_section
 
 T = dml.TensorDesc
@@ -307,5 +307,37 @@ def top_k_mutations(desc, level, draw):
   )
 
 
+def top_k_cases(n, rng):
+  cases = []
+  x = rng.permuted(np.tile(np.arange(2 * n, dtype=np.float32), (2 * n, 1)), axis=1)
+  for operator, direction in (("TOP_K", "DECREASING"), ("TOP_K1", "INCREASING")):
+    descending = direction == "DECREASING"
+    if descending:
+      call = lambda x: dml.top_k(x, axis=1, k=3)
+    else:
+      call = lambda x: dml.top_k1(x, axis=1, k=3, axis_direction="INCREASING")
+
+    def jnp_top_k(x, descending=descending):
+      values, indices = jax.lax.top_k(x if descending else -x, 3)
+      return (values if descending else -values), indices.astype(jnp.uint32)
+
+    # Sharded along the lanes (axis 1), jax.lax.top_k all-gathers them; dml_jax does too, and
+    # then gathers the K values from the sharded input, one all-reduce of the (.., K) output
+    # more (docs/sharding.md). So only the batch is sharded here.
+    for shard in (0,):
+      cases.append(
+        sharding_cases.Case(
+          operator,
+          f"k 3 along axis 1 ({direction}), sharded on axis {shard}",
+          call,
+          jnp_top_k,
+          [(x, shard)],
+          reference.top_k1(x, axis=1, k=3, axis_direction=direction),
+        )
+      )
+  return cases
+
+
 VALID = {"TOP_K": top_k_case, "TOP_K1": lambda: top_k_case(op="TOP_K1")}
 MUTANTS = {"TOP_K": top_k_mutations, "TOP_K1": top_k_mutations}
+SHARDED_CASES = top_k_cases
