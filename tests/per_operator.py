@@ -1,7 +1,7 @@
 """The per-operator data of the generic tests, collected from every operator's test module.
 
-The generic tests (test_fuzz, test_contract, test_buffers and the sharded script,
-tests/subprocess/sharded_ops.py) keep no table of operators: each
+The generic tests (test_fuzz, test_contract, test_buffers, test_tracing, test_moved_bits and
+the sharded script, tests/subprocess/sharded_ops.py) keep no table of operators: each
 `tests/ops/test_<module>.py` declares its operators' data under these module-level names, and
 this module imports every one of them once (in sorted order) and merges what they declare:
 
@@ -11,6 +11,12 @@ this module imports every one of them once (in sorted order) and merges what the
   DML field the error must name)` for the operator's own rules, after the generic mutants.
 - `SHARDED_CASES = fn` (required, checked by the sharded script): `fn(n, rng)` returns the
   module's `sharding_cases.Case` list for `n` devices, drawing from its own `rng`.
+- `TRACING_CALLS = {"name": lambda k: ...}`: a call that must trace and validate once for
+  every `k` (test_tracing).
+- `BFLOAT16_CALLS = {"name": lambda x: ...}`: an operator that only moves bits, as one call
+  taking the data first (test_moved_bits).
+- `FREE_OUTPUT_DIMENSIONS = {"OPERATOR": lambda desc: {...}}`: the output dimensions whose
+  size no input fixes (test_contract).
 
 A registered operator without a strategy, a name declared twice, or a key that names no
 registered operator fails the import of this module, so every generic test fails loudly.
@@ -53,6 +59,11 @@ def _merged(name: str, *, by_operator: bool) -> dict[str, Any]:
 
 VALID: dict[str, Callable[[], Any]] = _merged("VALID", by_operator=True)
 MUTANTS: dict[str, Callable[..., Any]] = _merged("MUTANTS", by_operator=True)
+FREE_OUTPUT_DIMENSIONS: dict[str, Callable[[Any], set[int]]] = _merged(
+  "FREE_OUTPUT_DIMENSIONS", by_operator=True
+)
+TRACING_CALLS: dict[str, Callable[[int], Any]] = _merged("TRACING_CALLS", by_operator=False)
+BFLOAT16_CALLS: dict[str, Callable[[Any], Any]] = _merged("BFLOAT16_CALLS", by_operator=False)
 SHARDED_CASES: dict[str, Callable[..., list[Any]]] = {
   module.__name__: module.SHARDED_CASES for module in MODULES if hasattr(module, "SHARDED_CASES")
 }

@@ -51,15 +51,12 @@ def _outputs_are_inferred(desc):
   return all(f.optional for f in dml_fields(desc) if f.output)
 
 
-# Output dimensions whose size no input fixes, so that any size there makes another valid
-# descriptor: ONE_HOT's depth, on Axis, lives in its OutputTensor alone.
-FREE_OUTPUT_DIMENSIONS = {"ONE_HOT": lambda desc: {desc.axis}}
-
-
 def _one_more_where_fixed(desc, sizes):
   """`sizes` with one more element in the last dimension that the inputs fix (None: they fix
-  none, as for an operator that reads no input: the fills)."""
-  free = FREE_OUTPUT_DIMENSIONS.get(desc.OPERATOR, lambda desc: set())(desc)
+  none, as for an operator that reads no input: the fills). Output dimensions whose size no
+  input fixes (any size there makes another valid descriptor) are the operators' own
+  `FREE_OUTPUT_DIMENSIONS` (ONE_HOT's depth, on Axis)."""
+  free = per_operator.FREE_OUTPUT_DIMENSIONS.get(desc.OPERATOR, lambda desc: set())(desc)
   fixed = [d for d in range(len(sizes)) if d not in free] if desc.dml_inputs() else []
   if not fixed:
     return None

@@ -494,3 +494,9 @@ VALID = {
 }
 MUTANTS = dict.fromkeys(_DEPTH_SPACE_DESCS, depth_space_mutations)
 SHARDED_CASES = depth_space_cases
+BFLOAT16_CALLS = {
+  "depth_to_space": lambda x: dml.depth_to_space(x.reshape(1, 4, 2, 3), block_size=2),
+  "space_to_depth1": lambda x: dml.space_to_depth1(
+    x.reshape(1, 1, 4, 6), block_size=2, order="COLUMN_ROW_DEPTH"
+  ),
+}

@@ -177,3 +177,4 @@ def element_wise_identity_cases(n, rng):
 VALID = {"ELEMENT_WISE_IDENTITY": element_wise_identity_case}
 MUTANTS = {"ELEMENT_WISE_IDENTITY": element_wise_identity_mutations}
 SHARDED_CASES = element_wise_identity_cases
+BFLOAT16_CALLS = {"element_wise_identity": lambda x: dml.element_wise_identity(x)}

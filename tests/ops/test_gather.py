@@ -644,3 +644,9 @@ def gather_cases(n, rng):
 VALID = {"GATHER": gather_case}
 MUTANTS = {"GATHER": gather_mutations}
 SHARDED_CASES = gather_cases
+TRACING_CALLS = {
+  "gather": lambda k: dml.gather(
+    jnp.full((3, 5), k, jnp.float32), jnp.full((1, 4), -k, jnp.int32), axis=1, index_dimensions=1
+  ),
+}
+BFLOAT16_CALLS = {"gather": lambda x: dml.gather(x, np.array([[3, 0], [0, 2]], np.int32), axis=0)}

@@ -297,3 +297,11 @@ def gather_elements_cases(n, rng):
 VALID = {"GATHER_ELEMENTS": gather_elements_case}
 MUTANTS = {"GATHER_ELEMENTS": gather_elements_mutations}
 SHARDED_CASES = gather_elements_cases
+TRACING_CALLS = {
+  "gather_elements": lambda k: dml.gather_elements(
+    jnp.full((3, 5), k, jnp.float32), jnp.full((2, 5), k % 3, jnp.int32), axis=0
+  ),
+}
+BFLOAT16_CALLS = {
+  "gather_elements": lambda x: dml.gather_elements(x, np.zeros((2, 6), np.uint32), axis=0),
+}

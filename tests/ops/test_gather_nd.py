@@ -608,3 +608,14 @@ def gather_nd_cases(n, rng):
 VALID = {"GATHER_ND": gather_nd_case, "GATHER_ND1": lambda: gather_nd_case(op="GATHER_ND1")}
 MUTANTS = {"GATHER_ND": gather_nd_mutations, "GATHER_ND1": gather_nd_mutations}
 SHARDED_CASES = gather_nd_cases
+TRACING_CALLS = {
+  "gather_nd": lambda k: dml.gather_nd(
+    jnp.full((3, 5), k, jnp.int8), jnp.full((4, 1), -k, jnp.int32), batch_dimension_count=0
+  ),
+  "gather_nd1": lambda k: dml.gather_nd(
+    jnp.full((3, 5), k, jnp.int8), jnp.full((3, 1), k, jnp.uint32), batch_dimension_count=1
+  ),
+}
+BFLOAT16_CALLS = {
+  "gather_nd": lambda x: dml.gather_nd(x, np.array([[1, 5], [3, 0]], np.int32)),
+}

@@ -452,3 +452,7 @@ def join_cases(n, rng):
 VALID = {"JOIN": join_case}
 MUTANTS = {"JOIN": join_mutations}
 SHARDED_CASES = join_cases
+TRACING_CALLS = {
+  "join": lambda k: dml.join([jnp.full((1, 5), k, jnp.int16), jnp.ones((2, 5), jnp.int16)], axis=0),
+}
+BFLOAT16_CALLS = {"join": lambda x: dml.join([x, x[:1]], axis=0)}

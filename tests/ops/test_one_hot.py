@@ -694,3 +694,8 @@ def one_hot_cases(n, rng):
 VALID = {"ONE_HOT": one_hot_case}
 MUTANTS = {"ONE_HOT": one_hot_mutations}
 SHARDED_CASES = one_hot_cases
+BFLOAT16_CALLS = {
+  "one_hot": lambda x: dml.one_hot(np.array([[1], [5]], np.int32), x[0, :2], axis=1, depth=6),
+}
+# ONE_HOT's depth, on Axis, lives in its OutputTensor alone: no input fixes that size.
+FREE_OUTPUT_DIMENSIONS = {"ONE_HOT": lambda desc: {desc.axis}}

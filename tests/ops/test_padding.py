@@ -650,3 +650,8 @@ def padding_cases(n, rng):
 
 VALID = {"PADDING": padding_case, "PADDING1": lambda: padding_case(op="PADDING1")}
 SHARDED_CASES = padding_cases
+BFLOAT16_CALLS = {
+  "padding": lambda x: dml.padding(
+    x, padding_mode="REFLECTION", start_padding=(1, 2), end_padding=(0, 1)
+  ),
+}

@@ -447,3 +447,13 @@ def reverse_subsequences_cases(n, rng):
 VALID = {"REVERSE_SUBSEQUENCES": reverse_subsequences_case}
 MUTANTS = {"REVERSE_SUBSEQUENCES": reverse_subsequences_mutations}
 SHARDED_CASES = reverse_subsequences_cases
+TRACING_CALLS = {
+  "reverse_subsequences": lambda k: dml.reverse_subsequences(
+    jnp.full((3, 5), k, jnp.float16), jnp.full((3, 1), k, jnp.uint32), axis=1
+  ),
+}
+BFLOAT16_CALLS = {
+  "reverse_subsequences": lambda x: dml.reverse_subsequences(
+    x, np.array([[3], [1], [6], [0]], np.uint32), axis=1
+  ),
+}

@@ -474,3 +474,6 @@ def scatter_elements_cases(n, rng):
 VALID = {"SCATTER_ELEMENTS": scatter_elements_case}
 MUTANTS = {"SCATTER_ELEMENTS": scatter_elements_mutations}
 SHARDED_CASES = scatter_elements_cases
+BFLOAT16_CALLS = {
+  "scatter_elements": lambda x: dml.scatter_elements(x, np.ones((1, 6), np.int32), x[:1], axis=0),
+}

@@ -487,3 +487,6 @@ def scatter_nd_cases(n, rng):
 VALID = {"SCATTER_ND": scatter_nd_case}
 MUTANTS = {"SCATTER_ND": scatter_nd_mutations}
 SHARDED_CASES = scatter_nd_cases
+BFLOAT16_CALLS = {
+  "scatter_nd": lambda x: dml.scatter_nd(x, np.array([[2], [0]], np.int32), x[:2]),
+}

@@ -564,3 +564,9 @@ def slice_cases(n, rng):
 VALID = {"SLICE": slice_case, "SLICE1": slice1_case}
 MUTANTS = {"SLICE": slice_mutations, "SLICE1": slice1_mutations}
 SHARDED_CASES = slice_cases
+BFLOAT16_CALLS = {
+  "slice": lambda x: dml.slice(x, offsets=(1, 0), sizes=(2, 3), strides=(1, 2)),
+  "slice1": lambda x: dml.slice1(
+    x, input_window_offsets=(0, 1), input_window_sizes=(4, 5), input_window_strides=(-1, 2)
+  ),
+}

@@ -438,3 +438,4 @@ def split_cases(n, rng):
 VALID = {"SPLIT": split_case}
 MUTANTS = {"SPLIT": split_mutations}
 SHARDED_CASES = split_cases
+BFLOAT16_CALLS = {"split": lambda x: dml.split(x, axis=1, split_sizes=(2, 4))[1]}

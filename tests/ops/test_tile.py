@@ -187,3 +187,4 @@ def tile_cases(n, rng):
 
 VALID = {"TILE": tile_case}
 SHARDED_CASES = tile_cases
+BFLOAT16_CALLS = {"tile": lambda x: dml.tile(x, repeats=(2, 1))}
