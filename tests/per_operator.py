@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import importlib
 import pathlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from dml_jax._src import registry
@@ -37,19 +37,19 @@ MODULES = tuple(
 )
 
 
-def _merged(name: str, *, by_operator: bool) -> dict[str, Any]:
-  """The `name` tables of every module, as one; each key declared once (a registered
-  operator's name where `by_operator`)."""
+def merge(modules: Sequence[Any], name: str, *, by_operator: bool) -> dict[str, Any]:
+  """The `name` tables of `modules`, as one; each key declared once (a registered operator's
+  name where `by_operator`)."""
   merged: dict[str, Any] = {}
   owners: dict[str, str] = {}
-  for module in MODULES:
+  for module in modules:
     for key, value in getattr(module, name, {}).items():
       if key in merged:
         raise ValueError(
           f"{name}[{key!r}] is declared in both {owners[key]} and {module.__name__}; keep one"
         )
       if by_operator and key not in registry.operators():
-        raise KeyError(
+        raise ValueError(
           f"{module.__name__}.{name} names {key!r}, which is no registered operator; use the"
           " registry's name (the descriptor's OPERATOR)"
         )
@@ -57,20 +57,26 @@ def _merged(name: str, *, by_operator: bool) -> dict[str, Any]:
   return merged
 
 
-VALID: dict[str, Callable[[], Any]] = _merged("VALID", by_operator=True)
-MUTANTS: dict[str, Callable[..., Any]] = _merged("MUTANTS", by_operator=True)
-FREE_OUTPUT_DIMENSIONS: dict[str, Callable[[Any], set[int]]] = _merged(
-  "FREE_OUTPUT_DIMENSIONS", by_operator=True
+def require_strategies(valid: Mapping[str, Any]) -> None:
+  """Raises LookupError naming every registered operator that has no strategy in `valid`."""
+  missing = sorted(set(registry.operators()) - set(valid))
+  if missing:
+    raise LookupError(
+      f"no VALID strategy for {', '.join(missing)}: declare VALID = {{'OPERATOR': factory}}"
+      " in the operator's tests/ops/test_<module>.py (see CONTRIBUTING.md)"
+    )
+
+
+VALID: dict[str, Callable[[], Any]] = merge(MODULES, "VALID", by_operator=True)
+require_strategies(VALID)
+MUTANTS: dict[str, Callable[..., Any]] = merge(MODULES, "MUTANTS", by_operator=True)
+FREE_OUTPUT_DIMENSIONS: dict[str, Callable[[Any], set[int]]] = merge(
+  MODULES, "FREE_OUTPUT_DIMENSIONS", by_operator=True
 )
-TRACING_CALLS: dict[str, Callable[[int], Any]] = _merged("TRACING_CALLS", by_operator=False)
-BFLOAT16_CALLS: dict[str, Callable[[Any], Any]] = _merged("BFLOAT16_CALLS", by_operator=False)
+TRACING_CALLS: dict[str, Callable[[int], Any]] = merge(MODULES, "TRACING_CALLS", by_operator=False)
+BFLOAT16_CALLS: dict[str, Callable[[Any], Any]] = merge(
+  MODULES, "BFLOAT16_CALLS", by_operator=False
+)
 SHARDED_CASES: dict[str, Callable[..., list[Any]]] = {
   module.__name__: module.SHARDED_CASES for module in MODULES if hasattr(module, "SHARDED_CASES")
 }
-
-_without_strategy = sorted(set(registry.operators()) - set(VALID))
-if _without_strategy:
-  raise LookupError(
-    f"no VALID strategy for {', '.join(_without_strategy)}: declare VALID = {{'OPERATOR':"
-    " factory}} in the operator's tests/ops/test_<module>.py (see CONTRIBUTING.md)"
-  )

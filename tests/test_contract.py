@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import types
 
 import hypothesis
 import jax
@@ -88,6 +89,23 @@ def test_unknown_names_are_reported_all_at_once():
   assert info.value.names == ("NOPE", "dml_operator_nada")
   assert isinstance(info.value, KeyError) and isinstance(info.value, dml.DmlError)
   assert "2 unknown DirectML operators: 'NOPE', 'dml_operator_nada'" in str(info.value)
+
+
+@pytest.mark.mode_independent  # tables of callables, no JAX arrays
+def test_the_per_operator_tables_are_checked():
+  """tests/per_operator.py refuses a name declared twice, a key that names no operator and a
+  registered operator without a strategy: a new operator fails loudly until it has one."""
+  first = types.SimpleNamespace(__name__="tests.ops.test_a", VALID={"JOIN": None})
+  second = types.SimpleNamespace(__name__="tests.ops.test_b", VALID={"JOIN": None})
+  with pytest.raises(ValueError, match=r"VALID\['JOIN'\] is declared in both tests.ops.test_a and"):
+    per_operator.merge([first, second], "VALID", by_operator=True)
+  typo = types.SimpleNamespace(__name__="tests.ops.test_c", MUTANTS={"JION": None})
+  with pytest.raises(ValueError, match="names 'JION', which is no registered operator"):
+    per_operator.merge([typo], "MUTANTS", by_operator=True)
+  assert per_operator.merge([typo], "VALID", by_operator=True) == {}
+  with pytest.raises(LookupError, match="no VALID strategy for ARGMAX, ARGMIN, "):
+    per_operator.require_strategies({})
+  per_operator.require_strategies(per_operator.VALID)
 
 
 @pytest.mark.parametrize("op", OPERATORS)
