@@ -16,7 +16,7 @@ this module imports every one of them once (in sorted order) and merges what the
 - `BFLOAT16_CALLS = {"name": lambda x: ...}`: an operator that only moves bits, as one call
   taking the data first (test_moved_bits).
 - `FREE_OUTPUT_DIMENSIONS = {"OPERATOR": lambda desc: {...}}`: the output dimensions whose
-  size no input fixes (test_contract).
+  size no input fixes (test_contract, and the mutants of test_fuzz).
 
 A registered operator without a strategy, a name declared twice, or a key that names no
 registered operator fails the import of this module, so every generic test fails loudly.

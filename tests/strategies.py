@@ -5,10 +5,10 @@ Each operator's test module (`tests/ops/test_<module>.py`) declares its strategy
 exists (`levels`), then a descriptor that level's tables accept (`table_at`, `rank_range`:
 ranks, data types, index types), with small sizes (`draw_sizes`), and input data
 (`draw_data`) with in-range, negative and out-of-range indices (`draw_indices`), and returns
-a `Case`. `invalid_case(valid, own_mutations)` draws a valid case and breaks exactly one
-rule, a generic one (data types, ranks, sizes, the tensor layer, outputs, Axis) or one of
-the operator's own (its module's `MUTANTS` entry, built with `replace_tensor` and
-`rebuild`), returning the DML field that the error must name.
+a `Case`. `invalid_case(valid, own_mutations, free_output_dimensions)` draws a valid case
+and breaks exactly one rule, a generic one (data types, ranks, sizes, the tensor layer,
+outputs, Axis) or one of the operator's own (its module's `MUTANTS` entry, built with
+`replace_tensor` and `rebuild`), returning the DML field that the error must name.
 """
 
 from __future__ import annotations
@@ -167,9 +167,10 @@ def _input_name(desc):
   return desc.dml_inputs()[0][0]
 
 
-def _mutations(desc, level, draw, own_mutations):
+def _mutations(desc, level, draw, own_mutations, free_output_dimensions):
   """Yields (name, mutant descriptor, field the error must name): the generic mutants, then
-  the operator's own (`own_mutations(desc, level, draw)`, None: none)."""
+  the operator's own (`own_mutations(desc, level, draw)`, None: none).
+  `free_output_dimensions(desc)` (None: none) are the output dimensions no input fixes."""
   table = desc.SUPPORT.at(level)
   inputs = list(desc.dml_inputs())
   if not inputs:  # an operator with no input (DIAGONAL_MATRIX): its output's own rules
@@ -229,7 +230,8 @@ def _mutations(desc, level, draw, own_mutations):
       "OutputTensor.Flags",
     )
     # Output sizes and data type.
-    bigger = _bigger_output_sizes(desc, output.sizes)
+    free = set() if free_output_dimensions is None else free_output_dimensions(desc)
+    bigger = _bigger_output_sizes(desc, output.sizes, free)
     if bigger is not None:
       yield (
         "output sizes",
@@ -282,11 +284,10 @@ def _rebuild_output(desc, output):
   return dataclasses.replace(desc, **changes)
 
 
-def _bigger_output_sizes(desc, sizes):
-  """`sizes` with one more element in the last dimension the inputs fix, or None where they fix
-  none: ONE_HOT's size on Axis is the depth, which only the OutputTensor holds, so any value
-  there is valid."""
-  free = {desc.axis} if isinstance(desc, dml.OneHotDesc) else set()
+def _bigger_output_sizes(desc, sizes, free):
+  """`sizes` with one more element in the last dimension the inputs fix (all but `free`), or
+  None where they fix none: ONE_HOT's size on Axis is the depth, which only the OutputTensor
+  holds, so any value there is valid."""
   if not desc.dml_inputs():  # an operator without inputs (the fills): no size is fixed
     free = set(range(len(sizes)))
   fixed = [d for d in range(len(sizes)) if d not in free]
@@ -398,10 +399,12 @@ def updates_mutations(desc, draw):
 
 
 @st.composite
-def invalid_case(draw, valid, own_mutations=None):
+def invalid_case(draw, valid, own_mutations=None, free_output_dimensions=None):
   """(valid case, mutation name, mutant descriptor, DML field the error must name): a case of
-  the strategy `valid`, broken by a generic mutant or one of `own_mutations`."""
+  the strategy `valid`, broken by a generic mutant or one of `own_mutations`; the operator's
+  tables `MUTANTS` and `FREE_OUTPUT_DIMENSIONS` hold its `own_mutations` and
+  `free_output_dimensions`."""
   case = draw(valid)
-  mutants = list(_mutations(case.desc, case.level, draw, own_mutations))
+  mutants = list(_mutations(case.desc, case.level, draw, own_mutations, free_output_dimensions))
   name, mutant, field = draw(st.sampled_from(mutants))
   return case, name, mutant, field

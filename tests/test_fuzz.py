@@ -61,7 +61,12 @@ def test_valid_descriptor_matches_reference(op, shard, data, x64):
 @given(data=st.data())
 def test_mutated_descriptor_is_rejected_naming_the_field(op, shard, data):
   case, name, mutant, field = data.draw(
-    strategies.invalid_case(per_operator.VALID[op](), per_operator.MUTANTS.get(op)), label="mutant"
+    strategies.invalid_case(
+      per_operator.VALID[op](),
+      per_operator.MUTANTS.get(op),
+      per_operator.FREE_OUTPUT_DIMENSIONS.get(op),
+    ),
+    label="mutant",
   )
   try:
     mutant.validate(case.level)
