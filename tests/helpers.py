@@ -1,4 +1,6 @@
-"""Helpers shared by the test files: the one module they import besides strategies.py.
+"""Helpers shared by the test files: the one module they import besides strategies.py and
+sharding_cases.py (what operators' strategies and sharded cases are made of) and
+per_operator.py (which collects those from tests/ops/).
 
 Test files never import each other; what two of them need lives here. Keep each group of
 helpers in its own section, so that branches adding helpers merge cleanly

@@ -11,13 +11,19 @@ shares is tested in tests/test_contract.py and the cross-cutting files.
 
 from __future__ import annotations
 
+import dataclasses
+import math
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from hypothesis import strategies as st
 
 import dml_jax as dml
+from dml_jax import TensorDesc
 from dml_jax._src import reference
+from tests import sharding_cases, strategies
 from tests.helpers import assert_bits_equal, assert_rejected, assert_valid, explain_section
 
 T = dml.TensorDesc
@@ -157,3 +163,104 @@ def test_fewer_dimensions_read_with_leading_ones():
   with pytest.raises(dml.DmlValidationError, match="IndicesTensor.Sizes") as info:
     dml.max_unpooling(x, i[:2], output_sizes=(6,))
   assert "dml.max_unpooling(input.reshape(1, 1, 1, 3)" in "".join(info.value.__notes__)
+
+
+# -- The generic tests' data (collected by tests/per_operator.py) ------------------------------
+
+
+@st.composite
+def max_unpooling_case(draw):
+  """MAX_UNPOOLING: any 4-D output sizes (they are free), and flat indices that repeat, reach
+  past the output's element count, or sit at the extremes of their type."""
+  level = draw(strategies.levels("MAX_UNPOOLING"))
+  table = strategies.table_at(dml.MaxUnpoolingDesc, level)
+  data_type = draw(st.sampled_from(table["InputTensor"].data_types))
+  index_type = draw(st.sampled_from(table["IndicesTensor"].data_types))
+  sizes = strategies.draw_sizes(draw, 4, max_elements=24)
+  output_sizes = strategies.draw_sizes(draw, 4, max_elements=48)
+  total = math.prod(output_sizes)
+  rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+  i = rng.integers(0, total + 3, sizes).astype(index_type.numpy_dtype)
+  if rng.integers(0, 4) == 0:
+    i.flat[rng.integers(0, i.size)] = np.iinfo(index_type.numpy_dtype).max
+  x = strategies.draw_data(draw, data_type, sizes)
+  desc = dml.MaxUnpoolingDesc(
+    TensorDesc(data_type, sizes), TensorDesc(index_type, sizes), TensorDesc(data_type, output_sizes)
+  )
+  return strategies.Case(
+    desc,
+    level,
+    [x, i],
+    lambda x, i, level: dml.max_unpooling(x, i, output_sizes=output_sizes, feature_level=level),
+    lambda: reference.max_unpooling(x, i, output_sizes=output_sizes),
+  )
+
+
+def max_unpooling_mutations(desc, level, draw):
+  """MAX_UNPOOLING's own rules: indices of other sizes, an output of another rank."""
+  del level
+  indices, output = desc.indices_tensor, desc.output_tensor
+  d = draw(st.integers(0, 3))
+  sizes = tuple(s + (i == d) for i, s in enumerate(indices.sizes))
+  yield (
+    "indices sizes",
+    dataclasses.replace(desc, indices_tensor=strategies.replace_tensor(indices, sizes=sizes)),
+    "IndicesTensor.Sizes",
+  )
+  yield (
+    "output rank",
+    dataclasses.replace(
+      desc, output_tensor=strategies.replace_tensor(output, sizes=output.sizes[1:])
+    ),
+    "OutputTensor.DimensionCount",
+  )
+
+
+def max_unpooling_cases(n, rng):
+  # A 2x2, stride-2 max pooling's indices of a (2n, 2, 2, 3) input: distinct (jnp's scatter
+  # leaves the order of duplicates open), flat over the whole (2n, 2, 4, 6) output.
+  pooled, out_sizes = (2 * n, 2, 2, 3), (2 * n, 2, 4, 6)
+  x = rng.standard_normal(pooled).astype(np.float32)
+  dy, dx = rng.integers(0, 2, pooled), rng.integers(0, 2, pooled)
+  planes = np.arange(4 * n).reshape(2 * n, 2, 1, 1)
+  rows, cols = 2 * np.arange(2)[:, None] + dy, 2 * np.arange(3)[None, :] + dx
+  idx = ((planes * 4 + rows) * 6 + cols).astype(np.uint32)
+
+  def jnp_unpool(x, i):
+    flat = jnp.zeros(math.prod(out_sizes), x.dtype).at[i.reshape(-1)].set(x.reshape(-1))
+    return flat.reshape(out_sizes)
+
+  return [
+    sharding_cases.Case(
+      "MAX_UNPOOLING",
+      "2x2 pooling's indices, sharded on axis 0",
+      lambda x, i: dml.max_unpooling(x, i, output_sizes=out_sizes),
+      jnp_unpool,
+      [(x, 0), (idx, 0)],
+      reference.max_unpooling(x, idx, output_sizes=out_sizes),
+      settles_across_devices=True,
+    )
+  ]
+
+
+VALID = {"MAX_UNPOOLING": max_unpooling_case}
+MUTANTS = {"MAX_UNPOOLING": max_unpooling_mutations}
+SHARDED_CASES = max_unpooling_cases
+TRACING_CALLS = {
+  "max_unpooling": lambda k: dml.max_unpooling(
+    jnp.full((1, 1, 2, 2), k, jnp.float32),
+    jnp.full((1, 1, 2, 2), k % 4, jnp.uint32),
+    output_sizes=(1, 1, 2, 3),
+  ),
+}
+BFLOAT16_CALLS = {
+  "max_unpooling": lambda x: dml.max_unpooling(
+    x.reshape(1, 1, 4, 6),
+    (np.arange(24, dtype=np.uint32) * 7 % 25).reshape(1, 1, 4, 6),
+    output_sizes=(1, 1, 5, 5),
+  ),
+}
+# The flat indices fit an output of any sizes: no input fixes any of them.
+FREE_OUTPUT_DIMENSIONS = {
+  "MAX_UNPOOLING": lambda desc: set(range(desc.output_tensor.dimension_count))
+}

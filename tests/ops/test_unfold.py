@@ -15,9 +15,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from hypothesis import strategies as st
 
 import dml_jax as dml
+from dml_jax import TensorDesc
 from dml_jax._src import reference
+from tests import sharding_cases, strategies
 from tests.helpers import assert_bits_equal, assert_rejected, assert_valid, explain_section
 
 T = dml.TensorDesc
@@ -221,3 +224,116 @@ def test_the_gathered_form_agrees_with_the_sliced_one(monkeypatch):
   gathered = jax.jit(desc.lower)(x)
   assert_bits_equal(gathered, sliced)
   assert_bits_equal(gathered, reference.unfold(x, **attributes))
+
+
+# -- The generic tests' data (collected by tests/per_operator.py) ------------------------------
+
+
+@st.composite
+def unfold_case(draw):
+  """UNFOLD: 1 to 4 spatial dimensions, windows, strides and dilations that skip points,
+  padding at either end (a window may lie in the padding alone)."""
+  level = draw(strategies.levels("UNFOLD"))
+  table = strategies.table_at(dml.UnfoldDesc, level)
+  data_type = draw(st.sampled_from(table["InputTensor"].data_types))
+  k = draw(st.integers(1, 4))
+  sizes = strategies.draw_sizes(draw, 2, max_elements=4) + strategies.draw_sizes(
+    draw, k, max_elements=24
+  )
+  windows, strides, dilations, starts, ends = [], [], [], [], []
+  for size in sizes[2:]:
+    start, end = draw(st.integers(0, 2)), draw(st.integers(0, 2))
+    dilation = draw(st.integers(1, 2))
+    most = (size + start + end - 1) // dilation + 1  # the most points that fit
+    windows.append(draw(st.integers(1, min(3, most))))
+    strides.append(draw(st.integers(1, 3)))
+    dilations.append(dilation)
+    starts.append(start)
+    ends.append(end)
+  attributes = dict(
+    window_sizes=tuple(windows),
+    strides=tuple(strides),
+    dilations=tuple(dilations),
+    start_padding=tuple(starts),
+    end_padding=tuple(ends),
+  )
+  x = strategies.draw_data(draw, data_type, sizes)
+  desc = dml.UnfoldDesc(TensorDesc(data_type, sizes), **attributes)
+  return strategies.Case(
+    desc,
+    level,
+    [x],
+    lambda x, level: dml.unfold(x, **attributes, feature_level=level),
+    lambda: reference.unfold(x, **attributes),
+  )
+
+
+def unfold_mutations(desc, level, draw):
+  """UNFOLD's own rules: a window that does not fit, a stride or dilation of 0, negative
+  padding, an array of another length, one spatial dimension too many."""
+  del level
+  d = draw(st.integers(0, desc.dimension_count - 1))
+
+  def one(name, value):
+    values = list(getattr(desc, name))
+    values[d] = value
+    return strategies.rebuild(desc, {name: tuple(values)})
+
+  size = desc.input_tensor.sizes[2 + d] + desc.start_padding[d] + desc.end_padding[d]
+  too_wide = (size - 1) // desc.dilations[d] + 2  # one point more than fits
+  yield "window too wide", one("window_sizes", too_wide), "WindowSizes"
+  yield "stride 0", one("strides", 0), "Strides"
+  yield "dilation 0", one("dilations", 0), "Dilations"
+  yield "negative padding", one("start_padding", -1), "StartPadding"
+  yield (
+    "end padding length",
+    strategies.rebuild(desc, {"end_padding": desc.end_padding + (0,)}),
+    "EndPadding",
+  )
+  grown = {
+    "window_sizes": desc.window_sizes + (1,),
+    "strides": desc.strides + (1,),
+    "dilations": desc.dilations + (1,),
+    "start_padding": desc.start_padding + (0,),
+    "end_padding": desc.end_padding + (0,),
+    "dimension_count": None,
+  }
+  yield "spatial dimensions", strategies.rebuild(desc, grown), "InputTensor.DimensionCount"
+
+
+def unfold_cases(n, rng):
+  x = rng.standard_normal((n, n, 2 * n, 5)).astype(np.float32)
+  attributes = dict(window_sizes=(3, 2), start_padding=(1, 0), end_padding=(1, 1))
+
+  def jnp_patches(x):
+    out = jax.lax.conv_general_dilated_patches(
+      x, (3, 2), (1, 1), ((1, 1), (0, 1)), precision=jax.lax.Precision.HIGHEST
+    )
+    return out.reshape(out.shape[0], out.shape[1], -1)
+
+  return [
+    sharding_cases.Case(
+      "UNFOLD",
+      f"3x2 windows, padded, sharded on axis {shard}",
+      lambda x: dml.unfold(x, **attributes),
+      jnp_patches,
+      [(x, shard)],
+      reference.unfold(x, **attributes),
+    )
+    # Sharded along a spatial dimension, each window point's slice exchanges its own halo
+    # (docs/sharding.md), where the patches convolution exchanges one: not a case here.
+    for shard in (0, 1)
+  ]
+
+
+VALID = {"UNFOLD": unfold_case}
+MUTANTS = {"UNFOLD": unfold_mutations}
+SHARDED_CASES = unfold_cases
+TRACING_CALLS = {
+  "unfold": lambda k: dml.unfold(jnp.full((1, 2, 3, 4), k, jnp.int8), window_sizes=(2, 2)),
+}
+BFLOAT16_CALLS = {
+  "unfold": lambda x: dml.unfold(
+    x.reshape(1, 1, 4, 6), window_sizes=(2, 3), strides=(1, 2), start_padding=(1, 0)
+  ),
+}
