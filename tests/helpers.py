@@ -266,6 +266,14 @@ def numpy_normalize(indices: np.ndarray, size: int | np.ndarray) -> np.ndarray:
 # -- test data for the GPU kernels (tests/test_kernels.py, tests/test_strip_kernel.py) ------
 
 
+def examples(fraction: float, **changes: Any) -> Any:
+  """Hypothesis settings drawing `fraction` of the loaded profile's max_examples (at least 5):
+  the "ci" profile's 30 make 15 at 0.5, the "long" profile's 10,000 make 5,000."""
+  from hypothesis import settings
+
+  return settings(max_examples=max(5, int(settings().max_examples * fraction)), **changes)
+
+
 def in_turn(first: list[Any], second: list[Any]) -> list[Any]:
   """Parameters pairing each of `first` with one of `second` in turn, and each of `second` at
   least once: max(len) pairs, not the product. For kernel bodies that move elements by their

@@ -25,7 +25,7 @@ from dml_jax._src import buffers
 from dml_jax._src.fields import FieldKind, dml_fields
 from dml_jax._src.fixtures import load_fixtures
 from tests import per_operator, strategies
-from tests.helpers import assert_bits_equal
+from tests.helpers import assert_bits_equal, examples
 
 # -- the NumPy model ---------------------------------------------------------------------------
 
@@ -130,7 +130,7 @@ def bound_tensor(draw, *, output=False, max_rank=4):
 # -- reading and writing one tensor -------------------------------------------------------------
 
 
-@settings(max_examples=20)
+@examples(0.5)
 @given(bound_tensor(), st.sampled_from(BUFFER_DTYPES), st.integers(0, 2**32 - 1))
 def test_read_tensor_matches_the_model(bound, buffer_dtype, seed):
   tensor, offset, nbytes = bound
@@ -142,7 +142,7 @@ def test_read_tensor_matches_the_model(bound, buffer_dtype, seed):
   assert_bits_equal(got, want)
 
 
-@settings(max_examples=20)
+@examples(0.5)
 @given(bound_tensor(output=True), st.sampled_from(BUFFER_DTYPES), st.integers(0, 2**32 - 1))
 def test_write_tensor_changes_exactly_the_elements_bytes(bound, buffer_dtype, seed):
   tensor, offset, nbytes = bound

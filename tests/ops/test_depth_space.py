@@ -17,14 +17,20 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 import dml_jax as dml
 from dml_jax import TensorDesc
 from dml_jax._src import reference
 from tests import sharding_cases, strategies
-from tests.helpers import CROSS_CHECK_SEEDS, assert_bits_equal, assert_rejected, assert_valid
+from tests.helpers import (
+  CROSS_CHECK_SEEDS,
+  assert_bits_equal,
+  assert_rejected,
+  assert_valid,
+  examples,
+)
 
 T = dml.TensorDesc
 Order = dml.DepthSpaceOrder
@@ -303,7 +309,7 @@ def test_column_row_depth_is_pixel_shuffle():
 
 
 @pytest.mark.parametrize("order", ORDERS)
-@settings(max_examples=40, deadline=None)
+@examples(0.5, deadline=None)
 @given(
   b=st.integers(1, 3),
   dims=st.tuples(*(st.integers(1, 3) for _ in range(4))),

@@ -20,7 +20,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 import dml_jax as dml
@@ -33,6 +33,7 @@ from tests.helpers import (
   assert_bits_equal,
   assert_rejected,
   assert_valid,
+  examples,
   explain_section,
   parse_html,
 )
@@ -568,7 +569,7 @@ def test_unlike_jax_nn_one_hot_the_axis_is_kept_and_negative_indices_count_from_
   )
 
 
-@settings(max_examples=25)
+@examples(0.5)
 @given(data=st.data())
 def test_matches_the_reference_eagerly_jitted_and_vmapped(data):
   case = data.draw(one_hot_case(), label="case")

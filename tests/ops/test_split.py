@@ -18,7 +18,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 import dml_jax as dml
@@ -31,6 +31,7 @@ from tests.helpers import (
   assert_rejected,
   assert_valid,
   braces,
+  examples,
   explain_section,
 )
 
@@ -341,7 +342,7 @@ def _pieces(draw):
   return x, axis, tuple(sizes)
 
 
-@settings(max_examples=40, deadline=None)
+@examples(0.5, deadline=None)
 @given(_pieces())
 def test_join_undoes_split_and_split_undoes_join(case):
   x, axis, sizes = case
