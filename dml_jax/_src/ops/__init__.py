@@ -18,6 +18,7 @@ from dml_jax._src.ops import join as join
 from dml_jax._src.ops import nonzero_coordinates as nonzero_coordinates
 from dml_jax._src.ops import one_hot as one_hot
 from dml_jax._src.ops import padding as padding
+from dml_jax._src.ops import resample as resample
 from dml_jax._src.ops import reverse_subsequences as reverse_subsequences
 from dml_jax._src.ops import scatter_elements as scatter_elements
 from dml_jax._src.ops import scatter_nd as scatter_nd
