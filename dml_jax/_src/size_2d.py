@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 from dml_jax._src.integers import as_int
 
 
-class Size2D(NamedTuple):
+@dataclasses.dataclass(frozen=True)
+class Size2D:
   """`DML_SIZE_2D {Width, Height}`: two UINTs, in DirectML's struct order (width first).
 
   Examples:
@@ -22,6 +24,10 @@ class Size2D(NamedTuple):
 
   width: int
   height: int
+
+  def __post_init__(self) -> None:
+    object.__setattr__(self, "width", as_int(self.width, "ScaleSize.Width"))
+    object.__setattr__(self, "height", as_int(self.height, "ScaleSize.Height"))
 
   @classmethod
   def from_any(cls, value: Any, what: str = "ScaleSize") -> Size2D:

@@ -26,3 +26,4 @@ from dml_jax._src.ops import slice as slice
 from dml_jax._src.ops import split as split
 from dml_jax._src.ops import tile as tile
 from dml_jax._src.ops import top_k as top_k
+from dml_jax._src.ops import upsample_2d as upsample_2d
