@@ -38,6 +38,7 @@ class Case:
 
 
 GATHER_ND_DESCS = (dml.GatherNdDesc, dml.GatherNd1Desc)
+RESAMPLE_DESCS = (dml.ResampleDesc, dml.Resample1Desc, dml.Resample2Desc)
 SELECTION_DESCS = (
   dml.CastDesc,
   dml.ElementWiseIfDesc,
@@ -888,6 +889,75 @@ def top_k_case(draw, op="TOP_K"):
   )
 
 
+# Dyadic scales and offsets with small whole-number data: every LINEAR weight and product is
+# exact in float32, so a fused multiply-add rounds as the oracle's two products do.
+_RESAMPLE_SCALES = (0.25, 0.5, 1.0, 2.0, 4.0)
+_RESAMPLE_OFFSETS = (0.0, 0.5, -0.5, 0.25, 1.0)
+
+
+def _resample_data(draw, data_type, sizes):
+  rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+  low, high = (0, 64) if data_type is DataType.UINT8 else (-64, 64)
+  return rng.integers(low, high, sizes).astype(data_type.numpy_dtype)
+
+
+@st.composite
+def resample_case(draw, op="RESAMPLE"):
+  """RESAMPLE, RESAMPLE1 or RESAMPLE2: either mode, free output sizes, dyadic fields."""
+  desc_type = DESCS[op]
+  level = draw(levels(op))
+  table = _table(desc_type, level)
+  n = draw(st.integers(*_rank_range(table, level)))
+  data_type = draw(st.sampled_from(table["InputTensor"].data_types))
+  sizes = _sizes(draw, n, max_elements=24)
+  out = _sizes(draw, n, max_elements=24)
+  mode = draw(st.sampled_from(["NEAREST_NEIGHBOR", "LINEAR"]))
+  scales = tuple(draw(st.sampled_from(_RESAMPLE_SCALES)) for _ in range(n))
+  offsets = lambda: tuple(draw(st.sampled_from(_RESAMPLE_OFFSETS)) for _ in range(n))  # noqa: E731
+  x = _resample_data(draw, data_type, sizes)
+  inputs, output = TensorDesc(data_type, sizes), TensorDesc(data_type, out)
+  kwargs: dict = {"interpolation_mode": mode, "scales": scales, "output_sizes": out}
+  if op == "RESAMPLE":
+    desc = dml.ResampleDesc(inputs, output, mode, scales)
+  else:
+    kwargs["input_pixel_offsets"], kwargs["output_pixel_offsets"] = offsets(), offsets()
+    fields = (kwargs["input_pixel_offsets"], kwargs["output_pixel_offsets"])
+    if op == "RESAMPLE1":
+      desc = dml.Resample1Desc(inputs, output, mode, scales, *fields)
+    else:
+      kwargs["rounding_direction"] = draw(st.sampled_from(["DECREASING", "INCREASING"]))
+      desc = dml.Resample2Desc(inputs, output, mode, kwargs["rounding_direction"], scales, *fields)
+  function, oracle = getattr(dml, op.lower()), getattr(reference, op.lower())
+  return Case(
+    desc,
+    level,
+    [x],
+    lambda x, level: function(x, feature_level=level, **kwargs),
+    lambda: oracle(x, **kwargs),
+  )
+
+
+@st.composite
+def upsample_2d_case(draw):
+  level = draw(levels("UPSAMPLE_2D"))
+  n = draw(st.integers(4, 5))
+  data_type = draw(st.sampled_from([DataType.FLOAT32, DataType.FLOAT16]))
+  sizes = _sizes(draw, n, max_elements=12)
+  scale = {"Width": draw(st.integers(1, 3)), "Height": draw(st.integers(1, 3))}
+  mode = draw(st.sampled_from(["NEAREST_NEIGHBOR", "LINEAR"]))
+  x = _resample_data(draw, data_type, sizes)
+  desc = dml.Upsample2dDesc(TensorDesc(data_type, sizes), scale, interpolation_mode=mode)
+  return Case(
+    desc,
+    level,
+    [x],
+    lambda x, level: dml.upsample_2d(
+      x, scale_size=scale, interpolation_mode=mode, feature_level=level
+    ),
+    lambda: reference.upsample_2d(x, scale_size=scale, interpolation_mode=mode),
+  )
+
+
 VALID = {
   "ELEMENT_WISE_IDENTITY": element_wise_identity_case,
   "GATHER": gather_case,
@@ -920,6 +990,10 @@ VALID = {
   "ARGMAX": arg_min_max_case,
   "TOP_K": top_k_case,
   "TOP_K1": lambda: top_k_case(op="TOP_K1"),
+  "RESAMPLE": resample_case,
+  "RESAMPLE1": lambda: resample_case(op="RESAMPLE1"),
+  "RESAMPLE2": lambda: resample_case(op="RESAMPLE2"),
+  "UPSAMPLE_2D": upsample_2d_case,
 }
 
 
@@ -1081,6 +1155,8 @@ def _bigger_output_sizes(desc, sizes):
   none: ONE_HOT's size on Axis is the depth, which only the OutputTensor holds, so any value
   there is valid."""
   free = {desc.axis} if isinstance(desc, dml.OneHotDesc) else set()
+  if isinstance(desc, RESAMPLE_DESCS):  # given, never inferred
+    free = set(range(len(sizes)))
   if not desc.dml_inputs():  # an operator without inputs (the fills): no size is fixed
     free = set(range(len(sizes)))
   fixed = [d for d in range(len(sizes)) if d not in free]
@@ -1160,8 +1236,26 @@ def _rebuild(desc, changes):
   return desc_type(**fields)
 
 
+def _resample_mutations(desc, draw):
+  n = desc.input_tensor.dimension_count
+  count = "scale_count" if isinstance(desc, dml.ResampleDesc) else "dimension_count"
+  yield "scale count", _rebuild(desc, {count: n + 1}), count.title().replace("_", "")
+  bad = draw(st.sampled_from([0.0, -1.0, float("inf"), float("nan")]))
+  yield "bad scale", _rebuild(desc, {"scales": (bad,) + desc.scales[1:]}), "Scales"
+  yield "short scales", _rebuild(desc, {"scales": desc.scales + (1.0,), count: None}), "Scales"
+  output = _replace_tensor(desc.output_tensor, sizes=desc.output_tensor.sizes + (1,))
+  yield "output rank", _rebuild(desc, {"output_tensor": output}), "OutputTensor.DimensionCount"
+  if not isinstance(desc, dml.ResampleDesc):
+    offsets = (float("inf"),) + desc.input_pixel_offsets[1:]
+    yield "bad offset", _rebuild(desc, {"input_pixel_offsets": offsets}), "InputPixelOffsets"
+
+
 def _operator_mutations(desc, level, draw):
-  if isinstance(desc, SELECTION_DESCS):
+  if isinstance(desc, RESAMPLE_DESCS):
+    yield from _resample_mutations(desc, draw)
+  elif isinstance(desc, dml.Upsample2dDesc):
+    yield "zero scale", _rebuild(desc, {"scale_size": {"Width": 0, "Height": 1}}), "ScaleSize.Width"
+  elif isinstance(desc, SELECTION_DESCS):
     yield from _select_mutations(desc, level, draw)
   elif isinstance(desc, dml.ArgMinDesc | dml.ArgMaxDesc):
     n = desc.input_tensor.dimension_count

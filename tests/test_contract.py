@@ -53,7 +53,15 @@ def _outputs_are_inferred(desc):
 
 # Output dimensions whose size no input fixes, so that any size there makes another valid
 # descriptor: ONE_HOT's depth, on Axis, lives in its OutputTensor alone.
-FREE_OUTPUT_DIMENSIONS = {"ONE_HOT": lambda desc: {desc.axis}}
+FREE_OUTPUT_DIMENSIONS = {
+  "ONE_HOT": lambda desc: {desc.axis},
+  # The RESAMPLE family's output sizes are given, not inferred (the scales need not be
+  # their ratio to the input's).
+  **{
+    op: lambda desc: set(range(desc.input_tensor.dimension_count))
+    for op in ("RESAMPLE", "RESAMPLE1", "RESAMPLE2")
+  },
+}
 
 
 def _one_more_where_fixed(desc, sizes):

@@ -734,6 +734,7 @@ def _describe(
     return ResampleDesc(input, output, mode, scales)
   if operator == "RESAMPLE1":
     return Resample1Desc(input, output, mode, scales, ins, outs)
+  assert direction is not None, "RESAMPLE2's calls pass a RoundingDirection"
   return Resample2Desc(input, output, mode, direction, scales, ins, outs)
 
 
