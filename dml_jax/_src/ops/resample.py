@@ -160,11 +160,6 @@ class Sampling:
     j = np.minimum(i + 1, self.input_size - 1)
     return i, j, (np.float32(1) - w).astype(np.float32), w
 
-  def is_identity_nearest(self, rounding: Rounding) -> bool:
-    return self.input_size == self.output_size and bool(
-      np.array_equal(self.nearest(rounding), np.arange(self.output_size))
-    )
-
 
 def resampled(
   input: jax.Array,
@@ -179,36 +174,30 @@ def resampled(
 
 
 def _nearest(input: jax.Array, samplings: Sequence[Sampling], rounding: Rounding) -> jax.Array:
-  # One gather of the output's elements from constant per-dimension indices; dimensions kept
-  # as they are take no index.
-  moved = [d for d, s in enumerate(samplings) if not s.is_identity_nearest(rounding)]
-  if not moved:
-    return input
-  index: list[Any] = [slice(None)] * input.ndim
-  for k, d in enumerate(moved):
-    shape = [1] * len(moved)
-    shape[k] = samplings[d].output_size
-    table = samplings[d].nearest(rounding)
-    dtype = np.int32 if samplings[d].input_size < 2**31 else np.int64
-    index[d] = table.astype(dtype).reshape(shape)
-  if len(moved) == 1:
-    d = moved[0]
-    return jax.numpy.take(input, index[d].reshape(-1), axis=d, mode="clip")
-  # Advanced indices on several dimensions: put them together where NumPy keeps them.
-  return input[tuple(index)] if _adjacent(moved) else _take_each(input, samplings, rounding, moved)
-
-
-def _adjacent(dims: Sequence[int]) -> bool:
-  return list(dims) == list(range(dims[0], dims[0] + len(dims)))
-
-
-def _take_each(
-  input: jax.Array, samplings: Sequence[Sampling], rounding: Rounding, moved: Sequence[int]
-) -> jax.Array:
+  # Dimensions enlarged by a whole factor f (index o // f: every element copied f times) take
+  # one broadcast and reshape, which XLA writes as a single copy; the others one gather of
+  # constant indices each.
+  tables = [s.nearest(rounding) for s in samplings]
+  factors = [_whole_factor(s, t) for s, t in zip(samplings, tables, strict=True)]
   y = input
-  for d in moved:
-    y = jax.numpy.take(y, samplings[d].nearest(rounding).astype(np.int32), axis=d, mode="clip")
+  if any(f > 1 for f in factors):
+    shape = y.shape
+    spread = tuple(n for size, f in zip(shape, factors, strict=True) for n in (size, max(f, 1)))
+    y = lax.broadcast_in_dim(y, spread, tuple(range(0, 2 * len(shape), 2)))
+    y = y.reshape(tuple(size * max(f, 1) for size, f in zip(shape, factors, strict=True)))
+  for d, (sampling, table, f) in enumerate(zip(samplings, tables, factors, strict=True)):
+    if f == 0:
+      dtype = np.int32 if sampling.input_size < 2**31 else np.int64
+      y = jax.numpy.take(y, table.astype(dtype), axis=d, mode="clip")
   return y
+
+
+def _whole_factor(sampling: Sampling, table: np.ndarray) -> int:
+  """f where the dimension's indices are o // f over f x its size (1: kept as it is), else 0."""
+  n, m = sampling.input_size, sampling.output_size
+  if m % n or not np.array_equal(table, np.arange(m) // (m // n)):
+    return 0
+  return m // n
 
 
 def _linear(input: jax.Array, samplings: Sequence[Sampling]) -> jax.Array:
