@@ -859,6 +859,72 @@ def top_k_cases(n, rng):
   return cases
 
 
+def resample_cases(n, rng):
+  # NCHW images sharded over the batch (nothing moves) or over the height (the rows stay put:
+  # every output row reads its own shard's input row); nearest 2x and a linear downscale.
+  x = rng.standard_normal((n, 2, 2 * n, 3)).astype(np.float32)
+  nearest = dict(interpolation_mode="NEAREST_NEIGHBOR", scales=(1, 1, 2, 2))
+  up = lambda x: jnp.repeat(jnp.repeat(x, 2, axis=2), 2, axis=3)  # noqa: E731
+  cases = []
+  for shard in (0, 2):
+    cases += [
+      Case(
+        "RESAMPLE",
+        f"nearest x2, sharded on axis {shard}",
+        lambda x: dml.resample(x, **nearest),
+        up,
+        [(x, shard)],
+        reference.resample(x, **nearest),
+      ),
+      Case(
+        "RESAMPLE1",
+        f"nearest x2, sharded on axis {shard}",
+        lambda x: dml.resample1(x, **nearest),
+        up,
+        [(x, shard)],
+        reference.resample1(x, **nearest),
+      ),
+      Case(
+        "RESAMPLE2",
+        f"nearest x2 (floor), sharded on axis {shard}",
+        lambda x: dml.resample2(
+          x, rounding_direction="DECREASING", input_pixel_offsets=(0.5, 0.5, 0.0, 0.0), **nearest
+        ),
+        up,
+        [(x, shard)],
+        reference.resample2(
+          x, rounding_direction="DECREASING", input_pixel_offsets=(0.5, 0.5, 0.0, 0.0), **nearest
+        ),
+      ),
+      Case(
+        "UPSAMPLE_2D",
+        f"nearest x2, sharded on axis {shard}",
+        lambda x: dml.upsample_2d(x, scale_size=(2, 2)),
+        up,
+        [(x, shard)],
+        reference.upsample_2d(x, scale_size={"Width": 2, "Height": 2}),
+      ),
+    ]
+  # LINEAR along the width only, the data sharded over the batch: per-shard arithmetic.
+  data = np.round(x * 8) + np.float32(0)  # whole numbers (no -0.0): every product exact
+  linear = dict(interpolation_mode="LINEAR", scales=(1, 1, 1, 2))
+  weights = np.array(
+    [[1, 0, 0], [0.75, 0.25, 0], [0.25, 0.75, 0], [0, 0.75, 0.25], [0, 0.25, 0.75], [0, 0, 1]],
+    np.float32,
+  )
+  cases.append(
+    Case(
+      "RESAMPLE",
+      "linear x2 on the width, sharded on axis 0",
+      lambda x: dml.resample(x, **linear),
+      lambda x: jnp.einsum("nchw,ow->ncho", x, weights, precision="highest"),
+      [(data, 0)],
+      reference.resample(data, **linear),
+    )
+  )
+  return cases
+
+
 CASES = (
   arg_min_max_cases,
   depth_space_cases,
@@ -882,6 +948,7 @@ CASES = (
   diagonal_matrix1_cases,
   nonzero_coordinates_cases,
   top_k_cases,
+  resample_cases,
 )
 
 
