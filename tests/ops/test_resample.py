@@ -264,3 +264,14 @@ def test_explanation():
   assert any("{1,1,3,3}" in line for line in output)
   linear = dml.ResampleDesc(T("FLOAT32", (4,)), T("FLOAT32", (8,)), LINEAR, (2,))
   assert any("weighted average" in line for line in linear.explain_output())
+
+
+def test_a_lower_rank_call_is_padded_to_the_levels_rank():
+  # Before FL 5_1 DirectML takes 4 dimensions: a 2-D call reads with leading 1s, scale 1 and
+  # centre offsets there, and its output is cut back.
+  x = np.arange(6, dtype=np.float32).reshape(2, 3)
+  got = dml.resample1(x, interpolation_mode=NEAREST, scales=(2, 1), feature_level="2_1")
+  assert_bits_equal(got, x[[0, 0, 1, 1]])
+  assert dml.descriptors_of(
+    lambda x: dml.resample(x, interpolation_mode=NEAREST, scales=(2, 1), feature_level="2_0"), x
+  )[0].scales == (1.0, 1.0, 2.0, 1.0)

@@ -115,3 +115,8 @@ def test_explanation():
   output = explain_section(dml.explain(desc), "Output:")
   assert any("out[..., h, w] = in[..., h // 3, w // 2]" in line for line in output)
   assert any("{1,1,6,6}" in line for line in output)
+
+
+def test_an_image_without_batch_or_channel_is_padded():
+  x = np.arange(6, dtype=np.float32).reshape(2, 3)
+  assert_bits_equal(dml.upsample_2d(x, scale_size=(2, 1)), np.repeat(x, 2, axis=1))

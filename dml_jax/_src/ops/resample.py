@@ -49,7 +49,7 @@ import numpy as np
 from jax import lax
 from jax.typing import ArrayLike
 
-from dml_jax._src import arguments, dispatch, enums, registry, rules
+from dml_jax._src import arguments, dispatch, enums, natural, registry, rules
 from dml_jax._src.axis_direction import AxisDirection
 from dml_jax._src.descriptor import OperatorDesc
 from dml_jax._src.dtypes import DataType
@@ -699,8 +699,10 @@ def _call(
   scale_values = _floats(scales, "Scales")
   assert scale_values is not None
   n = len(scale_values)
-  ins = _floats(input_pixel_offsets, "InputPixelOffsets") or (0.5,) * n
-  outs = _floats(output_pixel_offsets, "OutputPixelOffsets") or (-0.5,) * n
+  ins, outs = None, None  # RESAMPLE's are pixel centres: no field holds them
+  if desc_type is not ResampleDesc:
+    ins = _floats(input_pixel_offsets, "InputPixelOffsets") or (0.5,) * n
+    outs = _floats(output_pixel_offsets, "OutputPixelOffsets") or (-0.5,) * n
   sizes = None if output_sizes is None else as_int_tuple(output_sizes, "output_sizes")
   static = (level, types, mode, direction, scale_values, ins, outs, sizes)
   return _FUNCTIONS[desc_type.OPERATOR](static, input)
@@ -713,14 +715,16 @@ def _describe(
   mode: InterpolationMode,
   direction: AxisDirection | None,
   scales: tuple[float, ...],
-  ins: tuple[float, ...],
-  outs: tuple[float, ...],
+  ins: tuple[float, ...] | None,
+  outs: tuple[float, ...] | None,
   sizes: tuple[int, ...] | None,
 ) -> _ResampleDesc:
   input = TensorDesc(types[0], shapes[0])
   output = TensorDesc(types[0], default_output_sizes(shapes[0], scales) if sizes is None else sizes)
   if operator == "RESAMPLE":
     return ResampleDesc(input, output, mode, scales)
+  ins = (0.5,) * len(scales) if ins is None else ins
+  outs = (-0.5,) * len(scales) if outs is None else outs
   if operator == "RESAMPLE1":
     return Resample1Desc(input, output, mode, scales, ins, outs)
   assert direction is not None, "RESAMPLE2's calls pass a RoundingDirection"
@@ -733,6 +737,20 @@ _FUNCTIONS = {
       types, shapes, operator, *attributes
     ),
     desc_type,
+    # A call of lower rank than the level's table takes (4 dimensions before FL 5_1) is
+    # padded with leading 1s, each scale 1 and the offsets pixel centres; the output is cut
+    # back. Fewer scales than dimensions are left for validation to refuse.
+    natural.PerDimension(
+      names=(
+        "interpolation_mode",
+        "rounding_direction",
+        "scales",
+        "input_pixel_offsets",
+        "output_pixel_offsets",
+        "output_sizes",
+      ),
+      neutral=((2, 1.0), (3, 0.5), (4, -0.5), (5, natural.SIZE)),  # type: ignore[arg-type]
+    ),
   )
   for desc_type in (ResampleDesc, Resample1Desc, Resample2Desc)
 }

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import jax
 from jax.typing import ArrayLike
 
-from dml_jax._src import arguments, dispatch, registry
+from dml_jax._src import arguments, dispatch, natural, registry
 from dml_jax._src.descriptor import OperatorDesc
 from dml_jax._src.dtypes import DataType
 from dml_jax._src.errors import Checker
@@ -204,4 +204,10 @@ def _describe(
   return Upsample2dDesc(TensorDesc(types[0], shapes[0]), scale_size, interpolation_mode=mode)
 
 
-_upsample_2d = dispatch.operator_function(_describe, Upsample2dDesc)
+# A 2-D or 3-D call (an image without batch or channel) is padded with leading 1s to the
+# 4 dimensions DirectML takes, and its output cut back.
+_upsample_2d = dispatch.operator_function(
+  _describe,
+  Upsample2dDesc,
+  natural.PerDimension(names=("scale_size", "interpolation_mode")),
+)
