@@ -17,6 +17,8 @@ from benchmarks.harness import (
   edge,
   every,
   jax_impl,
+  onnx_chain,
+  ort_impl,
   random_data,
   shape_text,
   take,
@@ -104,6 +106,27 @@ def resample_case(shape: tuple[int, int, int, int], rng, *, op: str, dtype=np.fl
         x,
       ),
     ]
+    if env.ort:
+      # ONNX Resize as ONNX Runtime's DirectML provider reads it onto RESAMPLE2.
+      scales = np.array([1, 1, 2, 2], np.float32)
+      feeds = {"x": host[0], "scales": scales}
+      model = onnx_chain(
+        env,
+        [
+          (
+            "Resize",
+            ["x", "", "scales"],
+            dict(
+              mode="nearest",
+              coordinate_transformation_mode="half_pixel",
+              nearest_mode="round_prefer_floor",
+            ),
+          )
+        ],
+        list(feeds.items()),
+        np.empty(out_shape, dtype),
+      )
+      impls.append(ort_impl(env, "Resize nearest", model, feeds, out_shape))
     if env.torch:
       tx = env.torch_from_jax(x)
       interpolate = env.torch.nn.functional.interpolate
