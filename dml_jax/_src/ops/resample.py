@@ -187,9 +187,12 @@ def _nearest(input: jax.Array, samplings: Sequence[Sampling], rounding: Rounding
     y = y.reshape(tuple(size * max(f, 1) for size, f in zip(shape, factors, strict=True)))
   for d, (sampling, table, f) in enumerate(zip(samplings, tables, factors, strict=True)):
     if f == 0:
-      dtype = np.int32 if sampling.input_size < 2**31 else np.int64
-      y = jax.numpy.take(y, table.astype(dtype), axis=d, mode="clip")
+      y = jax.numpy.take(y, table.astype(_index_type(sampling)), axis=d, mode="clip")
   return y
+
+
+def _index_type(sampling: Sampling) -> type:
+  return np.int32 if sampling.input_size < 2**31 else np.int64
 
 
 def _whole_factor(sampling: Sampling, table: np.ndarray) -> int:
@@ -209,12 +212,12 @@ def _linear(input: jax.Array, samplings: Sequence[Sampling]) -> jax.Array:
       if sampling.input_size != sampling.output_size or not np.array_equal(
         i, np.arange(sampling.output_size)
       ):
-        y = jax.numpy.take(y, i.astype(np.int32), axis=d, mode="clip")
+        y = jax.numpy.take(y, i.astype(_index_type(sampling)), axis=d, mode="clip")
       continue
     shape = [1] * y.ndim
     shape[d] = sampling.output_size
-    a = jax.numpy.take(y, i.astype(np.int32), axis=d, mode="clip")
-    b = jax.numpy.take(y, j.astype(np.int32), axis=d, mode="clip")
+    a = jax.numpy.take(y, i.astype(_index_type(sampling)), axis=d, mode="clip")
+    b = jax.numpy.take(y, j.astype(_index_type(sampling)), axis=d, mode="clip")
     keep_b = lax.broadcast_in_dim(keep.reshape(shape), a.shape, tuple(range(y.ndim)))
     w_b = lax.broadcast_in_dim(w.reshape(shape), a.shape, tuple(range(y.ndim)))
     # XLA may fuse one product into the sum (a multiply-add, rounded once): the step is then
