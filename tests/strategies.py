@@ -889,8 +889,8 @@ def top_k_case(draw, op="TOP_K"):
   )
 
 
-# Dyadic scales and offsets with small whole-number data: every LINEAR weight and product is
-# exact in float32, so a fused multiply-add rounds as the oracle's two products do.
+# Dyadic scales and offsets and small whole numbers: pictures a reader can check by hand
+# (tests/ops/test_resample.py compares general fields too).
 _RESAMPLE_SCALES = (0.25, 0.5, 1.0, 2.0, 4.0)
 _RESAMPLE_OFFSETS = (0.0, 0.5, -0.5, 0.25, 1.0)
 

@@ -27,8 +27,9 @@ NEAREST_NEIGHBOR takes the input element at x rounded to an index, then clamped 
 LINEAR interpolates between the two input elements around x in each dimension, one
 dimension after another from the first to the last: with x clamped into [0, size - 1],
 i = floor(x), w = x - i and j = min(i + 1, size - 1), each step is
-``a x (1 - w) + b x w`` for a = y[i], b = y[j] in float32 (1 - w rounded first), and where
-w is 0 the step is a alone (an infinite or NaN neighbour of weight 0 does not leak in).
+``a x (1 - w) + b x w`` for a = y[i], b = y[j] in float32 (1 - w rounded first; each
+product rounded, then their sum, never fused into a multiply-add), and where w is 0 the
+step is a alone (an infinite or NaN neighbour of weight 0 does not leak in).
 FLOAT16 data is interpolated in float32 and rounded to float16 once at the end; INT8 and
 UINT8 data (FL 6_2) likewise, rounded to the nearest integer, ties to even.
 
@@ -203,6 +204,22 @@ def _whole_factor(sampling: Sampling, table: np.ndarray) -> int:
   return m // n
 
 
+@jax.custom_jvp
+def _exact(product: jax.Array) -> jax.Array:
+  """`product` as sign(p) x |p|, an exact product: XLA:CPU fuses a product and a sum into
+  one multiply-add (rounded once); fused with this one, the sum rounds as the two rounded
+  products' sum does (XLA:GPU does not fuse). Its derivative is 1 (sign's 0 would lose it
+  where p is 0)."""
+  return lax.sign(product) * lax.abs(product)
+
+
+@_exact.defjvp
+def _exact_jvp(
+  primals: tuple[jax.Array], tangents: tuple[jax.Array]
+) -> tuple[jax.Array, jax.Array]:
+  return _exact(primals[0]), tangents[0]
+
+
 def _linear(input: jax.Array, samplings: Sequence[Sampling]) -> jax.Array:
   dtype = np.dtype(input.dtype)
   y = input if dtype == np.float32 else lax.convert_element_type(input, np.float32)
@@ -220,9 +237,7 @@ def _linear(input: jax.Array, samplings: Sequence[Sampling]) -> jax.Array:
     b = jax.numpy.take(y, j.astype(_index_type(sampling)), axis=d, mode="clip")
     keep_b = lax.broadcast_in_dim(keep.reshape(shape), a.shape, tuple(range(y.ndim)))
     w_b = lax.broadcast_in_dim(w.reshape(shape), a.shape, tuple(range(y.ndim)))
-    # XLA may fuse one product into the sum (a multiply-add, rounded once): the step is then
-    # within one float32 rounding of the two-product form the oracle computes.
-    y = lax.select(w_b == np.float32(0), a, a * keep_b + b * w_b)
+    y = lax.select(w_b == np.float32(0), a, _exact(a * keep_b) + _exact(b * w_b))
   if dtype == np.float32:
     return y
   if np.issubdtype(dtype, np.integer):
