@@ -18,9 +18,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from hypothesis import strategies as st
 
 import dml_jax as dml
 from dml_jax._src import reference
+from dml_jax._src.dtypes import DataType
+from tests import sharding_cases, strategies
 from tests.helpers import assert_bits_equal, assert_rejected, assert_valid, explain_section
 
 T = dml.TensorDesc
@@ -273,3 +276,151 @@ def test_a_lower_rank_call_is_padded_to_the_levels_rank():
   assert dml.descriptors_of(
     lambda x: dml.resample(x, interpolation_mode=NEAREST, scales=(2, 1), feature_level="2_0"), x
   )[0].scales == (1.0, 1.0, 2.0, 1.0)
+
+
+# -- The generic tests' data (collected by tests/per_operator.py) ------------------------------
+
+# Dyadic scales and offsets and small whole numbers: pictures a reader can check by hand
+# (the tests above compare general fields too).
+_SCALES = (0.25, 0.5, 1.0, 2.0, 4.0)
+_OFFSETS = (0.0, 0.5, -0.5, 0.25, 1.0)
+
+
+def whole_numbers(draw, data_type, sizes):
+  rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+  low, high = (0, 64) if data_type is DataType.UINT8 else (-64, 64)
+  return rng.integers(low, high, sizes).astype(data_type.numpy_dtype)
+
+
+@st.composite
+def resample_case(draw, op="RESAMPLE"):
+  """RESAMPLE, RESAMPLE1 or RESAMPLE2: either mode, free output sizes, dyadic fields."""
+  desc_type = strategies.DESCS[op]
+  level = draw(strategies.levels(op))
+  table = strategies.table_at(desc_type, level)
+  n = draw(st.integers(*strategies.rank_range(table, level)))
+  data_type = draw(st.sampled_from(table["InputTensor"].data_types))
+  sizes = strategies.draw_sizes(draw, n, max_elements=24)
+  out = strategies.draw_sizes(draw, n, max_elements=24)
+  mode = draw(st.sampled_from([NEAREST, LINEAR]))
+  scales = tuple(draw(st.sampled_from(_SCALES)) for _ in range(n))
+  x = whole_numbers(draw, data_type, sizes)
+  inputs, output = T(data_type, sizes), T(data_type, out)
+  kwargs: dict = {"interpolation_mode": mode, "scales": scales, "output_sizes": out}
+  if op == "RESAMPLE":
+    desc = dml.ResampleDesc(inputs, output, mode, scales)
+  else:
+    for name in ("input_pixel_offsets", "output_pixel_offsets"):
+      kwargs[name] = tuple(draw(st.sampled_from(_OFFSETS)) for _ in range(n))
+    fields = (kwargs["input_pixel_offsets"], kwargs["output_pixel_offsets"])
+    if op == "RESAMPLE1":
+      desc = dml.Resample1Desc(inputs, output, mode, scales, *fields)
+    else:
+      kwargs["rounding_direction"] = draw(st.sampled_from(["DECREASING", "INCREASING"]))
+      desc = dml.Resample2Desc(inputs, output, mode, kwargs["rounding_direction"], scales, *fields)
+  function, oracle = getattr(dml, op.lower()), getattr(reference, op.lower())
+  return strategies.Case(
+    desc,
+    level,
+    [x],
+    lambda x, level: function(x, feature_level=level, **kwargs),
+    lambda: oracle(x, **kwargs),
+  )
+
+
+def resample_mutations(desc, level, draw):
+  n = desc.input_tensor.dimension_count
+  count = "scale_count" if isinstance(desc, dml.ResampleDesc) else "dimension_count"
+  count_field = "ScaleCount" if count == "scale_count" else "DimensionCount"
+  yield "scale count", strategies.rebuild(desc, {count: n + 1}), count_field
+  bad = draw(st.sampled_from([0.0, -1.0, float("inf"), float("nan")]))
+  yield "bad scale", strategies.rebuild(desc, {"scales": (bad,) + desc.scales[1:]}), "Scales"
+  longer = strategies.rebuild(desc, {"scales": desc.scales + (1.0,), count: None})
+  yield "long scales", longer, "Scales"
+  output = strategies.replace_tensor(desc.output_tensor, sizes=desc.output_tensor.sizes + (1,))
+  yield (
+    "output rank",
+    strategies.rebuild(desc, {"output_tensor": output}),
+    ("OutputTensor.DimensionCount"),
+  )
+  if not isinstance(desc, dml.ResampleDesc):
+    offsets = (float("inf"),) + desc.input_pixel_offsets[1:]
+    yield (
+      "bad offset",
+      strategies.rebuild(desc, {"input_pixel_offsets": offsets}),
+      "InputPixelOffsets",
+    )
+
+
+def resample_cases(n, rng):
+  # NCHW images sharded over the batch (nothing moves) or over the height (the rows stay put:
+  # every output row reads its own shard's input row); nearest 2x, and LINEAR on the width.
+  x = rng.standard_normal((n, 2, 2 * n, 3)).astype(np.float32)
+  nearest = dict(interpolation_mode=NEAREST, scales=(1, 1, 2, 2))
+  floor = dict(rounding_direction="DECREASING", input_pixel_offsets=(0.5, 0.5, 0.0, 0.0))
+  up = lambda x: jnp.repeat(jnp.repeat(x, 2, axis=2), 2, axis=3)  # noqa: E731
+  cases = []
+  for shard in (0, 2):
+    cases += [
+      sharding_cases.Case(
+        "RESAMPLE",
+        f"nearest x2, sharded on axis {shard}",
+        lambda x: dml.resample(x, **nearest),
+        up,
+        [(x, shard)],
+        reference.resample(x, **nearest),
+      ),
+      sharding_cases.Case(
+        "RESAMPLE1",
+        f"nearest x2, sharded on axis {shard}",
+        lambda x: dml.resample1(x, **nearest),
+        up,
+        [(x, shard)],
+        reference.resample1(x, **nearest),
+      ),
+      sharding_cases.Case(
+        "RESAMPLE2",
+        f"nearest x2 (floor), sharded on axis {shard}",
+        lambda x: dml.resample2(x, **floor, **nearest),
+        up,
+        [(x, shard)],
+        reference.resample2(x, **floor, **nearest),
+      ),
+    ]
+  data = np.round(x * 8) + np.float32(0)  # whole numbers (no -0.0): every product exact
+  linear = dict(interpolation_mode=LINEAR, scales=(1, 1, 1, 2))
+  weights = np.array(
+    [[1, 0, 0], [0.75, 0.25, 0], [0.25, 0.75, 0], [0, 0.75, 0.25], [0, 0.25, 0.75], [0, 0, 1]],
+    np.float32,
+  )
+  cases.append(
+    sharding_cases.Case(
+      "RESAMPLE",
+      "linear x2 on the width, sharded on axis 0",
+      lambda x: dml.resample(x, **linear),
+      lambda x: jnp.einsum("nchw,ow->ncho", x, weights, precision="highest"),
+      [(data, 0)],
+      reference.resample(data, **linear),
+    )
+  )
+  return cases
+
+
+def _all_free(desc):
+  # Given, never inferred: the scales need not be the sizes' ratio.
+  return set(range(desc.input_tensor.dimension_count))
+
+
+VALID = {
+  "RESAMPLE": resample_case,
+  "RESAMPLE1": lambda: resample_case(op="RESAMPLE1"),
+  "RESAMPLE2": lambda: resample_case(op="RESAMPLE2"),
+}
+MUTANTS = {op: resample_mutations for op in VALID}
+FREE_OUTPUT_DIMENSIONS = {op: _all_free for op in VALID}
+SHARDED_CASES = resample_cases
+TRACING_CALLS = {
+  "resample": lambda k: dml.resample(
+    np.full((2, 3), k, np.float32), interpolation_mode=LINEAR, scales=(1, 2)
+  ),
+}

@@ -13,9 +13,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from hypothesis import strategies as st
 
 import dml_jax as dml
 from dml_jax._src import reference
+from dml_jax._src.dtypes import DataType
+from tests import sharding_cases, strategies
 from tests.helpers import assert_bits_equal, assert_rejected, explain_section
 
 T = dml.TensorDesc
@@ -120,3 +123,52 @@ def test_explanation():
 def test_an_image_without_batch_or_channel_is_padded():
   x = np.arange(6, dtype=np.float32).reshape(2, 3)
   assert_bits_equal(dml.upsample_2d(x, scale_size=(2, 1)), np.repeat(x, 2, axis=1))
+
+
+# -- The generic tests' data (collected by tests/per_operator.py) ------------------------------
+
+
+@st.composite
+def upsample_2d_case(draw):
+  level = draw(strategies.levels("UPSAMPLE_2D"))
+  n = draw(st.integers(4, 5))
+  data_type = draw(st.sampled_from([DataType.FLOAT32, DataType.FLOAT16]))
+  sizes = strategies.draw_sizes(draw, n, max_elements=12)
+  scale = {"Width": draw(st.integers(1, 3)), "Height": draw(st.integers(1, 3))}
+  mode = draw(st.sampled_from(["NEAREST_NEIGHBOR", "LINEAR"]))
+  x = strategies.draw_data(draw, data_type, sizes)
+  desc = dml.Upsample2dDesc(T(data_type, sizes), scale, interpolation_mode=mode)
+  return strategies.Case(
+    desc,
+    level,
+    [x],
+    lambda x, level: dml.upsample_2d(
+      x, scale_size=scale, interpolation_mode=mode, feature_level=level
+    ),
+    lambda: reference.upsample_2d(x, scale_size=scale, interpolation_mode=mode),
+  )
+
+
+def upsample_2d_mutations(desc, level, draw):
+  zero = {"Width": 0, "Height": desc.scale_size.height}
+  yield "zero width", strategies.rebuild(desc, {"scale_size": zero}), "ScaleSize.Width"
+
+
+def upsample_2d_cases(n, rng):
+  x = rng.standard_normal((n, 2, 2 * n, 3)).astype(np.float32)
+  return [
+    sharding_cases.Case(
+      "UPSAMPLE_2D",
+      f"nearest x2, sharded on axis {shard}",
+      lambda x: dml.upsample_2d(x, scale_size=(2, 2)),
+      lambda x: jnp.repeat(jnp.repeat(x, 2, axis=2), 2, axis=3),
+      [(x, shard)],
+      reference.upsample_2d(x, scale_size={"Width": 2, "Height": 2}),
+    )
+    for shard in (0, 2)
+  ]
+
+
+VALID = {"UPSAMPLE_2D": upsample_2d_case}
+MUTANTS = {"UPSAMPLE_2D": upsample_2d_mutations}
+SHARDED_CASES = upsample_2d_cases
