@@ -88,6 +88,13 @@ from dml_jax._src.ops.padding import PaddingDesc as PaddingDesc
 from dml_jax._src.ops.padding import PaddingMode as PaddingMode
 from dml_jax._src.ops.padding import padding as padding
 from dml_jax._src.ops.padding import padding1 as padding1
+from dml_jax._src.ops.resample import InterpolationMode as InterpolationMode
+from dml_jax._src.ops.resample import Resample1Desc as Resample1Desc
+from dml_jax._src.ops.resample import Resample2Desc as Resample2Desc
+from dml_jax._src.ops.resample import ResampleDesc as ResampleDesc
+from dml_jax._src.ops.resample import resample as resample
+from dml_jax._src.ops.resample import resample1 as resample1
+from dml_jax._src.ops.resample import resample2 as resample2
 from dml_jax._src.ops.reverse_subsequences import ReverseSubsequencesDesc as ReverseSubsequencesDesc
 from dml_jax._src.ops.reverse_subsequences import reverse_subsequences as reverse_subsequences
 from dml_jax._src.ops.scatter_elements import ScatterDesc as ScatterDesc
@@ -109,7 +116,10 @@ from dml_jax._src.ops.top_k import top_k as top_k
 from dml_jax._src.ops.top_k import top_k1 as top_k1
 from dml_jax._src.ops.unfold import UnfoldDesc as UnfoldDesc
 from dml_jax._src.ops.unfold import unfold as unfold
+from dml_jax._src.ops.upsample_2d import Upsample2dDesc as Upsample2dDesc
+from dml_jax._src.ops.upsample_2d import upsample_2d as upsample_2d
 from dml_jax._src.scale_bias import ScaleBias as ScaleBias
+from dml_jax._src.size_2d import Size2D as Size2D
 from dml_jax._src.tensor_desc import TensorDesc as TensorDesc
 from dml_jax._src.tensor_desc import TensorFlags as TensorFlags
 from dml_jax._src.tensor_desc import calc_buffer_tensor_size as calc_buffer_tensor_size
@@ -142,6 +152,9 @@ __all__ = [
   "one_hot",
   "padding",
   "padding1",
+  "resample",
+  "resample1",
+  "resample2",
   "reverse_subsequences",
   "scatter_elements",
   "scatter_nd",
@@ -154,6 +167,7 @@ __all__ = [
   "top_k",
   "top_k1",
   "unfold",
+  "upsample_2d",
   "ArgMaxDesc",
   "ArgMinDesc",
   "AxisDirection",
@@ -171,6 +185,7 @@ __all__ = [
   "GatherElementsDesc",
   "GatherNd1Desc",
   "GatherNdDesc",
+  "InterpolationMode",
   "JoinDesc",
   "MaxUnpoolingDesc",
   "NonzeroCoordinatesDesc",
@@ -178,6 +193,9 @@ __all__ = [
   "Padding1Desc",
   "PaddingDesc",
   "PaddingMode",
+  "Resample1Desc",
+  "Resample2Desc",
+  "ResampleDesc",
   "ReverseSubsequencesDesc",
   "ScaleBias",
   "ScatterDesc",
@@ -192,6 +210,8 @@ __all__ = [
   "TopK1Desc",
   "TopKDesc",
   "UnfoldDesc",
+  "Upsample2dDesc",
+  "Size2D",
   # Tensors, data types, feature levels, and what every descriptor shares
   "DataType",
   "FeatureLevel",

@@ -10,6 +10,7 @@ from benchmarks.cases import (  # noqa: F401, I001 (each registers its cases, in
   windows,
   buffers,
   depth_space,
+  resample,
   scatters,
   one_hot,
   selection,

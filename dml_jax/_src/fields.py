@@ -26,7 +26,7 @@ import dataclasses
 import enum
 import math
 import numbers
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -34,6 +34,7 @@ import numpy as np
 from dml_jax._src.dtypes import DataType
 from dml_jax._src.integers import as_int, as_int_tuple
 from dml_jax._src.scale_bias import ScaleBias
+from dml_jax._src.size_2d import Size2D
 from dml_jax._src.tensor_desc import TensorDesc, TensorFlags
 
 _METADATA_KEY = "dml_jax.field"
@@ -52,6 +53,8 @@ class FieldKind(enum.Enum):
   FLOAT = "FLOAT"
   SCALAR_UNION = "scalar union"
   SCALE_BIAS = "DML_SCALE_BIAS"
+  FLOAT_ARRAY = "FLOAT array"
+  SIZE_2D = "DML_SIZE_2D"
 
   @property
   def is_tensor(self) -> bool:
@@ -499,6 +502,7 @@ _MODEL_FILE_ENUMS = {
   "DepthSpaceOrder": ("DML_DEPTH_SPACE_ORDER_", ("DEPTH_COLUMN_ROW", "COLUMN_ROW_DEPTH")),
   "AxisDirection": ("DML_AXIS_DIRECTION_", ("INCREASING", "DECREASING")),
   "DataType": (_TYPE_PREFIX, tuple(DataType.__members__)),
+  "InterpolationMode": ("DML_INTERPOLATION_MODE_", ("NEAREST_NEIGHBOR", "LINEAR")),
 }
 """Each enum's C prefix, which a model file may write or leave out, and the value names
 DxDispatch's parser knows (PADDING's WRAP is not one)."""
@@ -681,6 +685,52 @@ class ScaleBiasCodec(FieldCodec):
     return {"Scale": _json_number(value.scale), "Bias": _json_number(value.bias)}
 
 
+class FloatArrayCodec(FieldCodec):
+  """An array of FLOATs: a tuple of Python floats, each rounded to float32 as DirectML holds
+  it; JSON writes a non-finite one as "nan", "inf" or "-inf"."""
+
+  def coerce(self, field: DmlField, value: Any) -> tuple[float, ...]:
+    name = field.dml_name
+    if isinstance(value, str | Mapping) or not isinstance(value, Iterable):
+      raise TypeError(f"{name} must be a sequence of numbers; got {type(value).__name__}")
+    return tuple(widened(narrowed(as_float(v, f"{name}[{i}]"))) for i, v in enumerate(value))
+
+  def from_dml(self, field: DmlField, value: Any, siblings: Mapping[str, Any]) -> Any:
+    if not isinstance(value, Sequence) or isinstance(value, str | Mapping):
+      raise TypeError(f"{field.dml_name} must be an array of numbers; got {value!r}")
+    return tuple(_json_float(v, f"{field.dml_name}[{i}]") for i, v in enumerate(value))
+
+  def from_model_file(self, field: DmlField, value: Any, siblings: Mapping[str, Any]) -> Any:
+    if not isinstance(value, list):
+      raise FieldError(field.dml_name, "Expected an array of numbers.")
+    return [_model_float(v, f"{field.dml_name}[{i}]") for i, v in enumerate(value)]
+
+  def to_dml(self, field: DmlField, value: Any, siblings: Mapping[str, Any]) -> Any:
+    return [_json_number(v) for v in value]
+
+
+class Size2DCodec(FieldCodec):
+  """A DML_SIZE_2D: a `Size2D`, JSON ``{"Width": ..., "Height": ...}``."""
+
+  def coerce(self, field: DmlField, value: Any) -> Size2D:
+    return Size2D.from_any(value, field.dml_name)
+
+  def from_dml(self, field: DmlField, value: Any, siblings: Mapping[str, Any]) -> Size2D:
+    return Size2D.from_any(value, field.dml_name)
+
+  def from_model_file(self, field: DmlField, value: Any, siblings: Mapping[str, Any]) -> Any:
+    name = field.dml_name
+    if not isinstance(value, Mapping):
+      raise FieldError(name, 'Expected an object {"Width": ..., "Height": ...}.')
+    for key in ("Width", "Height"):
+      if key not in value:
+        raise FieldError(name, f"Field '{key}' is required.")
+    return {k: parse_unsigned(value[k], f"{name}.{k}", 32) for k in ("Width", "Height")}
+
+  def to_dml(self, field: DmlField, value: Any, siblings: Mapping[str, Any]) -> Any:
+    return {"Width": value.width, "Height": value.height}
+
+
 _CODECS: dict[FieldKind, FieldCodec] = {
   FieldKind.TENSOR: TensorCodec(),
   FieldKind.TENSOR_ARRAY: TensorArrayCodec(),
@@ -692,4 +742,6 @@ _CODECS: dict[FieldKind, FieldCodec] = {
   FieldKind.FLOAT: FloatCodec(),
   FieldKind.SCALAR_UNION: ScalarUnionCodec(),
   FieldKind.SCALE_BIAS: ScaleBiasCodec(),
+  FieldKind.FLOAT_ARRAY: FloatArrayCodec(),
+  FieldKind.SIZE_2D: Size2DCodec(),
 }

@@ -66,6 +66,9 @@ __all__ = [
   "one_hot",
   "padding",
   "padding1",
+  "resample",
+  "resample1",
+  "resample2",
   "reverse_subsequences",
   "scatter_elements",
   "scatter_nd",
@@ -81,6 +84,7 @@ __all__ = [
   "top_k1",
   "unfold",
   "unfold_blocks_per_dimension",
+  "upsample_2d",
 ]
 
 
@@ -1691,3 +1695,180 @@ def unfold(
   out = np.where(inside, read, np.zeros((), input.dtype))
   n, c = input.shape[:2]
   return out.reshape(n, c * points.shape[1], windows.shape[1])
+# RESAMPLE, RESAMPLE1, RESAMPLE2, UPSAMPLE_2D
+# --------------------------------------------------------------------------- #
+
+
+def _resample_coordinate(o: int, scale: float, input_offset: float, output_offset: float) -> Any:
+  """x = (o - OutputPixelOffset) / Scale - InputPixelOffset, one float32 operation at a time."""
+  f32 = np.float32
+  return (f32(o) - f32(output_offset)) / f32(scale) - f32(input_offset)
+
+
+def _nearest_index(x: Any, rounding: str, size: int) -> int:
+  """The input index of coordinate `x`: rounded per `rounding`, then clamped into the axis."""
+  if rounding == "HALF_DOWN":  # RESAMPLE, RESAMPLE1: the nearest index, a tie to the smaller
+    index = int(np.ceil(x - np.float32(0.5)))
+  elif rounding == "DECREASING":  # RESAMPLE2: floor
+    index = int(np.floor(x))
+  else:  # RESAMPLE2 INCREASING: ceil
+    index = int(np.ceil(x))
+  return min(max(index, 0), size - 1)
+
+
+def _resampled(
+  input: np.ndarray,
+  output_sizes: Sequence[int],
+  mode: str,
+  rounding: str,
+  scales: Sequence[float],
+  input_offsets: Sequence[float],
+  output_offsets: Sequence[float],
+) -> np.ndarray:
+  """The RESAMPLE family's definition, one output element at a time."""
+  input = np.asarray(input)
+  n = input.ndim
+  assert len(scales) == len(input_offsets) == len(output_offsets) == len(output_sizes) == n
+  output = np.empty(tuple(output_sizes), dtype=input.dtype)
+  if mode == "NEAREST_NEIGHBOR":
+    for position in np.ndindex(*output.shape):
+      source = tuple(
+        _nearest_index(_resample_coordinate(o, *fields), rounding, size)
+        for o, fields, size in zip(
+          position,
+          zip(scales, input_offsets, output_offsets, strict=True),
+          input.shape,
+          strict=True,
+        )
+      )
+      output[position] = input[source]
+    return output
+  data = input.astype(np.float32)
+
+  def neighbours(o: int, d: int) -> tuple[int, int, Any, Any]:
+    # x clamped into [0, size - 1]; i = floor(x), j = min(i + 1, size - 1), w = x - i.
+    size = input.shape[d]
+    x = _resample_coordinate(o, scales[d], input_offsets[d], output_offsets[d])
+    x = min(max(x, np.float32(0)), np.float32(size - 1))
+    i = int(np.floor(x))
+    w = np.float32(x - np.float32(i))
+    return i, min(i + 1, size - 1), np.float32(np.float32(1) - w), w
+
+  def value(k: int, coordinates: tuple[int, ...], position: tuple[int, ...]) -> Any:
+    # Dimensions < k are interpolated (in order, the first first); `coordinates` holds the
+    # input coordinates of dimensions >= k.
+    if k == 0:
+      return data[coordinates]
+    d = k - 1
+    i, j, keep, w = neighbours(position[d], d)
+    a = value(d, coordinates[:d] + (i,) + coordinates[d + 1 :], position)
+    if w == 0:
+      return a
+    b = value(d, coordinates[:d] + (j,) + coordinates[d + 1 :], position)
+    return np.float32(np.float32(a * keep) + np.float32(b * w))
+
+  for position in np.ndindex(*output.shape):
+    result = value(n, tuple(position), tuple(position))
+    if np.issubdtype(input.dtype, np.integer):
+      info = np.iinfo(input.dtype)
+      result = min(max(np.round(result), info.min), info.max)  # ties to even
+    output[position] = result
+  return output
+
+
+def _default_sizes(shape: Sequence[int], scales: Sequence[float]) -> tuple[int, ...]:
+  return tuple(
+    max(1, int(np.floor(np.float32(n) * np.float32(s)))) for n, s in zip(shape, scales, strict=True)
+  )
+
+
+def resample(
+  input: np.ndarray,
+  *,
+  interpolation_mode: str,
+  scales: Sequence[float],
+  output_sizes: Sequence[int] | None = None,
+) -> np.ndarray:
+  """Reference DML_OPERATOR_RESAMPLE: RESAMPLE1 with offsets 0.5 and -0.5 (pixel centres).
+
+  Output element o samples the input at x = (o + 0.5) / Scale - 0.5 (float32).
+  NEAREST_NEIGHBOR takes ceil(x - 0.5), clamped (a tie goes to the smaller index);
+  LINEAR interpolates the two neighbours of the clamped x, the first dimension first.
+  """
+  n = len(scales)
+  return resample1(
+    input,
+    interpolation_mode=interpolation_mode,
+    scales=scales,
+    input_pixel_offsets=(0.5,) * n,
+    output_pixel_offsets=(-0.5,) * n,
+    output_sizes=output_sizes,
+  )
+
+
+def resample1(
+  input: np.ndarray,
+  *,
+  interpolation_mode: str,
+  scales: Sequence[float],
+  input_pixel_offsets: Sequence[float] | None = None,
+  output_pixel_offsets: Sequence[float] | None = None,
+  output_sizes: Sequence[int] | None = None,
+) -> np.ndarray:
+  """Reference DML_OPERATOR_RESAMPLE1 (see `resample`): x = (o - OutputPixelOffset) / Scale
+  - InputPixelOffset in float32; NEAREST_NEIGHBOR's ties go to the smaller index."""
+  input = np.asarray(input)
+  n = len(scales)
+  return _resampled(
+    input,
+    _default_sizes(input.shape, scales) if output_sizes is None else output_sizes,
+    str(interpolation_mode).upper().removeprefix("DML_INTERPOLATION_MODE_"),
+    "HALF_DOWN",
+    scales,
+    (0.5,) * n if input_pixel_offsets is None else input_pixel_offsets,
+    (-0.5,) * n if output_pixel_offsets is None else output_pixel_offsets,
+  )
+
+
+def resample2(
+  input: np.ndarray,
+  *,
+  interpolation_mode: str,
+  rounding_direction: str,
+  scales: Sequence[float],
+  input_pixel_offsets: Sequence[float] | None = None,
+  output_pixel_offsets: Sequence[float] | None = None,
+  output_sizes: Sequence[int] | None = None,
+) -> np.ndarray:
+  """Reference DML_OPERATOR_RESAMPLE2: RESAMPLE1 with NEAREST_NEIGHBOR rounding x down
+  (RoundingDirection DECREASING, floor) or up (INCREASING, ceil)."""
+  input = np.asarray(input)
+  n = len(scales)
+  direction = str(rounding_direction).upper().removeprefix("DML_AXIS_DIRECTION_")
+  assert direction in ("DECREASING", "INCREASING")
+  return _resampled(
+    input,
+    _default_sizes(input.shape, scales) if output_sizes is None else output_sizes,
+    str(interpolation_mode).upper().removeprefix("DML_INTERPOLATION_MODE_"),
+    direction,
+    scales,
+    (0.5,) * n if input_pixel_offsets is None else input_pixel_offsets,
+    (-0.5,) * n if output_pixel_offsets is None else output_pixel_offsets,
+  )
+
+
+def upsample_2d(
+  input: np.ndarray, *, scale_size: Any, interpolation_mode: str = "NEAREST_NEIGHBOR"
+) -> np.ndarray:
+  """Reference DML_OPERATOR_UPSAMPLE_2D: RESAMPLE with scales (1, ..., 1, Height, Width).
+
+  `scale_size` is {"Width": w, "Height": h} (or an object with `width` and `height`).
+  """
+  input = np.asarray(input)
+  if isinstance(scale_size, dict):
+    width, height = int(scale_size["Width"]), int(scale_size["Height"])
+  else:
+    width, height = int(scale_size.width), int(scale_size.height)
+  scales = (1,) * (input.ndim - 2) + (height, width)
+  sizes = input.shape[:-2] + (input.shape[-2] * height, input.shape[-1] * width)
+  return resample(input, interpolation_mode=interpolation_mode, scales=scales, output_sizes=sizes)

@@ -532,6 +532,8 @@ def data_types(base: _Draft) -> list[_Draft]:
 
 _AXIS_FIELDS = ("Axis", "Axes")
 _ZERO_PREPENDED = ("Offset", "Padding", "Begin")
+# RESAMPLE1's PixelOffsets are Offsets too: a size-1 dimension reads its one element anyway.
+_PER_DIMENSION_ARRAYS = (FieldKind.UINT_ARRAY, FieldKind.INT_ARRAY, FieldKind.FLOAT_ARRAY)
 
 
 def largest_rank(base: _Draft) -> list[_Draft]:
@@ -588,7 +590,7 @@ def _padded(desc: OperatorDesc, rank: int, added: int, derive_again: bool) -> Op
       attributes[field.name] = (
         tuple(v + added for v in value) if isinstance(value, tuple) else value + added
       )
-    elif field.kind in (FieldKind.UINT_ARRAY, FieldKind.INT_ARRAY) and len(value) == rank:
+    elif field.kind in _PER_DIMENSION_ARRAYS and len(value) == rank:
       neutral = 0 if any(word in field.dml_name for word in _ZERO_PREPENDED) else 1
       attributes[field.name] = (neutral,) * added + tuple(value)
     elif field.derive is not None and derive_again:
