@@ -6,6 +6,7 @@ imports this package once.
 
 from dml_jax._src.ops import arg_min_max as arg_min_max
 from dml_jax._src.ops import cast as cast
+from dml_jax._src.ops import cumulative as cumulative
 from dml_jax._src.ops import depth_space as depth_space
 from dml_jax._src.ops import diagonal_matrix as diagonal_matrix
 from dml_jax._src.ops import element_wise_identity as element_wise_identity
@@ -22,6 +23,7 @@ from dml_jax._src.ops import reverse_subsequences as reverse_subsequences
 from dml_jax._src.ops import scatter_elements as scatter_elements
 from dml_jax._src.ops import scatter_nd as scatter_nd
 from dml_jax._src.ops import slice as slice
+from dml_jax._src.ops import slice_grad as slice_grad
 from dml_jax._src.ops import split as split
 from dml_jax._src.ops import tile as tile
 from dml_jax._src.ops import top_k as top_k
