@@ -78,7 +78,9 @@ _PRODUCT_SUPPORT = SupportTable(
 )
 
 _UNROLL = 8
-"""Steps of the float scan's loop per iteration: fewer loop trips, the same order."""
+"""Steps of the float scan's loop per iteration on lanes longer than `_UNROLL_FROM`: fewer
+loop trips, the same order (shorter lanes keep one step, which compiles faster)."""
+_UNROLL_FROM = 64
 
 
 class _CumulativeDesc(OperatorDesc):
@@ -176,7 +178,8 @@ def _in_order(
     written = tally if exclusive else following
     return lax.dynamic_update_index_in_dim(output, written, at, axis), following
 
-  output, _ = lax.fori_loop(1, n, step, (output, start), unroll=min(_UNROLL, max(n - 1, 1)))
+  unroll = _UNROLL if n > _UNROLL_FROM else 1
+  output, _ = lax.fori_loop(1, n, step, (output, start), unroll=unroll)
   return output
 
 
