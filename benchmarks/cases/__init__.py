@@ -15,5 +15,6 @@ from benchmarks.cases import (  # noqa: F401, I001 (each registers its cases, in
   selection,
   arg_top_k,
   fills,
+  scans,
   models,
 )

@@ -132,7 +132,9 @@ def test_natural_axis_jit_vmap_and_grad():
   assert_bits_equal(jax.jit(lambda x: dml.cumulative_summation(x, axis=1))(x), want)
   assert_bits_equal(jax.vmap(lambda r: dml.cumulative_summation(r, axis=0))(x), want)
   # f = x0 + x0 x1 + x0 x1 x2 at (1, 2, 3)
-  grad = jax.grad(lambda v: dml.cumulative_product(v, axis=0).sum())(jnp.array([1.0, 2, 3], jnp.float32))
+  grad = jax.grad(lambda v: dml.cumulative_product(v, axis=0).sum())(
+    jnp.array([1.0, 2, 3], jnp.float32)
+  )
   assert_bits_equal(grad, np.array([2 + 6 + 1, 1 + 3, 2], np.float32))
 
 
