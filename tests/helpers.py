@@ -264,6 +264,24 @@ def numpy_normalize(indices: np.ndarray, size: int | np.ndarray) -> np.ndarray:
 # -- test data for the GPU kernels (tests/test_kernels.py, tests/test_strip_kernel.py) ------
 
 
+def in_turn(first: list[Any], second: list[Any]) -> list[Any]:
+  """Parameters pairing each of `first` with one of `second` in turn, and each of `second` at
+  least once: max(len) pairs, not the product. For kernel bodies that move elements by their
+  width whatever the shapes, every element type meets a shape and every shape a type.
+
+  Examples:
+    >>> [p.id for p in in_turn([np.int8, np.float32], ["a", "b", "c"])]
+    ['int8-a', 'float32-b', 'int8-c']
+  """
+
+  def name(value: Any) -> str:
+    return np.dtype(value).name if isinstance(value, type) else str(value)
+
+  count = max(len(first), len(second))
+  pairs = [(first[i % len(first)], second[i % len(second)]) for i in range(count)]
+  return [pytest.param(a, b, id=f"{name(a)}-{name(b)}") for a, b in pairs]
+
+
 def kernel_data(rng: np.random.Generator, dtype, shape) -> np.ndarray:
   """Data of every bit pattern a kernel must move: normal floats, integers over their range."""
   if np.issubdtype(dtype, np.floating):

@@ -29,7 +29,7 @@ from dml_jax._src.kernels import (
   tile_rows_triton,
 )
 from dml_jax._src.ops.one_hot import _on_positions
-from tests.helpers import assert_bits_equal, kernel_data, kernel_indices
+from tests.helpers import assert_bits_equal, in_turn, kernel_data, kernel_indices
 
 # The kernels' tests run with x64 off, except those that take the `x64` fixture for 64-bit
 # indices or data: once, in the first pass (the kernels' 32-bit paths do not depend on the
@@ -48,8 +48,7 @@ def _without_pallas_triton(monkeypatch):
   monkeypatch.setattr(availability, "probe", lambda: without)
 
 
-@pytest.mark.parametrize("data_type", COPY_TYPES, ids=lambda t: np.dtype(t).name)
-@pytest.mark.parametrize("index_type", [np.int32, np.uint32], ids=["int32", "uint32"])
+@pytest.mark.parametrize("data_type, index_type", in_turn(COPY_TYPES, [np.int32, np.uint32]))
 def test_kernel_body_matches_reference(data_type, index_type):
   rng = np.random.default_rng(0)
   x = kernel_data(rng, data_type, (3, 2, 300))
@@ -148,8 +147,7 @@ def _raw_nd_indices(rng, index_type, shape, sizes):
   return out.astype(index_type)
 
 
-@pytest.mark.parametrize("data_type", COPY_TYPES, ids=lambda t: np.dtype(t).name)
-@pytest.mark.parametrize("case", ROW_COPY_CASES, ids=str)
+@pytest.mark.parametrize("data_type, case", in_turn(COPY_TYPES, ROW_COPY_CASES))
 def test_row_copy_body_matches_reference(data_type, case):
   input_shape, indices_shape, b = case
   rng = np.random.default_rng(4)
@@ -258,8 +256,7 @@ STRIP_CASES = [
 ]
 
 
-@pytest.mark.parametrize("data_type", COPY_TYPES, ids=lambda t: np.dtype(t).name)
-@pytest.mark.parametrize("case", STRIP_CASES, ids=str)
+@pytest.mark.parametrize("data_type, case", in_turn(COPY_TYPES, STRIP_CASES))
 def test_strip_body_matches_reference(data_type, case):
   input_shape, indices_shape, axis = case
   rng = np.random.default_rng(8)
@@ -312,12 +309,15 @@ def test_strips_never_apply_without_pallas_triton(monkeypatch):
 # --------------------------------------------------------------------------- #
 
 
-@pytest.mark.parametrize("data_type", DATA_TYPES[::3], ids=lambda t: np.dtype(t).name)
 @pytest.mark.parametrize(
-  "shape, repeats",
-  [((4, 256), (3, 1)), ((2, 3, 128), (1, 4, 1)), ((2, 2, 512), (2, 1, 1)), ((5, 1024), (1, 2))],
+  "data_type, case",
+  in_turn(
+    DATA_TYPES[::3],
+    [((4, 256), (3, 1)), ((2, 3, 128), (1, 4, 1)), ((2, 2, 512), (2, 1, 1)), ((5, 1024), (1, 2))],
+  ),
 )
-def test_tile_copies_body_matches_np_tile(data_type, shape, repeats):
+def test_tile_copies_body_matches_np_tile(data_type, case):
+  shape, repeats = case
   x = kernel_data(np.random.default_rng(7), data_type, shape)
   out = tile_copies_triton.tile_copies(jnp.asarray(x), repeats, interpret=True)
   assert_bits_equal(out, np.tile(x, repeats))
@@ -383,17 +383,20 @@ _SMALL_ROW_BLOCKS = tile_rows_triton.RowCopiesConfig(
 )
 
 
-@pytest.mark.parametrize("data_type", DATA_TYPES[::3], ids=lambda t: np.dtype(t).name)
 @pytest.mark.parametrize(
-  "shape, repeats",
-  [
-    ((4, 256), (3, 2)),
-    ((2, 3, 5, 512), (1, 1, 2, 3)),  # leading dimensions, several blocks a row
-    ((6, 256), (2, 1)),  # only the rows repeated
-    ((7, 1024), (1, 3)),  # only the columns (the body takes it; `applies` does not)
-  ],
+  "data_type, case",
+  in_turn(
+    DATA_TYPES[::3],
+    [
+      ((4, 256), (3, 2)),
+      ((2, 3, 5, 512), (1, 1, 2, 3)),  # leading dimensions, several blocks a row
+      ((6, 256), (2, 1)),  # only the rows repeated
+      ((7, 1024), (1, 3)),  # only the columns (the body takes it; `applies` does not)
+    ],
+  ),
 )
-def test_tile_rows_body_matches_np_tile(data_type, shape, repeats):
+def test_tile_rows_body_matches_np_tile(data_type, case):
+  shape, repeats = case
   x = kernel_data(np.random.default_rng(17), data_type, shape)
   out = tile_rows_triton.tile_rows(
     jnp.asarray(x), repeats, config=_SMALL_ROW_BLOCKS, interpret=True
@@ -463,10 +466,15 @@ def _scatter_case(rng, data_type, index_type, rows, width, count):
 
 
 # Replacing elements copies them: uint32 data would move the bits int32 does.
-@pytest.mark.parametrize("data_type", [np.float32, np.int32], ids=lambda t: np.dtype(t).name)
-@pytest.mark.parametrize("index_type", [np.int32, np.uint32], ids=["int32", "uint32"])
-@pytest.mark.parametrize("rows, width, count", [(4, 16, 16), (6, 32, 16), (2048, 16, 32)])
-def test_scatter_rows_body_matches_reference(data_type, index_type, rows, width, count):
+@pytest.mark.parametrize(
+  "types, shape",
+  in_turn(
+    [(np.float32, np.int32), (np.int32, np.uint32), (np.float32, np.uint32), (np.int32, np.int32)],
+    [(4, 16, 16), (6, 32, 16), (2048, 16, 32)],
+  ),
+)
+def test_scatter_rows_body_matches_reference(types, shape):
+  (data_type, index_type), (rows, width, count) = types, shape
   x, i, u = _scatter_case(np.random.default_rng(11), data_type, index_type, rows, width, count)
   out = scatter_elements_rows_triton.scatter_rows(
     jnp.asarray(x), jnp.asarray(i), jnp.asarray(u), interpret=True
@@ -580,9 +588,14 @@ def _one_hot_desc(indices, values, axis, depth):
   )
 
 
-@pytest.mark.parametrize("data_type", list(_ONE_HOT_VALUES), ids=lambda t: np.dtype(t).name)
-@pytest.mark.parametrize("case", ONE_HOT_CASES, ids=lambda c: f"{c[0]}-ax{c[1]}-D{c[2]}")
-def test_one_hot_tiles_body_matches_reference(data_type, case):
+_ONE_HOT_CASE_IDS = {f"{c[0]}-ax{c[1]}-D{c[2]}": c for c in ONE_HOT_CASES}
+
+
+@pytest.mark.parametrize(
+  "data_type, case_id", in_turn(list(_ONE_HOT_VALUES), list(_ONE_HOT_CASE_IDS))
+)
+def test_one_hot_tiles_body_matches_reference(data_type, case_id):
+  case = _ONE_HOT_CASE_IDS[case_id]
   indices_shape, axis, depth, config = case
   # Raw indices of every value class: negative, past either end, the type's extremes.
   indices = kernel_indices(np.random.default_rng(14), np.int32, indices_shape, depth)
@@ -786,11 +799,9 @@ def _walk_reference(x, starts, steps, sizes):
   return out
 
 
-@pytest.mark.parametrize(
-  "data_type", [np.float32, np.int32, np.uint32], ids=lambda t: np.dtype(t).name
-)
-@pytest.mark.parametrize("shape, starts, steps, sizes", _WALKS)
-def test_window_rows_body_matches_reference(data_type, shape, starts, steps, sizes):
+@pytest.mark.parametrize("data_type, walk", in_turn([np.float32, np.int32, np.uint32], _WALKS))
+def test_window_rows_body_matches_reference(data_type, walk):
+  shape, starts, steps, sizes = walk
   x = kernel_data(np.random.default_rng(30), data_type, shape)
   out = slice_rows_triton.window_rows(
     jnp.asarray(x), starts=starts, steps=steps, sizes=sizes, config=_SHORT_RUNS, interpret=True
@@ -877,10 +888,16 @@ def _space_to_depth_reference(x, b, column_row_depth):
 
 
 # A permutation copies elements: uint32 data would move the bits int32 does.
-@pytest.mark.parametrize("data_type", [np.float32, np.int32], ids=lambda t: np.dtype(t).name)
-@pytest.mark.parametrize("column_row_depth", [False, True], ids=["DCR", "CRD"])
-@pytest.mark.parametrize("shape, block_size", _SPACE_SHAPES)
-def test_space_to_depth_rows_body_matches_reference(data_type, column_row_depth, shape, block_size):
+@pytest.mark.parametrize(
+  "layout, case",
+  in_turn(
+    [(np.float32, "DCR"), (np.int32, "CRD"), (np.float32, "CRD"), (np.int32, "DCR")],
+    _SPACE_SHAPES,
+  ),
+)
+def test_space_to_depth_rows_body_matches_reference(layout, case):
+  (data_type, order), (shape, block_size) = layout, case
+  column_row_depth = order == "CRD"
   x = kernel_data(np.random.default_rng(40), data_type, shape)
   out = space_to_depth_rows_triton.space_to_depth_rows(
     jnp.asarray(x),

@@ -22,12 +22,15 @@ The lowering ranks keys with `lax.top_k`, which keeps equal keys in ascending po
 gathers the values at the positions it finds (the gradient of the values is that gather's).
 The keys of data that float32 holds exactly are float32 with canonical zeros and NaNs, whose
 order XLA takes from their bits, and which its TopK handles in its fast paths; 32- and 64-bit
-integers rank through integer keys (`_ranking_keys`).
+integers rank through integer keys (`_ranking_keys`). Off the CPU, where XLA's TopK sorts
+whole lanes, a long lane is first pruned to the few groups of elements that can hold its K
+first (`_pruned_top_k`), with the same result.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import TYPE_CHECKING, Any, SupportsIndex
 
 import jax
@@ -49,6 +52,7 @@ from dml_jax._src.feature_level import (
 )
 from dml_jax._src.fields import FieldKind, dml_field
 from dml_jax._src.integers import as_int
+from dml_jax._src.kernels import forms
 from dml_jax._src.ops.arg_min_max import index_dtype
 from dml_jax._src.rules import braced
 from dml_jax._src.tensor_desc import TensorDesc
@@ -149,8 +153,7 @@ class _TopKDesc(OperatorDesc):
   def lower(self, input: jax.Array) -> tuple[jax.Array, jax.Array]:
     _, indices_desc = self.outputs
     dtype = index_dtype(indices_desc.data_type, "OutputIndexTensor")
-    keys = _ranking_keys(input, self.descending)
-    _, positions = lax.top_k(keys, self.k, axis=self.axis)
+    positions = _top_positions(input, self.k, self.axis, self.descending)
     values = indexing.gather_along_axis(input, positions, self.axis)
     return values, lax.convert_element_type(positions, dtype)
 
@@ -279,6 +282,74 @@ class TopK1Desc(_TopKDesc):
 # Data that float32 holds exactly: ranked as float32, which XLA's TopK handles in its fast
 # paths (on the CPU a partial sort; other types take a full sort there, far slower).
 _AS_FLOAT32 = frozenset(map(np.dtype, ("float32", "float16", "int16", "uint16", "int8", "uint8")))
+
+
+def _top_positions(input: jax.Array, k: int, axis: int, descending: bool) -> jax.Array:
+  """The positions along `axis` of each lane's `k` first elements in the selection order (or
+  its reverse), equal keys in ascending positions: `lax.top_k` of the ranking keys, or, on
+  long lanes off the CPU, of the candidates `_pruned_top_k` leaves."""
+  plain = lambda input: lax.top_k(_ranking_keys(input, descending), k, axis=axis)[1]
+  group = _group_size(input.shape[axis], k)
+  if group is None:
+    return plain(input)
+  # XLA:CPU's TopK is a partial sort, which the pruning only slows down.
+  return forms.on_platforms(
+    {"cpu": plain}, lambda input: _pruned_positions(input, k, axis, descending, group), input
+  )
+
+
+def _pruned_positions(
+  input: jax.Array, k: int, axis: int, descending: bool, group: int
+) -> jax.Array:
+  """`_pruned_top_k` along `axis` of the input's integer ranking keys."""
+  if np.dtype(input.dtype) in _AS_FLOAT32:
+    input = lax.convert_element_type(input, np.float32)
+  keys = ordered_keys(input)
+  keys = keys if descending else lax.bitwise_not(keys)
+  last = input.ndim - 1
+  order = (*range(axis), *range(axis + 1, input.ndim), axis)
+  positions = _pruned_top_k(lax.transpose(keys, order) if axis != last else keys, k, group)
+  return positions if axis == last else lax.transpose(positions, tuple(np.argsort(order)))
+
+
+def _group_size(length: int, k: int) -> int | None:
+  """The group size for `_pruned_top_k` on lanes of `length`, or None where a plain
+  `lax.top_k` is as good (short lanes, or K a large part of the lane).
+
+  Groups of about sqrt(length / K) elements balance the two small rankings that follow (of
+  length / group maxima, and of K x group candidates); case top_k in benchmarks/cases.
+  """
+  if length < 4096:
+    return None
+  group = 1 << max(3, min(8, int(math.isqrt(length // k)).bit_length() - 1))
+  return group if 4 * k * group <= length else None
+
+
+def _pruned_top_k(keys: jax.Array, k: int, group: int) -> jax.Array:
+  """`lax.top_k(keys, k)[1]` along the last axis of integer keys, on a fraction of the lane.
+
+  The lane is cut into groups of `group` elements (the last one padded with the smallest
+  key) and ranked by their largest key; only the K best groups can hold the K best keys.
+  Every key above the K-th best group maximum M lies in one of those groups, and for keys
+  equal to M, the chosen groups hold at least as many as are needed, each one before any
+  unchosen group holding M (equal maxima keep ascending groups), so the earliest ones are
+  there. The chosen groups, back in lane order, are ranked by a `lax.top_k` of K x group
+  candidates, which keeps equal keys in ascending positions as the lane would.
+  """
+  *batch, length = keys.shape
+  pad = -length % group
+  if pad:
+    lowest = np.iinfo(np.dtype(keys.dtype)).min
+    keys = lax.pad(keys, np.asarray(lowest, keys.dtype), [(0, 0, 0)] * len(batch) + [(0, pad, 0)])
+  groups = keys.reshape(*batch, (length + pad) // group, group)
+  last = len(batch)
+  _, chosen = lax.top_k(lax.reduce_max(groups, (last + 1,)), k)
+  chosen = lax.sort(chosen, dimension=last)
+  candidates = indexing.gather_slices_along_axis(groups, chosen, last)
+  _, best = lax.top_k(candidates.reshape(*batch, k * group), k)
+  size = lax.full_like(best, group)
+  start = indexing.gather_along_axis(chosen, lax.div(best, size), last)
+  return lax.add(lax.mul(start, size), lax.rem(best, size))
 
 
 def _ranking_keys(input: jax.Array, descending: bool) -> jax.Array:
