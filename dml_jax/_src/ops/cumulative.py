@@ -19,7 +19,7 @@ Arithmetic, where DirectML's pages say nothing (dml_jax's policy):
   is that element, so a -0.0 first element stays -0.0 (``0.0 + -0.0`` would be
   +0.0); an exclusive scan's empty tally is +0.0 (or 1). A parallel (tree) scan, such
   as XLA's cumulative sum on the CPU and GPU, rounds differently; DirectML does not
-  document its order.
+  document its order. A NaN the arithmetic makes or carries has the platform's bits.
 """
 
 from __future__ import annotations
