@@ -95,6 +95,12 @@ def test_floats_are_accumulated_in_walking_order():
   # FLOAT32 tally would reach 2050).
   h = np.array([2048, 1, 1, 1], np.float16)
   assert_bits_equal(dml.cumulative_summation(h, axis=0), np.full(4, 2048, np.float16))
+  # Lanes longer than 64 take the unrolled loop: the same order, FLOAT16 rounded at each step.
+  h = (np.random.default_rng(2).standard_normal((2, 100)) * 10).astype(np.float16)
+  options = {"axis": 1, "axis_direction": "DECREASING"}
+  assert_bits_equal(
+    dml.cumulative_summation(h, **options), reference.cumulative_summation(h, **options)
+  )
   # The first element starts the tally: -0.0 stays -0.0; an exclusive scan starts at +0.0.
   z = np.array([-0.0, -0.0], np.float32)
   assert_bits_equal(dml.cumulative_summation(z, axis=0), z)
