@@ -23,6 +23,8 @@ from benchmarks.harness import (
   edge,
   every,
   jax_impl,
+  onnx_model,
+  ort_impl,
   shape_text,
   take,
   torch_impl,
@@ -77,6 +79,10 @@ def cumulative_case(
       impls.append(
         torch_impl(env, f"torch.{torch_scan.__name__}", lambda: torch_scan(tx, dim=axis), shape)
       )
+    if env.ort and not product:  # ONNX has CumSum, no cumulative product
+      feeds = {"x": host[0], "axis": np.array(axis, np.int64)}
+      model = onnx_model(env, "CumSum", list(feeds.items()), host[0])
+      impls.append(ort_impl(env, "CumSum", model, feeds, shape))
     return impls
 
   jnp_form = lambda x: jnp_scan(x, axis=axis)

@@ -25,15 +25,16 @@ Arithmetic, where DirectML's pages say nothing (dml_jax's policy):
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, SupportsIndex
+from typing import TYPE_CHECKING, Any, NamedTuple, SupportsIndex
 
 import jax
 import numpy as np
 from jax import lax
 from jax.typing import ArrayLike
 
-from dml_jax._src import arguments, dispatch, natural, registry, rules
+from dml_jax._src import arguments, dispatch, kernels, natural, registry, rules
 from dml_jax._src.axis_direction import AxisDirection
 from dml_jax._src.descriptor import OperatorDesc
 from dml_jax._src.dtypes import DataType
@@ -47,6 +48,8 @@ from dml_jax._src.feature_level import (
 )
 from dml_jax._src.fields import FieldKind, dml_field
 from dml_jax._src.integers import as_int
+from dml_jax._src.kernels import cumulative_cpu
+from dml_jax._src.kernels.partitioning import Roles, Shaped, around_axis
 from dml_jax._src.rules import braced
 from dml_jax._src.tensor_desc import TensorDesc
 
@@ -107,15 +110,13 @@ class _CumulativeDesc(OperatorDesc):
     rules.check_axis(check, "Axis", self.axis, self.input_tensor.dimension_count)
 
   def lower(self, input: jax.Array) -> jax.Array:
-    product = self.TALLY == "product"
-    reverse = self.axis_direction is AxisDirection.DECREASING
-    if not np.issubdtype(np.dtype(input.dtype), np.floating):  # wraps: any order is exact
-      scan = lax.cumprod if product else lax.cumsum
-      tally = scan(input, self.axis, reverse=reverse)
-      if self.exclusive:
-        tally = _shifted(tally, self.axis, reverse, 1 if product else 0)
-      return tally
-    return _in_order(input, self.axis, reverse, self.exclusive, lax.mul if product else lax.add)
+    walk = Walk(
+      self.axis,
+      self.axis_direction is AxisDirection.DECREASING,
+      self.exclusive,
+      self.TALLY == "product",
+    )
+    return kernels.lower(KERNELS, walk, functools.partial(_lax_form, walk), input)
 
   def explain_output(self) -> list[str]:
     data, axis = self.input_tensor, self.axis
@@ -138,6 +139,28 @@ class _CumulativeDesc(OperatorDesc):
       f"OutputTensor has InputTensor's sizes {braced(data.sizes)} and data type"
       f" {data.data_type}; it may alias the input (in-place execution).",
     ]
+
+
+class Walk(NamedTuple):
+  """A scan's `fields` for its lowering and its kernels."""
+
+  axis: int
+  reverse: bool
+  exclusive: bool
+  product: bool
+
+
+def _lax_form(walk: Walk, input: jax.Array) -> jax.Array:
+  """The lax form: integers (which wrap, so any order is exact) through XLA's cumulative sum
+  and product, floats by the walk in order (`_in_order`)."""
+  axis, reverse, product = walk.axis, walk.reverse, walk.product
+  if not np.issubdtype(np.dtype(input.dtype), np.floating):
+    scan = lax.cumprod if product else lax.cumsum
+    tally = scan(input, axis, reverse=reverse)
+    if walk.exclusive:
+      tally = _shifted(tally, axis, reverse, 1 if product else 0)
+    return tally
+  return _in_order(input, axis, reverse, walk.exclusive, lax.mul if product else lax.add)
 
 
 def _shifted(tally: jax.Array, axis: int, reverse: bool, identity: int) -> jax.Array:
@@ -458,3 +481,32 @@ _cumulative_product = dispatch.operator_function(
   CumulativeProductDesc,
   natural.Ranks(names=("axis", "axis_direction", "has_exclusive_product"), axes=((0, None),)),
 )
+
+
+# -- kernels ---------------------------------------------------------------------------------
+
+
+def _lanes_roles(walk: Walk, config: Any, x: Shaped) -> Roles:
+  """Every dimension but the axis passes through per shard; the axis is needed whole."""
+  lanes = around_axis(x.ndim, walk.axis, "n")
+  return Roles(f"{lanes} -> {lanes}", whole=("n",))
+
+
+KERNELS = (
+  kernels.Kernel(
+    "cumulative_cpu",
+    "cpu",
+    applies=lambda walk, config, x: cumulative_cpu.applies(x.shape, walk.axis, x.dtype, config),
+    roles=_lanes_roles,
+    call=lambda walk, config, interpret, x: functools.partial(
+      cumulative_cpu.cumulative,
+      axis=walk.axis,
+      reverse=walk.reverse,
+      exclusive=walk.exclusive,
+      product=walk.product,
+    ),
+    native="cumulative.cc",
+  ),
+)
+"""The scans' kernel (`kernels.forms` chooses): on the CPU, the native walk (32- and 64-bit data,
+inputs of 64 KiB or more); FLOAT16 and small inputs keep the lax form."""
