@@ -111,6 +111,7 @@ jax, so that jax's pool grows on demand; cases run one after another and free th
 from __future__ import annotations
 
 import os
+import pathlib
 
 # Before jax is imported: see "Memory" above.
 os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
@@ -1005,9 +1006,10 @@ def run_sharded_family(
       traceback.print_exc(file=sys.stderr)
       continue
 
-    def to_numpy(out: jax.Array, kind: str = kind) -> np.ndarray:
-      outputs.setdefault(kind, (out.sharding, out.ndim))
-      return np.asarray(out)
+    def to_numpy(out: jax.Array | tuple[jax.Array, ...], kind: str = kind) -> np.ndarray:
+      first = out[0] if isinstance(out, tuple) else out  # TOP_K's values: as its indices
+      outputs.setdefault(kind, (first.sharding, first.ndim))
+      return host_output(out)
 
     impl = dataclasses.replace(
       jax_impl(env, row.impl, row.kind, jitted, *inputs), to_numpy=to_numpy
@@ -1281,6 +1283,12 @@ def parse_args(argv):
     "--check", action="store_true", help="with --table: exit 1 if the page is stale, write nothing"
   )
   parser.add_argument(
+    "--record",
+    nargs=2,
+    metavar=("STEM", "REPORT"),
+    help="merge a --json REPORT into benchmarks/results/STEM.json and exit (no timing)",
+  )
+  parser.add_argument(
     "--sweep",
     action="append",
     default=[],
@@ -1327,6 +1335,11 @@ def parse_args(argv):
 
 def main(argv=None) -> int:
   args, names = parse_args(argv)
+  if args.record:
+    from benchmarks import tables
+
+    print(tables.record(pathlib.Path(args.record[1]), args.record[0]))
+    return 0
   if args.table:
     from benchmarks import tables
 

@@ -7,7 +7,8 @@ of each performance target. docs/performance.md holds each table between the lin
 between them with `render(NAME)`, and tests/test_benchmark_smoke.py checks that the committed
 page equals what `write` would make of it. To record a run: write its JSON into the results
 folder (a new machine is a new file; a new run of a machine replaces the rows it measured),
-then `PYTHONPATH=. python3 benchmarks/run.py --table`.
+then `PYTHONPATH=. python3 benchmarks/run.py --table`; `run.py --record STEM REPORT` does the
+merging (`record`).
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ RESULTS = ROOT / "benchmarks" / "results"
 PAGE = ROOT / "docs" / "performance.md"
 # The machines of the one-device table, in its column order: file stem -> column title.
 MACHINES = {"h100": "H100", "h200": "H200", "cpu-2core": "CPU, 2 cores (small sizes)"}
+# The sharded runs, in the page's order: file stem -> the GPUs, in words.
+SHARDED_MACHINES = {"h200-x2": "2 H200s", "h100-x4": "4 H100s"}
 _BLOCK = re.compile(
   r"(<!-- generated: (?P<name>[a-z_]+) -->\n)(?P<body>.*?)(<!-- end generated: (?P=name) -->)",
   re.DOTALL,
@@ -83,20 +86,33 @@ def cases(folder: pathlib.Path = RESULTS) -> str:
 
 
 def sharded(folder: pathlib.Path = RESULTS) -> str:
-  """The sharded runs over two GPUs: each case's batch and axis families side by side."""
-  record = load("h200-x2", folder)
+  """The sharded runs over several GPUs, one table per record: each case's batch and axis
+  families side by side."""
+  return "\n".join(
+    _sharded_table(load(stem, folder), gpus)
+    for stem, gpus in SHARDED_MACHINES.items()
+    if (folder / f"{stem}.json").exists()
+  )
+
+
+def _sharded_table(record: dict[str, Any], gpus: str) -> str:
   by_case: dict[str, dict[str, dict[str, Any]]] = {}
   for s in record["sharded"]:
     by_case.setdefault(s["case"], {})[s["family"]] = s
   rows = []
-  for families in by_case.values():
-    batch, axis = families["batch"], families.get("axis")
-    row = [
-      batch["label"],
-      f"{batch['dml_ms']:.3f} / {batch['jnp_ms']:.3f}",
-      f"{batch['one_device_ms']:.3f}",
-      f"{batch['scaling']:.2f}",
-    ]
+  for case, families in by_case.items():
+    batch, axis = families.get("batch"), families.get("axis")
+    first = batch or axis
+    assert first is not None
+    row = [first.get("label") or f"`{case}`"]
+    if batch:
+      row += [
+        f"{batch['dml_ms']:.3f} / {batch['jnp_ms']:.3f}",
+        f"{batch['one_device_ms']:.3f}",
+        f"{batch['scaling']:.2f}",
+      ]
+    else:
+      row += ["", f"{axis['one_device_ms']:.3f}", ""] if axis else ["", "", ""]
     if axis:
       dml, jnp = (_collectives(axis["collectives"][k]) for k in ("dml", "jnp"))
       row += [
@@ -108,13 +124,13 @@ def sharded(folder: pathlib.Path = RESULTS) -> str:
     rows.append(row)
   header = [
     "case",
-    "batch: dml / jnp, 2 GPUs (ms)",
+    f"batch: dml / jnp, {gpus} (ms)",
     "1 GPU (ms)",
     "scaling",
-    "axis: dml / jnp, 2 GPUs (ms)",
+    f"axis: dml / jnp, {gpus} (ms)",
     "axis: collectives, dml / jnp",
   ]
-  return _markdown(header, rows)
+  return f"{gpus} ({record['date']}, jax {record['jax']}):\n\n" + _markdown(header, rows)
 
 
 def _collectives(counts: dict[str, int]) -> str:
@@ -136,6 +152,61 @@ def regenerate(page: str, folder: pathlib.Path = RESULTS) -> str:
 def blocks(page: str) -> list[str]:
   """The names of the generated blocks of `page`, in order."""
   return [m.group("name") for m in _BLOCK.finditer(page)]
+
+
+def record(report_path: pathlib.Path, stem: str, folder: pathlib.Path = RESULTS) -> str:
+  """Merges a `run.py --json` report into `folder/<stem>.json`: its rows that passed their
+  checks replace the recorded ones of the same case and implementation (a sharded run's
+  summaries: of the same case and family), dated, rounded as the tables print them; the copy
+  rows stay as recorded."""
+  report = json.loads(report_path.read_text())
+  stamp = report["header"][0].split()[-1]  # the run's start, ISO 8601
+  date = stamp[:10]
+  path = folder / f"{stem}.json"
+  old = json.loads(path.read_text()) if path.exists() else {"machine": stem}
+  if "sharded" in report:
+    new = [s | {"date": date} for s in report["sharded"] if s["passed"]]
+    keys = {(s["case"], s["family"]) for s in new}
+    kept = [s for s in old.get("sharded", []) if (s["case"], s["family"]) not in keys]
+    old.update(date=date, jax=report["jax"], devices=report["devices"], sharded=kept + new)
+  else:
+    new = [
+      _recorded_row(r, stamp)
+      for r in report["rows"]
+      if r["case"] != "copy" and r["check"].startswith("ok")
+    ]
+    keys = {(r["case"], r["implementation"]) for r in new}
+    kept = [r for r in old.get("rows", []) if (r["case"], r["implementation"]) not in keys]
+    old["rows"] = kept + new
+    old.setdefault("runs", []).append(
+      {
+        "date": stamp,
+        "argv": report["argv"],
+        "copy_ceiling": f"{report['ceiling_gb_per_s']:.1f} GB/s"
+        f" ({report['ceiling_implementation']})",
+      }
+    )
+  path.write_text(json.dumps(old, indent=1) + "\n")
+  return f"{len(new)} rows of {report_path} into {path}"
+
+
+def _recorded_row(row: dict[str, Any], date: str) -> dict[str, Any]:
+  times = row.get("times_ms") or [row["median_ms"]]
+  rounded = lambda key, digits: None if row.get(key) is None else round(row[key], digits)
+  return {
+    "date": date,
+    **{key: row[key] for key in ("case", "op", "dtype", "shape", "implementation")},
+    "median_ms": rounded("median_ms", 3),
+    "spread": round(max(times) / min(times), 2),
+    "gb_per_s": rounded("gb_per_s", 1),
+    "fraction_of_ceiling": rounded("fraction_of_ceiling", 2),
+    "kernel_ms": rounded("kernel_ms", 3),
+    "kernel_fraction_of_ceiling": rounded("kernel_fraction_of_ceiling", 2),
+    "peer_over_dml": rounded("peer_over_dml", 2),
+    "best_peer": row.get("best_peer"),
+    "check": row["check"],
+    "note": row.get("note", ""),
+  }
 
 
 def main(argv: list[str]) -> int:

@@ -339,3 +339,35 @@ def test_every_committed_result_is_dated_and_names_a_registered_case():
       assert row.get("date") or record.get("date"), (path.name, row)
       if "op" in row and row["case"] != "copy":
         assert row["op"] == bench_run.CASES[row["case"]].op, (path.name, row)
+
+
+def test_recording_a_report_replaces_its_rows_and_keeps_the_rest(tmp_path):
+  from benchmarks import tables
+
+  def row(case, impl, ms, check="ok"):
+    described = {"case": case, "op": "TILE", "dtype": "f32", "shape": "(2,2)"}
+    return described | {
+      "implementation": impl,
+      "median_ms": ms,
+      "times_ms": [ms, 2 * ms],
+      "check": check,
+    }
+
+  (tmp_path / "m.json").write_text(
+    json.dumps({"machine": "m", "rows": [row("a", "dml_jax", 1.0), row("b", "dml_jax", 2.0)]})
+  )
+  report = tmp_path / "report.json"
+  header = ["# dml_jax benchmark  2026-11-27T17:12:52+00:00"]
+  rows = [row("copy", "jnp.copy", 0.5), row("a", "dml_jax", 0.25), row("c", "dml_jax", 3.0, "FAIL")]
+  report.write_text(
+    json.dumps(
+      {"header": header, "argv": [], "ceiling_gb_per_s": 1.0, "ceiling_implementation": "x"}
+      | {"rows": rows}
+    )
+  )
+  tables.record(report, "m", tmp_path)
+  recorded = json.loads((tmp_path / "m.json").read_text())
+  by_case = {r["case"]: r for r in recorded["rows"]}
+  assert sorted(by_case) == ["a", "b"]  # the copy and the failed row are not recorded
+  assert by_case["a"]["median_ms"] == 0.25 and by_case["a"]["spread"] == 2.0
+  assert by_case["a"]["date"].startswith("2026-11-27") and by_case["b"]["median_ms"] == 2.0

@@ -67,6 +67,7 @@ def _one_more_where_fixed(desc, sizes):
   return sizes[:d] + (sizes[d] + 1,) + sizes[d + 1 :]
 
 
+@pytest.mark.mode_independent  # descriptors only
 @pytest.mark.parametrize("op", OPERATORS)
 def test_registered_under_directml_names(op):
   cls = registry.lookup(op)
@@ -93,6 +94,7 @@ def test_unknown_names_are_reported_all_at_once():
   assert "2 unknown DirectML operators: 'NOPE', 'dml_operator_nada'" in str(info.value)
 
 
+@pytest.mark.mode_independent  # descriptors only
 @pytest.mark.parametrize("op", OPERATORS)
 def test_support_tables_name_every_tensor_role(op):
   cls = _desc_type(op)
@@ -107,6 +109,7 @@ def test_support_tables_name_every_tensor_role(op):
     assert (cls.SUPPORT.at(level) is None) == (level < cls.SUPPORT.introduced)
 
 
+@pytest.mark.mode_independent  # descriptors only
 @pytest.mark.parametrize("op", OPERATORS)
 def test_has_fixtures_an_oracle_and_a_strategy(op):
   cls = _desc_type(op)
@@ -115,6 +118,7 @@ def test_has_fixtures_an_oracle_and_a_strategy(op):
   assert op in strategies.VALID
 
 
+@pytest.mark.mode_independent  # descriptors only
 @pytest.mark.parametrize("op", OPERATORS)
 def test_fixtures_are_valid_from_the_introduction_level_only(op):
   for fixture, desc in _fixture_descriptors(op):
@@ -135,6 +139,7 @@ def _left_free(desc, rule):
   )
 
 
+@pytest.mark.mode_independent  # descriptors only
 @pytest.mark.parametrize("op", OPERATORS)
 def test_outputs_are_inferred_as_documented_and_a_wrong_output_is_refused(op):
   for fixture, desc in _fixture_descriptors(op):
@@ -165,6 +170,7 @@ def test_outputs_are_inferred_as_documented_and_a_wrong_output_is_refused(op):
       assert named, (fixture.id, fields)
 
 
+@pytest.mark.mode_independent  # descriptors only
 @pytest.mark.parametrize("op", OPERATORS)
 def test_repr_round_trips_and_every_view_renders(op):
   namespace = {"TensorDesc": dml.TensorDesc, "TensorFlags": dml.TensorFlags, **vars(dml)}
@@ -182,6 +188,7 @@ def test_repr_round_trips_and_every_view_renders(op):
       assert d.explain_output()
 
 
+@pytest.mark.mode_independent  # descriptors only
 @pytest.mark.parametrize("op", OPERATORS)
 def test_from_dml_reads_directml_field_names(op):
   for fixture, desc in _fixture_descriptors(op):
@@ -204,6 +211,7 @@ def _quiet_nans_only(desc):
   )
 
 
+@pytest.mark.mode_independent  # descriptors only
 @pytest.mark.parametrize("op", OPERATORS)
 @hypothesis.settings(max_examples=8, deadline=None, database=None)
 @hypothesis.given(data=hypothesis.strategies.data())

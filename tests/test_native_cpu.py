@@ -33,6 +33,10 @@ from dml_jax._src.kernels import (
 )
 from tests.helpers import assert_bits_equal, kernel_data, kernel_indices
 
+# With x64 off, once, in the first pass: the kernels move bytes of the widths they are given,
+# whatever the mode; the 64-bit indices and elements take the `x64` fixture where tested.
+pytestmark = pytest.mark.usefixtures("no_x64")
+
 WIDTHS = [np.int8, np.float16, np.float32, np.uint32]  # 1, 2 and 4 bytes
 # Bit patterns a copy must keep: NaN payloads, -0.0, infinities, a denormal.
 SPECIALS = np.array([0x7FC01234, 0x80000000, 0xFF800000, 0x7F800000, 1], np.uint32)
@@ -610,7 +614,7 @@ print(swap(xs).sharding.spec == P(None, "x"), "custom-call(" in program, "all-ga
 
 def test_sharded_arrays_keep_their_sharding():
   """Over several CPU devices TILE's and the transpose's native kernels run per shard
-  (`kernels.forms.per_shard`), SPLIT and JOIN take jnp's form (their kernel would gather an axis
+  (their kernel tables' roles), SPLIT and JOIN take jnp's form (their kernel would gather an axis
   sharded along it): the outputs keep the shards, and no operand is gathered."""
   env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=2")
   env.update(JAX_PLATFORMS="cpu", PYTHONPATH=str(pathlib.Path(__file__).resolve().parents[1]))

@@ -26,7 +26,7 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
 TOUR, SEMANTICS, DEVICES = "01_tour.ipynb", "02_semantics.ipynb", "03_devices.ipynb"
-MODELS = "04_models.ipynb"
+MODELS, SELECTION = "04_models.ipynb", "05_selection.ipynb"
 pytestmark = pytest.mark.mode_independent
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 PYTHON_WARNING = re.compile(r"\b\w*Warning: ")
@@ -104,8 +104,9 @@ def check(notebook: nbformat.NotebookNode) -> None:
     assert png.startswith(PNG_SIGNATURE) and len(png) < 120_000
 
 
-def test_the_four_notebooks_are_there():
-  assert {TOUR, SEMANTICS, DEVICES, MODELS} <= {p.name for p in NOTEBOOKS.glob("*.ipynb")}
+def test_the_notebooks_are_there():
+  names = {TOUR, SEMANTICS, DEVICES, MODELS, SELECTION}
+  assert names <= {p.name for p in NOTEBOOKS.glob("*.ipynb")}
 
 
 @pytest.mark.parametrize("name", sorted(p.name for p in NOTEBOOKS.glob("*.ipynb")))
@@ -156,11 +157,21 @@ def _models_notebook_runs_a_model_file_and_draws_its_buffers(
   assert len(_pngs(notebook)) >= 2
 
 
+def _selection_notebook_draws_ties_and_padding_rows(notebook: nbformat.NotebookNode) -> None:
+  text = _text(notebook)
+  # TOP_K keeps -0.0 and 0.0 in their positions, where lax.top_k puts 0.0 first
+  assert "dml.top_k   positions: [2, 5, 3, 0, 1, 4]" in text
+  assert "lax.top_k   positions: [2, 5, 3, 1, 0, 4]" in text
+  assert "count: [[4]]  coordinates: (12, 2) uint32" in text
+  assert len(_pngs(notebook)) >= 3  # ARGMAX/ARGMIN, TOP_K1, NONZERO_COORDINATES
+
+
 _SHOWS = {
   TOUR: _tour_shows_descriptors_explanations_and_an_error,
   SEMANTICS: _semantics_notebook_draws_pictures,
   DEVICES: _devices_notebook_reports_every_device_and_times_the_compile,
   MODELS: _models_notebook_runs_a_model_file_and_draws_its_buffers,
+  SELECTION: _selection_notebook_draws_ties_and_padding_rows,
 }
 """What each notebook must show beyond `check`; one test executes each notebook once."""
 

@@ -1,4 +1,4 @@
-"""The README starts with the two commands, and CI runs the README's test command; the model
+"""The README starts with its three commands, and CI runs the README's test command; the model
 its opening shows is an example file, and prints what the README says it prints."""
 
 import json
@@ -25,18 +25,21 @@ def _readme_commands():
   return [line.split("#")[0].strip() for line in block[1].strip().splitlines()]
 
 
-def test_readme_starts_with_the_main_job_and_the_tests():
-  main_job, tests = _readme_commands()
-  assert main_job.endswith("python -m dml_jax")
+def test_readme_starts_with_the_install_the_main_job_and_the_tests():
+  install, main_job, tests = _readme_commands()
+  assert install == "python -m pip install -e '.[test]'"
+  assert main_job == "python -m dml_jax"
   # The x64 pass runs only the tests that can depend on the mode (tests/conftest.py).
   both_modes = "python -m pytest -n 2 && JAX_ENABLE_X64=1 python -m pytest -n 2"
   assert f'{both_modes} -m "not mode_independent"' in tests
 
 
-def test_ci_runs_the_readme_test_command():
-  _, tests = _readme_commands()
-  ci = (ROOT / ".ci" / "run").read_text().splitlines()
-  assert tests in [line.strip() for line in ci]
+def test_ci_runs_the_readme_test_command_after_its_install():
+  _, _, tests = _readme_commands()
+  ci = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()]
+  assert tests in ci
+  install = ci.index("python -m pip install -e '.[test,docs]'")  # the README's, and the docs'
+  assert install < ci.index(tests)
 
 
 def test_the_operator_table_lists_every_registered_operator():

@@ -7,7 +7,9 @@ and device) and the line ``N passed, M failed``. The exit status is 1 if any
 example fails. Options: ``--device cpu|gpu|tpu|default|all``,
 ``--feature-level 4_1``, ``--op NAME`` (repeatable), ``--json``. ``python -m dml_jax run
 MODEL.json`` runs a DxDispatch model; ``python -m dml_jax build-native`` builds the native CPU
-kernels ahead (`native_cpu.command_line`).
+kernels ahead (`native_cpu.command_line`); ``python -m dml_jax crosscheck-pack OUTDIR`` and
+``crosscheck-compare PACK RESULTS`` write and compare the DirectML cross-check pack
+(`dml_jax._src.crosscheck`).
 """
 
 from __future__ import annotations
@@ -245,6 +247,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     from dml_jax._src.model import cli
 
     return cli.main(args_given[1:])
+  if args_given[:1] in (["crosscheck-pack"], ["crosscheck-compare"]):  # the DirectML pack
+    from dml_jax._src.crosscheck import cli as crosscheck_cli
+
+    if args_given[0] == "crosscheck-pack":
+      return crosscheck_cli.pack_main(args_given[1:])
+    return crosscheck_cli.compare_main(args_given[1:])
   if args_given[:1] == ["build-native"]:  # python -m dml_jax build-native: the CPU kernels now
     from dml_jax._src.kernels import native_cpu
 
@@ -254,7 +262,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     description="Runs every DirectML fixture on JAX devices and reports pass/fail, bit for bit."
     " Exits with status 1 if any example fails. `python -m dml_jax run MODEL.json` runs a"
     " DxDispatch model file instead (see `python -m dml_jax run --help`); `python -m dml_jax"
-    " build-native` builds the native CPU kernels ahead of their first use.",
+    " build-native` builds the native CPU kernels ahead of their first use; `python -m dml_jax"
+    " crosscheck-pack OUTDIR` writes DxDispatch models of every operator to run against"
+    " DirectML, and `python -m dml_jax crosscheck-compare PACK RESULTS` compares what came"
+    " back.",
   )
   parser.add_argument(
     "--device",

@@ -7,6 +7,7 @@ shapes and dtypes traces nothing.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -108,18 +109,31 @@ def operator_function(
     if carried is not None and not moves(tuple(attributes)):
       raise moved_bits.refused(desc_type.FUNCTION, carried)
     shapes = tuple(a.shape for a in arrays)
-    reading = ranks.read(shapes, attributes)
+    table = desc_type.SUPPORT.at(level)
+    reading = ranks.read_at(shapes, attributes, table)
     desc = describe(types, reading.shapes, *reading.attributes)
     try:
       desc.validate(level)
     except DmlValidationError as error:
       names = arguments.argument_names(desc_type, len(arrays))
       if reading.changes(shapes, attributes):
-        error.add_note(natural.note(desc.FUNCTION, names, shapes, reading, ranks.names))
+        error.add_note(
+          natural.note(desc.FUNCTION, names, shapes, _shown(ranks, reading), ranks.names)
+        )
       unset = ranks.unset(attributes)
       if unset is not None and _valid(describe, types, ranks.read(shapes, unset), level):
         other = ranks.read(shapes, unset)
-        error.add_note(natural.unset_note(desc.FUNCTION, names, unset, other, ranks.names))
+        error.add_note(
+          natural.unset_note(desc.FUNCTION, names, unset, _shown(ranks, other), ranks.names)
+        )
+      readings = [
+        (what, natural.Reading(shapes, other))
+        for what, other in ranks.alternatives(shapes, attributes)
+        if _valid(describe, types, ranks.read_at(shapes, other, table), level)
+      ]
+      if readings:
+        shown = [(what, _shown(ranks, r)) for what, r in readings]
+        error.add_note(natural.alternatives_note(desc.FUNCTION, names, shapes, shown, ranks.names))
       raise
     if _CAPTURING:
       _CAPTURING[-1].append(desc)
@@ -147,6 +161,11 @@ def _valid(
     return describe(types, reading.shapes, *reading.attributes).is_valid(level)
   except (TypeError, ValueError):
     return False
+
+
+def _shown(ranks: natural.Ranks, reading: natural.Reading) -> natural.Reading:
+  """`reading` with its attributes as the functional API's keywords take them."""
+  return dataclasses.replace(reading, attributes=ranks.shown(reading.attributes))
 
 
 def _run(desc: OperatorDesc, reading: natural.Reading, arrays: Sequence[jax.Array]) -> Any:

@@ -12,14 +12,19 @@ is DirectML's already reads as itself.
 
 Where the padded call is still invalid, the validation error gets a note with the
 DirectML call that the arrays were read as, so the porter sees the shapes; where a call
-with counts set is invalid and the same call with them unset is valid, a note says so.
+with counts set is invalid and the same call with them unset is valid, a note says so;
+where per-dimension attributes (`PerDimension`: TILE, PADDING, SLICE) are too short to
+read one way, a note gives the valid call of each reading.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+import enum
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
+
+from dml_jax._src.feature_level import TensorSupport
 
 Shape = tuple[int, ...]
 
@@ -70,10 +75,36 @@ class Ranks:
       array it counts on (None: the common rank)}.
     names: the functional API's keyword names of the attributes, in order, for
       the error note's call.
+    show: the attributes as those keywords take them, for the note's call (None: as they
+      are, each enum member by its name).
   """
 
   names: tuple[str, ...] = ()
   axes: tuple[tuple[int, int | None], ...] = ()
+  show: Callable[[tuple[Any, ...]], tuple[Any, ...]] | None = None
+
+  def shown(self, attributes: Sequence[Any]) -> tuple[Any, ...]:
+    """The attributes as the functional API's keywords take them, for the notes' calls:
+    `show`'s, else each enum member by its name."""
+    if self.show is not None:
+      return self.show(tuple(attributes))
+    return tuple(a.name if isinstance(a, enum.Enum) else a for a in attributes)
+
+  def read_at(
+    self,
+    shapes: Sequence[Shape],
+    attributes: Sequence[Any],
+    table: Mapping[str, TensorSupport] | None,
+  ) -> Reading:
+    """`read`, where the operator's support `table` at the level validated against is
+    known (None: the level precedes the operator); only `PerDimension` pads to it."""
+    return self.read(shapes, attributes)
+
+  def alternatives(
+    self, shapes: Sequence[Shape], attributes: Sequence[Any]
+  ) -> tuple[tuple[str, tuple[Any, ...]], ...]:
+    """Where the call reads more than one way: (what each reading does, its attributes)."""
+    return ()
 
   def unset(self, attributes: Sequence[Any]) -> tuple[Any, ...] | None:
     """The attributes with the counts that select NumPy's reading unset (None), or None
@@ -172,15 +203,109 @@ class TakeTuples(Ranks):
     )
 
 
+SIZE = None
+"""`PerDimension`'s neutral value that is the dimension's own size (SLICE's sizes)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class PerDimension(Ranks):
+  """TILE's, PADDING's and SLICE's declaration: one input, and attributes of one value per
+  dimension (repeats, pads, offsets, sizes, strides).
+
+  A call whose per-dimension attributes all have m values, on an input of rank r, reads at
+  rank n = max(r, m, the least DimensionCount the level's table takes): the input padded with
+  leading 1s and each attribute with its neutral value, the one that copies a dimension
+  of size 1 as it is (a repeat of 1, a pad of 0; offset 0, size 1, stride 1). The outputs are
+  cut back to rank max(r, m): with m > r the input is promoted, as ``np.tile`` promotes it.
+
+  With m < r the call is ambiguous for SLICE and PADDING: NumPy's indexing applies a shorter
+  list to the leading dimensions, DirectML's padding of ranks to the trailing ones. It is left
+  as written, for validation to refuse, and `alternatives` gives both readings for the error's
+  note. TILE (`trailing`) reads it as ``np.tile`` does: the repeats padded with leading 1s.
+
+  Attributes:
+    neutral: {position of a per-dimension attribute: its neutral value, `SIZE` for the
+      dimension's size}. An attribute that is None (unset) stays unset.
+    trailing: a shorter attribute applies to the trailing dimensions (``np.tile``'s reading).
+  """
+
+  neutral: tuple[tuple[int, int | None], ...] = ()
+  trailing: bool = False
+
+  def _lengths(self, attributes: Sequence[Any]) -> set[int]:
+    return {len(attributes[p]) for p, _ in self.neutral if attributes[p] is not None}
+
+  def _padded(
+    self, attributes: Sequence[Any], sizes: Shape, *, front: bool = True
+  ) -> tuple[Any, ...]:
+    """The per-dimension attributes padded, at the front (else the back), to len(`sizes`),
+    with each one's neutral value for the dimensions of `sizes` they gain."""
+    moved = list(attributes)
+    for position, neutral in self.neutral:
+      values = attributes[position]
+      if values is None:
+        continue
+      added = len(sizes) - len(values)
+      gained = sizes[:added] if front else sizes[len(values) :]
+      fill = tuple(s if neutral is SIZE else neutral for s in gained)
+      moved[position] = fill + tuple(values) if front else tuple(values) + fill
+    return tuple(moved)
+
+  def read(self, shapes: Sequence[Shape], attributes: Sequence[Any]) -> Reading:
+    return self.read_at(shapes, attributes, None)
+
+  def read_at(
+    self,
+    shapes: Sequence[Shape],
+    attributes: Sequence[Any],
+    table: Mapping[str, TensorSupport] | None,
+  ) -> Reading:
+    ((shape,), lengths) = shapes, self._lengths(attributes)
+    if len(lengths) > 1:  # attributes of different lengths: validation names them
+      return Reading(tuple(shapes), tuple(attributes))
+    r = len(shape)
+    m = lengths.pop() if lengths else r
+    if m < r and not self.trailing:
+      return Reading(tuple(shapes), tuple(attributes))  # ambiguous: see `alternatives`
+    natural = max(r, m)
+    least = 0 if table is None else table["InputTensor"].dimension_counts[0]
+    n = max(natural, least)
+    sizes = padded(shape, n)
+    return Reading((sizes,), self._padded(attributes, sizes), natural if n > natural else None)
+
+  def alternatives(
+    self, shapes: Sequence[Shape], attributes: Sequence[Any]
+  ) -> tuple[tuple[str, tuple[Any, ...]], ...]:
+    ((shape,), lengths) = shapes, self._lengths(attributes)
+    if self.trailing or len(lengths) != 1 or (m := lengths.pop()) >= len(shape):
+      return ()
+    return (
+      (
+        f"for the last {m} dimension(s), as DirectML pads ranks",
+        self._padded(attributes, tuple(shape)),
+      ),
+      (
+        f"for the first {m} dimension(s), as NumPy's indexing reads a shorter list",
+        self._padded(attributes, tuple(shape), front=False),
+      ),
+    )
+
+
 def call_text(
-  function: str, arguments: Sequence[str], reading: Reading, names: Sequence[str]
+  function: str,
+  arguments: Sequence[str],
+  reading: Reading,
+  names: Sequence[str],
+  given: Sequence[Shape] = (),
 ) -> str:
   """The functional call that `reading` stands for: each argument reshaped to its padded
-  shape, the attributes as DirectML gets them."""
+  shape (named as it is where that is its `given` shape), the attributes as DirectML gets
+  them (those unset, None, left out)."""
   args: list[str] = []
   listed: list[str] = []  # the elements of a tensor array (JOIN's inputs[0], ...), one list
-  for name, shape in zip(arguments, reading.shapes, strict=True):
-    text = f"{name}.reshape({', '.join(map(str, shape))})"
+  for i, (name, shape) in enumerate(zip(arguments, reading.shapes, strict=True)):
+    as_given = i < len(given) and tuple(given[i]) == tuple(shape)
+    text = name if as_given else f"{name}.reshape({', '.join(map(str, shape))})"
     if "[" in name:
       listed.append(text)
       continue
@@ -190,7 +315,7 @@ def call_text(
     args.append(text)
   if listed:
     args.append(f"[{', '.join(listed)}]")
-  args += [f"{n}={v!r}" for n, v in zip(names, reading.attributes, strict=False)]
+  args += [f"{n}={v!r}" for n, v in zip(names, reading.attributes, strict=False) if v is not None]
   return f"dml.{function}({', '.join(args)})"
 
 
@@ -224,4 +349,25 @@ def unset_note(
   return (
     f"With the counts unset, {call} reads as NumPy and ONNX do and is valid; DirectML"
     f" computes it as {call_text(function, arguments, reading, names)}."
+  )
+
+
+def alternatives_note(
+  function: str,
+  arguments: Sequence[str],
+  shapes: Sequence[Shape],
+  readings: Sequence[tuple[str, Reading]],
+  names: Sequence[str],
+) -> str:
+  """What the error of an ambiguous call (`PerDimension.alternatives`) adds: the call of each
+  reading that is valid."""
+  given = ", ".join(f"{a} {tuple(s)}" for a, s in zip(arguments, shapes, strict=True))
+  calls = "; ".join(
+    f"{what}: {call_text(function, arguments, reading, names, shapes)}"
+    for what, reading in readings
+  )
+  return (
+    f"dml.{function}'s per-dimension arguments hold fewer values than its input has"
+    f" dimensions ({given}), which reads two ways, so it is refused rather than guessed."
+    f" Pass one value per dimension: {calls}."
   )

@@ -543,3 +543,40 @@ def test_the_slice_form_for_axes_past_int32_matches_the_gather_form(mode):
   np.testing.assert_array_equal(
     padding_module._remap_by_runs(x, 1, positions), padding_module._remap(x, 1, positions)
   )
+
+
+# -- natural ranks ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", ["CONSTANT", "REFLECTION"])
+def test_ranks_below_the_levels_are_padded_and_cut_back(mode):
+  # FL 1_0 takes 4 to 5 dimensions of floats: a 2-D call reads as 4-D, pads of 0 in front.
+  x = np.arange(6, dtype=np.float32).reshape(2, 3)
+  kw = dict(padding_mode=mode, padding_value=-1.5, start_padding=(1, 2), end_padding=(0, 1))
+  out = dml.padding(x, **kw, feature_level="1_0")
+  np_kw = {"constant_values": -1.5} if mode == "CONSTANT" else {}
+  np_mode = "constant" if mode == "CONSTANT" else NP_MODES[mode]
+  assert_bits_equal(out, np.pad(x, ((1, 0), (2, 1)), np_mode, **np_kw))
+  (desc,) = dml.descriptors_of(lambda x: dml.padding(x, **kw, feature_level="1_0"), x)
+  assert desc.input_tensor.sizes == (1, 1, 2, 3)
+  assert (desc.start_padding, desc.end_padding) == ((0, 0, 1, 2), (0, 0, 0, 1))
+
+
+def test_more_pads_than_dimensions_promote_the_input():
+  x = np.array([1, 2, 3], np.uint8)
+  out = dml.padding1(x, padding_mode="WRAP", start_padding=(1, 2), end_padding=(0, 1))
+  assert_bits_equal(out, np.pad(x[None], ((1, 0), (2, 1)), "wrap"))
+
+
+def test_fewer_pads_than_dimensions_are_refused_with_the_call_of_each_reading():
+  x = np.zeros((2, 3), np.float32)
+  with pytest.raises(dml.DmlValidationError, match="DimensionCount") as info:
+    dml.padding(x, padding_mode="CONSTANT", padding_value=7, start_padding=(1,), end_padding=(2,))
+  (note,) = [n for n in info.value.__notes__ if "reads two ways" in n]
+  head = "dml.padding(input, padding_mode='CONSTANT', padding_value=7.0"
+  assert f"{head}, start_padding=(0, 1), end_padding=(0, 2))" in note  # the last dimension
+  assert f"{head}, start_padding=(1, 0), end_padding=(2, 0))" in note  # the first
+  out = dml.padding(
+    x, padding_mode="CONSTANT", padding_value=7.0, start_padding=(0, 1), end_padding=(0, 2)
+  )
+  assert_bits_equal(out, np.pad(x, ((0, 0), (1, 2)), constant_values=7))

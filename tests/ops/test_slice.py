@@ -406,3 +406,58 @@ def test_jit_vmap_and_grad():
   expected_grad = np.zeros_like(x)
   expected_grad[np.ix_([0, 3], [1, 3])] = 1
   assert_bits_equal(grad, expected_grad)
+
+
+# -- natural ranks ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_more_values_than_dimensions_promote_the_input_at_every_level(seed):
+  # An input of rank 1 to 3 and windows of rank r to 5, at FL 2_1 (4 to 5 dimensions: padded,
+  # then cut back) and the newest level, against numpy indexing of the promoted input.
+  rng = np.random.default_rng(seed)
+  r = int(rng.integers(1, 4))
+  m = int(rng.integers(r, 6))
+  x = rng.standard_normal(tuple(int(s) for s in rng.integers(1, 5, r))).astype(np.float32)
+  promoted = x.reshape((1,) * (m - r) + x.shape)
+  offsets = tuple(int(rng.integers(0, s)) for s in promoted.shape)
+  sizes = tuple(
+    int(rng.integers(1, s - o + 1)) for s, o in zip(promoted.shape, offsets, strict=True)
+  )
+  index = tuple(slice(o, o + s) for o, s in zip(offsets, sizes, strict=True))
+  for level in ("2_1", None):
+    sliced = dml.slice(x, offsets=offsets, sizes=sizes, strides=(1,) * m, feature_level=level)
+    assert_bits_equal(sliced, promoted[index])
+    reversed_ = dml.slice1(
+      x,
+      input_window_offsets=offsets,
+      input_window_sizes=sizes,
+      input_window_strides=(-1,) * m,
+      feature_level=level,
+    )
+    assert_bits_equal(reversed_, promoted[index][(slice(None, None, -1),) * m])
+  (desc,) = dml.descriptors_of(
+    lambda x: dml.slice(x, offsets=offsets, sizes=sizes, strides=(1,) * m, feature_level="2_1"),
+    x,
+  )
+  n = max(m, 4)
+  assert desc.input_tensor.sizes == (1,) * (n - r) + x.shape
+  assert (desc.offsets, desc.sizes) == ((0,) * (n - m) + offsets, (1,) * (n - m) + sizes)
+
+
+def test_fewer_values_than_dimensions_are_refused_with_the_call_of_each_reading():
+  x = np.arange(20, dtype=np.float32).reshape(4, 5)
+  with pytest.raises(dml.DmlValidationError, match="DimensionCount") as info:
+    dml.slice(x, offsets=(1,), sizes=(2,), strides=(1,))
+  (note,) = [n for n in info.value.__notes__ if "reads two ways" in n]
+  last = "dml.slice(input, offsets=(0, 1), sizes=(4, 2), strides=(1, 1))"
+  first = "dml.slice(input, offsets=(1, 0), sizes=(2, 5), strides=(1, 1))"
+  assert last in note and first in note
+  # Each call printed works, and means what the note says.
+  assert_bits_equal(dml.slice(x, offsets=(0, 1), sizes=(4, 2), strides=(1, 1)), x[:, 1:3])
+  assert_bits_equal(dml.slice(x, offsets=(1, 0), sizes=(2, 5), strides=(1, 1)), x[1:3])
+  with pytest.raises(dml.DmlValidationError) as info:  # only the valid reading is printed
+    dml.slice1(x, input_window_offsets=(3,), input_window_sizes=(2,), input_window_strides=(1,))
+  (note,) = [n for n in info.value.__notes__ if "reads two ways" in n]
+  assert "input_window_offsets=(0, 3), input_window_sizes=(4, 2)" in note
+  assert "for the first" not in note

@@ -121,12 +121,35 @@ def test_reference_agrees_with_np_tile(seed):
   assert_bits_equal(reference.tile(x, repeats=repeats), np.tile(x, repeats))
 
 
-def test_unlike_jnp_tile_repeats_are_neither_broadcast_nor_promoted():
+def test_the_descriptor_takes_one_count_per_dimension_the_function_reads_as_jnp_tile():
   x = np.arange(6, dtype=np.int8).reshape(2, 3)
-  assert jnp.tile(x, 2).shape == (2, 6)  # jnp broadcasts a shorter reps
-  with pytest.raises(dml.DmlValidationError, match="one count per dimension"):
-    dml.tile(x, repeats=(2,))
-  assert_bits_equal(dml.tile(x, repeats=(1, 2)), np.tile(x, (1, 2)))
+  assert not dml.TileDesc(T("INT8", (2, 3)), repeats=(2,)).is_valid()
+  assert_bits_equal(dml.tile(x, repeats=(2,)), jnp.tile(x, 2))  # the last dimension's count
+  assert_bits_equal(dml.tile(x, repeats=(2, 1, 1)), jnp.tile(x, (2, 1, 1)))  # x promoted
+  (desc,) = dml.descriptors_of(lambda x: dml.tile(x, repeats=(2,)), x)
+  assert desc == dml.TileDesc(T("INT8", (2, 3)), repeats=(1, 2))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_natural_ranks_at_every_level_are_np_tile(seed):
+  # Ranks 0 to 3 of input and repeats, at FL 2_1 (4 dimensions only: padded, then cut back)
+  # and at the newest level.
+  rng = np.random.default_rng(seed)
+  r, m = (int(n) for n in rng.integers(0, 4, 2))
+  x = rng.integers(-9, 9, tuple(int(s) for s in rng.integers(1, 4, r))).astype(np.int16)
+  repeats = tuple(int(n) for n in rng.integers(1, 3, m))
+  for level in ("2_1", None):
+    assert_bits_equal(dml.tile(x, repeats=repeats, feature_level=level), np.tile(x, repeats))
+  (desc,) = dml.descriptors_of(lambda x: dml.tile(x, repeats=repeats, feature_level="2_1"), x)
+  assert desc.input_tensor.sizes == (1,) * (4 - r) + x.shape
+  assert desc.repeats == (1,) * (4 - m) + repeats
+
+
+def test_a_padded_call_that_fails_names_the_call_it_checked():
+  x = np.zeros((2, 3), np.float32)
+  with pytest.raises(dml.DmlValidationError, match="every count must be >= 1") as info:
+    dml.tile(x, repeats=(0, 1, 2), feature_level="2_1")
+  assert "dml.tile(input.reshape(1, 1, 2, 3), repeats=(1, 0, 1, 2))" in info.value.__notes__[0]
 
 
 def test_jit_vmap_and_grad():

@@ -36,7 +36,7 @@ import numpy as np
 from jax import lax
 from jax.typing import ArrayLike
 
-from dml_jax._src import arguments, dispatch, placement, registry, rules
+from dml_jax._src import arguments, dispatch, natural, placement, registry, rules
 from dml_jax._src.descriptor import OperatorDesc
 from dml_jax._src.dtypes import ALL_DATA, UP_TO_32_BIT, DataType, DataTypeLike
 from dml_jax._src.errors import Checker
@@ -631,6 +631,13 @@ def padding(
   ``reflect_type="even"`` is the only one DirectML has); REFLECTION of a dimension of size 1
   reads its one element; the constant is converted as DirectML converts a FLOAT, not cast.
 
+  Ranks: `start_padding` and `end_padding` hold one value per dimension; more values than
+  `input` has dimensions promote it with leading 1s, fewer are refused: they read two ways
+  (NumPy's indexing applies a shorter list to the first dimensions, DirectML's padding of
+  ranks to the last), and the error prints the call of each. Where the feature level needs
+  more dimensions, the input gets leading 1s (pads of 0 there) and the output loses them
+  again.
+
   See also: `padding1`, ``jnp.pad``, ``jax.lax.pad``.
 
   Args:
@@ -694,6 +701,13 @@ def padding1(
   input (``jnp.pad``'s "reflect" and "symmetric" do the same, but its default
   ``reflect_type="even"`` is the only one DirectML has); REFLECTION of a dimension of size 1
   reads its one element; the constant must be exact in the data's type (``jnp.pad`` casts it).
+
+  Ranks: `start_padding` and `end_padding` hold one value per dimension; more values than
+  `input` has dimensions promote it with leading 1s, fewer are refused: they read two ways
+  (NumPy's indexing applies a shorter list to the first dimensions, DirectML's padding of
+  ranks to the last), and the error prints the call of each. Where the feature level needs
+  more dimensions, the input gets leading 1s (pads of 0 there) and the output loses them
+  again.
 
   See also: `padding`, ``jnp.pad``, ``jax.lax.pad``.
 
@@ -764,7 +778,20 @@ def _moves_bits(attributes: tuple) -> bool:
   return attributes[0] is not PaddingMode.CONSTANT
 
 
-_padding = dispatch.operator_function(_describer(PaddingDesc), PaddingDesc, moves_bits=_moves_bits)
+def _shown(attributes: tuple) -> tuple:
+  """The attributes as `padding`'s keywords take them (the error notes' calls)."""
+  mode, value, *pads = attributes
+  return (str(mode), _value_of_key(value), *pads)
+
+
+_PER_DIMENSION = natural.PerDimension(
+  names=("padding_mode", "padding_value", "start_padding", "end_padding"),
+  neutral=((2, 0), (3, 0)),
+  show=_shown,
+)
+_padding = dispatch.operator_function(
+  _describer(PaddingDesc), PaddingDesc, _PER_DIMENSION, moves_bits=_moves_bits
+)
 _padding1 = dispatch.operator_function(
-  _describer(Padding1Desc), Padding1Desc, moves_bits=_moves_bits
+  _describer(Padding1Desc), Padding1Desc, _PER_DIMENSION, moves_bits=_moves_bits
 )

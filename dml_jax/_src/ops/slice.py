@@ -23,7 +23,7 @@ import jax
 from jax import lax
 from jax.typing import ArrayLike
 
-from dml_jax._src import arguments, dispatch, kernels, registry, rules
+from dml_jax._src import arguments, dispatch, kernels, natural, registry, rules
 from dml_jax._src.descriptor import OperatorDesc
 from dml_jax._src.dtypes import ALL_DATA, FLOAT_AND_INT_16_32, UP_TO_32_BIT, DataType
 from dml_jax._src.errors import Checker
@@ -477,6 +477,13 @@ def slice(
   (>= 1) for every dimension, and nothing is clipped: a slice reaching past the
   input is an error, not a shorter result. For negative steps see `slice1`.
 
+  Ranks: `offsets`, `sizes` and `strides` hold one value per dimension; more values than
+  `input` has dimensions promote it with leading 1s, fewer are refused: they read two ways
+  (NumPy's indexing applies a shorter list to the first dimensions, DirectML's padding of
+  ranks to the last), and the error prints the call of each. Where the feature level needs
+  more dimensions, the input gets leading 1s (offset 0, size 1, stride 1 there) and the
+  output loses them again.
+
   See also: `slice1` (DML_OPERATOR_SLICE1: input windows, negative strides, any
   prefix of each walk).
 
@@ -521,7 +528,14 @@ def _describe_slice(
   return SliceDesc(TensorDesc(types[0], shapes[0]), offsets=offsets, sizes=sizes, strides=strides)
 
 
-_slice = dispatch.operator_function(_describe_slice, SliceDesc, moves_bits=True)
+_slice = dispatch.operator_function(
+  _describe_slice,
+  SliceDesc,
+  natural.PerDimension(
+    names=("offsets", "sizes", "strides"), neutral=((0, 0), (1, natural.SIZE), (2, 1))
+  ),
+  moves_bits=True,
+)
 
 
 def slice1(
@@ -542,6 +556,13 @@ def slice1(
   Unlike ``input[a:b:-k]`` in numpy, a negative stride starts at the window's end,
   not at its first index, the window must lie inside the input (nothing is
   clipped), and a stride of 0 is an error.
+
+  Ranks: the windows' offsets, sizes and strides and `output_sizes` hold one value per
+  dimension; more values than `input` has dimensions promote it with leading 1s, fewer are
+  refused: they read two ways (NumPy's indexing applies a shorter list to the first
+  dimensions, DirectML's padding of ranks to the last), and the error prints the call of
+  each. Where the feature level needs more dimensions, the input gets leading 1s (offset
+  0, size 1, stride 1 there) and the output loses them again.
 
   See also: `slice` (DML_OPERATOR_SLICE: offsets, output sizes and positive strides).
 
@@ -597,7 +618,15 @@ def _describe_slice1(
   )
 
 
-_slice1 = dispatch.operator_function(_describe_slice1, Slice1Desc, moves_bits=True)
+_slice1 = dispatch.operator_function(
+  _describe_slice1,
+  Slice1Desc,
+  natural.PerDimension(
+    names=("input_window_offsets", "input_window_sizes", "input_window_strides", "output_sizes"),
+    neutral=((0, 0), (1, natural.SIZE), (2, 1), (3, natural.SIZE)),
+  ),
+  moves_bits=True,
+)
 
 
 # -- kernels ---------------------------------------------------------------------------------

@@ -23,7 +23,7 @@ import jax
 from jax import lax
 from jax.typing import ArrayLike
 
-from dml_jax._src import arguments, dispatch, kernels, registry, rules
+from dml_jax._src import arguments, dispatch, kernels, natural, registry, rules
 from dml_jax._src.descriptor import OperatorDesc
 from dml_jax._src.dtypes import UP_TO_32_BIT, DataType
 from dml_jax._src.errors import Checker
@@ -167,14 +167,17 @@ def tile(
   ``out[o] = input[o mod input.shape]``; the output's shape is
   ``input.shape[i] * repeats[i]``.
 
-  Unlike ``jnp.tile``, `repeats` needs one count per dimension (no broadcasting
-  of a shorter tuple, no rank promotion) and each count must be at least 1.
+  `repeats` and `input` of different ranks read as ``jnp.tile`` reads them: fewer
+  repeats than dimensions apply to the last dimensions, more promote `input` with
+  leading 1s. DirectML's descriptor underneath has one count per dimension, padded
+  with 1s (and the input with leading 1s up to the rank the feature level needs).
+  Unlike ``jnp.tile``, each count must be at least 1.
 
   See also: `join` (different tensors end to end along one axis), ``jnp.tile``.
 
   Args:
     input: InputTensor.
-    repeats: Repeats, one count >= 1 per dimension.
+    repeats: Repeats, counts >= 1 for the last dimensions (or more: see above).
     feature_level: the DML_FEATURE_LEVEL to validate against (default newest).
 
   Returns:
@@ -189,6 +192,9 @@ def tile(
     >>> tile(np.array([[1, 2], [3, 4]], np.int8), repeats=(1, 2))
     Array([[1, 2, 1, 2],
            [3, 4, 3, 4]], dtype=int8)
+    >>> tile(np.array([1, 2], np.int8), repeats=(2, 2))  # promoted to (1, 2), as jnp.tile
+    Array([[1, 2, 1, 2],
+           [1, 2, 1, 2]], dtype=int8)
   """
   (input,), types = arguments.tensor_operands(TileDesc, input)
   level = as_level(feature_level)
@@ -201,7 +207,12 @@ def _describe_tile(
   return TileDesc(TensorDesc(types[0], shapes[0]), repeats=repeats)
 
 
-_tile = dispatch.operator_function(_describe_tile, TileDesc, moves_bits=True)
+_tile = dispatch.operator_function(
+  _describe_tile,
+  TileDesc,
+  natural.PerDimension(names=("repeats",), neutral=((0, 1),), trailing=True),
+  moves_bits=True,
+)
 
 
 # -- kernels ---------------------------------------------------------------------------------

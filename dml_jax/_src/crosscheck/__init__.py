@@ -1,0 +1,1 @@
+"""The DirectML cross-check pack: DxDispatch models of every operator, and their comparison."""

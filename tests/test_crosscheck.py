@@ -1,0 +1,211 @@
+"""The DirectML cross-check pack: every operator covered, the round trip (write, run with
+`python -m dml_jax run`, compare), tampered and missing outputs reported, the candidate
+errata readable as fixtures, and the comparison's paths kept inside their folders.
+
+The round trip runs a few models of different kinds (each model compiles its XLA program,
+about 0.1 to 0.2 s on two cores, so the whole pack would take minutes); every model of the
+full pack is loaded and validated, which compiles nothing.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+
+import jax
+import numpy as np
+import pytest
+
+from dml_jax._src import registry
+from dml_jax._src.conformance import descriptor_for
+from dml_jax._src.crosscheck import cases, cli, compare, pack
+from dml_jax._src.feature_level import FeatureLevel
+from dml_jax._src.fixtures import _parse_fixture
+from dml_jax._src.model import cli as run_cli
+from dml_jax._src.model import files
+from dml_jax._src.model.program import load_model
+
+pytestmark = pytest.mark.mode_independent  # the pack and its runs pin jax_enable_x64 on
+
+ROUND_TRIP = (
+  "join.doc-1",  # an array of inputs
+  "split.doc-1",  # an array of outputs
+  "top_k.ties-in-pairs",  # two outputs, one of indices
+  "gather.indicestensor-int64-plus-2-32",  # a 64-bit index past 32 bits
+  "scatter.updatestensor-zero-stride",
+  "cast.float16-specials",  # NaN payloads, -0.0, a subnormal
+  "fill_value_constant.value-float16-nan-payload",  # no input; a scalar union's bits
+  "element_wise_identity.inputtensor-padded-pitch",
+  "padding1.rank-8",
+  "nonzero_coordinates.doc-1",  # an output count beside the coordinates
+  "diagonal_matrix1.doc-1",  # an optional input left out
+  "one_hot.indicestensor-int32-minus-1",  # a negative index
+  "argmax.outputtensor-int64",  # a 64-bit index output
+  "reverse_subsequences.doc-1",
+  "slice1.doc-1",
+)
+
+
+@pytest.fixture(scope="module")
+def every_case():
+  return cases.all_cases()
+
+
+@pytest.fixture(scope="module")
+def round_trip(tmp_path_factory, every_case):
+  """A pack of the `ROUND_TRIP` cases, and its models run by `python -m dml_jax run`'s
+  code into a results folder."""
+  folder = tmp_path_factory.mktemp("pack")
+  chosen = [c for c in every_case if c.name in ROUND_TRIP]
+  assert sorted(c.name for c in chosen) == sorted(ROUND_TRIP)
+  pack.write_pack(folder, chosen)
+  results = tmp_path_factory.mktemp("results")
+  mode = jax.config.jax_enable_x64
+  with jax.enable_x64(True):  # as the command line turns it on for a 64-bit model
+    for model in sorted((folder / pack.MODELS).glob("*.json")):
+      out, err = io.BytesIO(), io.StringIO()
+      status = run_cli.main([str(model), "--output-path", str(results)], out, err)
+      assert status == 0, err.getvalue()
+      assert out.getvalue().count(b"written to") >= 1
+  assert jax.config.jax_enable_x64 == mode  # the process's mode is left as it was
+  return folder, results
+
+
+def test_every_operator_has_its_doc_examples_and_edge_cases(every_case):
+  for name, desc_type in registry.model_file_operators().items():
+    found = [c for c in every_case if c.op == name]
+    docs = [c for c in found if c.kind == "doc"]
+    assert len(docs) >= 1, name
+    assert len(found) - len(docs) >= cases.MIN_EDGE_CASES, name
+    assert {c.source for c in docs} <= {f.id for f in cases.load_fixtures(desc_type.OPERATOR)}
+  assert len({c.name for c in every_case}) == len(every_case)
+
+
+def test_an_operator_without_fixtures_fails_loudly(monkeypatch):
+  monkeypatch.setattr(cases, "load_fixtures", lambda op: ())
+  with pytest.raises(cases.MissingFixturesError, match="DML_OPERATOR_TILE has no doc example"):
+    cases.operator_cases("TILE")
+
+
+def test_the_edge_cases_hold_what_they_name(every_case):
+  by_name = {c.name: c for c in every_case}
+  gather = by_name["gather.indicestensor-int64-plus-2-32"]
+  assert gather.desc.indices_tensor.data_type.name == "INT64"
+  assert int(gather.buffers["IndicesTensor"][0]) >= 2**32
+  half = by_name["cast.float16-specials"].buffers["InputTensor"].view(np.uint16)
+  assert list(half[:3]) == list(cases.FLOAT16_SPECIALS[:3])
+  pitch = by_name["element_wise_identity.inputtensor-padded-pitch"].desc.input_tensor
+  assert pitch.strides is not None and pitch.strides[-2] > pitch.sizes[-1]
+  assert 0 in by_name["scatter.updatestensor-zero-stride"].desc.updates_tensor.strides
+  assert by_name["padding1.rank-8"].desc.input_tensor.dimension_count == 8
+  for op in ("element_wise_identity", "join"):  # a strided example, an array of inputs
+    base = by_name[f"{op}.doc-1"]
+    label = next(iter(base.buffers))
+    source = cases.logical_inputs(base)[label]
+    pitched = by_name[f"{op}.{cases._slug(label)}-padded-pitch"]
+    np.testing.assert_array_equal(cases.logical_inputs(pitched)[label], source)
+    broadcast = cases.logical_inputs(by_name[f"{op}.{cases._slug(label)}-zero-stride"])[label]
+    axis = next(d for d, n in enumerate(source.shape) if n > 1)
+    first = np.take(source, [0], axis=axis)
+    np.testing.assert_array_equal(broadcast, np.broadcast_to(first, source.shape))
+  signed = by_name["gather.indicestensor-int32-minus-1"]
+  assert signed.feature_level >= FeatureLevel.FL_3_0  # signed indices came with 3_0
+
+
+def test_every_model_of_the_pack_loads_and_writes_files_named_after_it(tmp_path, every_case):
+  written = pack.write_pack(tmp_path, every_case, run=False)
+  manifest = json.loads((tmp_path / pack.MANIFEST).read_text())
+  assert [e["name"] for e in manifest["models"]] == [c.name for c in written]
+  for entry in manifest["models"]:
+    model = load_model(tmp_path / entry["model"])
+    assert not model.warnings
+    targets = [c.target_path for c in model.commands if type(c).__name__ == "WriteFile"]
+    assert targets == list(entry["outputs"].values())
+    assert all(t.startswith(entry["name"] + ".") for t in targets)
+    assert type(model.commands[-1]).__name__ == "WriteFile"
+  readme = (tmp_path / pack.README).read_text()
+  assert "dxdispatch.exe" in readme and "--output_path results" in readme
+
+
+def test_the_round_trip_reports_every_output_equal(round_trip):
+  folder, results = round_trip
+  found = compare.compare_pack(folder, results)
+  assert len(found) == len(list(results.iterdir())) >= len(ROUND_TRIP)
+  assert {r.status for r in found} == {"equal"}
+  out = io.StringIO()
+  assert cli.compare_main([str(folder), str(results)], out) == 0
+  assert out.getvalue().splitlines()[-1] == f"all: {len(found)} equal, 0 different, 0 missing"
+
+
+def test_a_tampered_output_is_different_and_a_deleted_one_missing(round_trip, tmp_path):
+  folder, results = round_trip
+  returned = tmp_path / "returned"
+  returned.mkdir()
+  for path in results.iterdir():
+    (returned / path.name).write_bytes(path.read_bytes())
+  name = "cast.float16-specials.OutputTensor.npy"
+  content = bytearray((returned / name).read_bytes())
+  content[-2:] = np.uint16(0x7E00).tobytes()  # the last element: a quiet NaN
+  (returned / name).write_bytes(bytes(content))
+  (returned / "join.doc-1.OutputTensor.npy").unlink()
+  padded = returned / "split.doc-1.OutputTensors1.npy"  # bytes after the tensor: not compared
+  padded.write_bytes(padded.read_bytes() + b"\xff" * 4)
+  found = {r.file: r for r in compare.compare_pack(folder, returned)}
+  assert found[padded.name].status == "equal"
+  assert "bytes after them differ" in found[padded.name].details[0]
+  assert found[name].status == "different"
+  assert found[name].details[0].endswith("elements differ")
+  assert "DirectML nan (0x7e00)" in found[name].details[1]
+  assert found["join.doc-1.OutputTensor.npy"].status == "missing"
+  out = io.StringIO()
+  errata = tmp_path / "errata.json"
+  assert cli.compare_main([str(folder), str(returned), "--errata", str(errata)], out) == 1
+  assert "CAST: 0 equal, 1 different, 0 missing" in out.getvalue()
+  assert "JOIN: 0 equal, 0 different, 1 missing" in out.getvalue()
+  document = json.loads(errata.read_text())
+  assert document["format"] == "dml_jax-fixtures/1"
+  (raw,) = document["fixtures"]
+  assert raw["provenance"]["source"] == pack.PROVENANCE_PLACEHOLDER
+  fixture = _parse_fixture(raw)
+  model = load_model(folder / pack.MODELS / "cast.float16-specials.json")
+  assert descriptor_for(fixture) == model.dispatchables["op"].desc
+  assert np.isnan(fixture.output.data.ravel()[-1])
+  inputs = fixture.arrays()["input"]
+  assert inputs.view(np.uint16).ravel()[0] == 0x8000  # -0.0 kept
+
+
+def test_the_comparison_keeps_to_its_folders(round_trip, tmp_path):
+  folder, results = round_trip
+  tampered = tmp_path / "pack"
+  tampered.mkdir()
+  for item in ("expected",):
+    os.symlink(folder / item, tampered / item)
+  manifest = json.loads((folder / pack.MANIFEST).read_text())
+  manifest["models"][0]["outputs"] = {"OutputTensor": "../../outside.npy"}
+  (tampered / pack.MANIFEST).write_text(json.dumps(manifest))
+  with pytest.raises(files.UnsafePathError, match="climbs out"):
+    compare.compare_pack(tampered, results)
+  returned = tmp_path / "returned"
+  returned.mkdir()
+  secret = tmp_path / "secret.npy"
+  secret.write_bytes(b"x")
+  first = next(
+    iter(json.loads((folder / pack.MANIFEST).read_text())["models"][0]["outputs"].values())
+  )
+  os.symlink(secret, returned / first)
+  with pytest.raises(files.UnsafePathError, match="outside"):
+    compare.compare_pack(folder, returned)
+  err = io.StringIO()
+  assert cli.compare_main([str(tmp_path), str(returned)], err) == 1  # not a pack
+  manifest["models"][0] = {"outputs": {}}
+  (tampered / pack.MANIFEST).write_text(json.dumps(manifest))
+  with pytest.raises(compare.PackError, match="without its name"):
+    compare.compare_pack(tampered, results)
+
+
+def test_the_command_line_refuses_an_unknown_operator(tmp_path, capsys):
+  with pytest.raises(SystemExit) as exit_info:
+    cli.pack_main([str(tmp_path), "--op", "NOT_AN_OP"])
+  assert exit_info.value.code == 2
+  assert "NOT_AN_OP" in capsys.readouterr().err
