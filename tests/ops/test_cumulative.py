@@ -191,7 +191,7 @@ def test_explanation():
   desc = SUM(T("FLOAT16", (2, 3)), axis=1, axis_direction="DECREASING", has_exclusive_sum=True)
   lines = explain_section(dml.explain(desc), "Output:")
   assert "walked from its last element (AxisDirection DECREASING)" in lines[0]
-  assert "the first gets 0" in lines[1]
+  assert "the first element walked gets 0" in lines[1]
   assert "in the tensor's type (FLOAT16)" in " ".join(lines)
 
 

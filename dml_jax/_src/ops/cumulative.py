@@ -125,8 +125,8 @@ class _CumulativeDesc(OperatorDesc):
     start = "first" if self.axis_direction is AxisDirection.INCREASING else "last"
     empty = "1" if self.TALLY == "product" else "0"
     which = (
-      f"the tally of the elements before it ({self.EXCLUSIVE_FIELD} TRUE: the first gets"
-      f" {empty}, the last element's value is never counted)"
+      f"the tally of the elements walked before it ({self.EXCLUSIVE_FIELD} TRUE: the first"
+      f" element walked gets {empty}, the last one's value is never counted)"
       if self.exclusive
       else f"the tally of the elements up to and including it ({self.EXCLUSIVE_FIELD} FALSE)"
     )
