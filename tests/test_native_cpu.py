@@ -646,7 +646,7 @@ _SCAN_TYPES = [np.float32, np.int32, np.uint32, np.float64, np.int64, np.uint64]
   "shape, axis",
   [
     ((3, 7, 40), 1),  # lanes along a middle axis, a block of 40 inner positions
-    ((21, 300), 1),  # row lanes (the last axis): a group of 16 and a group of 5
+    ((21, 300), 1),  # row lanes (the last axis): groups of 4, the last of 1
     ((3, 5, 1500), 1),  # 1,500 inner positions: two blocks
     ((2000, 3), 0),  # long lanes, few of them
   ],

@@ -6,9 +6,10 @@ The lax form walks the axis as a loop of XLA:CPU steps, each a slice of every la
 own cumulative sum is a tree of such steps: both stayed 3 to 5 times behind ONNX Runtime's
 CumSum on a 2-core x86-64 machine (benchmark cases `cumulative_summation_axis0`,
 `cumulative_summation_axis1`, small preset). Here the input is viewed as (outer, length,
-inner): a work item carries the tallies of a block of up to 1,024 lanes (inner positions) down
+inner): a work item carries the tallies of a block of up to 4,096 lanes (inner positions) down
 the length, the same additions (or multiplications) in the same order as the lax form, so the
-same bits; integers wrap. The code is `native/cumulative.cc`, built on first use
+same bits; integers wrap. Where the axis is the last, 4 rows are walked in lockstep, so that
+their chains of additions overlap. The code is `native/cumulative.cc`, built on first use
 (`native_cpu`). FLOAT16 keeps the lax form.
 
 `applies` decides from static shapes; `forms` runs the kernel (`ops.cumulative.KERNELS`) on the
