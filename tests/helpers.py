@@ -1,4 +1,6 @@
-"""Helpers shared by the test files: the one module they import besides strategies.py.
+"""Helpers shared by the test files: the one module they import besides strategies.py and
+sharding_cases.py (what operators' strategies and sharded cases are made of) and
+per_operator.py (which collects those from tests/ops/).
 
 Test files never import each other; what two of them need lives here. Keep each group of
 helpers in its own section, so that branches adding helpers merge cleanly
@@ -262,6 +264,14 @@ def numpy_normalize(indices: np.ndarray, size: int | np.ndarray) -> np.ndarray:
 
 
 # -- test data for the GPU kernels (tests/test_kernels.py, tests/test_strip_kernel.py) ------
+
+
+def examples(fraction: float, **changes: Any) -> Any:
+  """Hypothesis settings drawing `fraction` of the loaded profile's max_examples (at least 5):
+  the "ci" profile's 30 make 15 at 0.5, the "long" profile's 10,000 make 5,000."""
+  from hypothesis import settings
+
+  return settings(max_examples=max(5, int(settings().max_examples * fraction)), **changes)
 
 
 def in_turn(first: list[Any], second: list[Any]) -> list[Any]:

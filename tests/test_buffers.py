@@ -24,8 +24,8 @@ from dml_jax import TensorDesc
 from dml_jax._src import buffers
 from dml_jax._src.fields import FieldKind, dml_fields
 from dml_jax._src.fixtures import load_fixtures
-from tests import strategies
-from tests.helpers import assert_bits_equal
+from tests import per_operator, strategies
+from tests.helpers import assert_bits_equal, examples
 
 # -- the NumPy model ---------------------------------------------------------------------------
 
@@ -130,7 +130,7 @@ def bound_tensor(draw, *, output=False, max_rank=4):
 # -- reading and writing one tensor -------------------------------------------------------------
 
 
-@settings(max_examples=20)
+@examples(0.5)
 @given(bound_tensor(), st.sampled_from(BUFFER_DTYPES), st.integers(0, 2**32 - 1))
 def test_read_tensor_matches_the_model(bound, buffer_dtype, seed):
   tensor, offset, nbytes = bound
@@ -142,7 +142,7 @@ def test_read_tensor_matches_the_model(bound, buffer_dtype, seed):
   assert_bits_equal(got, want)
 
 
-@settings(max_examples=20)
+@examples(0.5)
 @given(bound_tensor(output=True), st.sampled_from(BUFFER_DTYPES), st.integers(0, 2**32 - 1))
 def test_write_tensor_changes_exactly_the_elements_bytes(bound, buffer_dtype, seed):
   tensor, offset, nbytes = bound
@@ -163,7 +163,7 @@ def test_write_tensor_changes_exactly_the_elements_bytes(bound, buffer_dtype, se
 def _with_layouts(desc, input_strides, output_strides):
   """`desc` with the given strides on its inputs (in dml_inputs order) and outputs."""
   for i, strides in enumerate(input_strides):
-    desc = strategies._replace_input(desc, i, strides=strides, total_tensor_size_in_bytes=None)
+    desc = strategies.replace_input(desc, i, strides=strides, total_tensor_size_in_bytes=None)
   outputs = [
     dataclasses.replace(t, strides=s, total_tensor_size_in_bytes=None)
     for t, s in zip(desc.outputs, output_strides, strict=True)
@@ -175,11 +175,11 @@ def _with_layouts(desc, input_strides, output_strides):
   return dataclasses.replace(desc, **{f.name: t for f, t in zip(fields, outputs, strict=True)})
 
 
-@pytest.mark.parametrize("op", sorted(strategies.VALID))
+@pytest.mark.parametrize("op", sorted(per_operator.VALID))
 @settings(max_examples=3)
 @given(data=st.data())
 def test_execute_on_bound_buffers_matches_the_model(op, data):
-  case = data.draw(strategies.VALID[op](), label="case")
+  case = data.draw(per_operator.VALID[op](), label="case")
   desc = case.desc
   tensors = [t for _, _, t in desc.dml_inputs()] + list(desc.outputs)  # CAST's output too
   wide = any(t.data_type.is_64_bit for t in tensors)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import types
 
 import hypothesis
 import jax
@@ -22,7 +23,7 @@ import dml_jax as dml
 from dml_jax._src import dispatch, reference, registry
 from dml_jax._src.fields import FieldKind, dml_fields
 from dml_jax._src.fixtures import load_fixtures
-from tests import strategies
+from tests import per_operator
 from tests.helpers import assert_bits_equal
 
 OPERATORS = sorted(registry.operators())
@@ -51,15 +52,12 @@ def _outputs_are_inferred(desc):
   return all(f.optional for f in dml_fields(desc) if f.output)
 
 
-# Output dimensions whose size no input fixes, so that any size there makes another valid
-# descriptor: ONE_HOT's depth, on Axis, lives in its OutputTensor alone.
-FREE_OUTPUT_DIMENSIONS = {"ONE_HOT": lambda desc: {desc.axis}}
-
-
 def _one_more_where_fixed(desc, sizes):
   """`sizes` with one more element in the last dimension that the inputs fix (None: they fix
-  none, as for an operator that reads no input: the fills)."""
-  free = FREE_OUTPUT_DIMENSIONS.get(desc.OPERATOR, lambda desc: set())(desc)
+  none, as for an operator that reads no input: the fills). Output dimensions whose size no
+  input fixes (any size there makes another valid descriptor) are the operators' own
+  `FREE_OUTPUT_DIMENSIONS` (ONE_HOT's depth, on Axis)."""
+  free = per_operator.FREE_OUTPUT_DIMENSIONS.get(desc.OPERATOR, lambda desc: set())(desc)
   fixed = [d for d in range(len(sizes)) if d not in free] if desc.dml_inputs() else []
   if not fixed:
     return None
@@ -94,6 +92,23 @@ def test_unknown_names_are_reported_all_at_once():
   assert "2 unknown DirectML operators: 'NOPE', 'dml_operator_nada'" in str(info.value)
 
 
+@pytest.mark.mode_independent  # tables of callables, no JAX arrays
+def test_the_per_operator_tables_are_checked():
+  """tests/per_operator.py refuses a name declared twice, a key that names no operator and a
+  registered operator without a strategy: a new operator fails loudly until it has one."""
+  first = types.SimpleNamespace(__name__="tests.ops.test_a", VALID={"JOIN": None})
+  second = types.SimpleNamespace(__name__="tests.ops.test_b", VALID={"JOIN": None})
+  with pytest.raises(ValueError, match=r"VALID\['JOIN'\] is declared in both tests.ops.test_a and"):
+    per_operator.merge([first, second], "VALID", by_operator=True)
+  typo = types.SimpleNamespace(__name__="tests.ops.test_c", MUTANTS={"JION": None})
+  with pytest.raises(ValueError, match="names 'JION', which is no registered operator"):
+    per_operator.merge([typo], "MUTANTS", by_operator=True)
+  assert per_operator.merge([typo], "VALID", by_operator=True) == {}
+  with pytest.raises(LookupError, match="no VALID strategy for ARGMAX, ARGMIN, "):
+    per_operator.require_strategies({})
+  per_operator.require_strategies(per_operator.VALID)
+
+
 @pytest.mark.mode_independent  # descriptors only
 @pytest.mark.parametrize("op", OPERATORS)
 def test_support_tables_name_every_tensor_role(op):
@@ -115,7 +130,7 @@ def test_has_fixtures_an_oracle_and_a_strategy(op):
   cls = _desc_type(op)
   assert load_fixtures(op)
   assert callable(getattr(reference, cls.FUNCTION))
-  assert op in strategies.VALID
+  assert op in per_operator.VALID
 
 
 @pytest.mark.mode_independent  # descriptors only
@@ -216,7 +231,7 @@ def _quiet_nans_only(desc):
 @hypothesis.settings(max_examples=8, deadline=None, database=None)
 @hypothesis.given(data=hypothesis.strategies.data())
 def test_to_dml_round_trips_through_from_dml(op, data):
-  desc = data.draw(strategies.VALID[op]()).desc
+  desc = data.draw(per_operator.VALID[op]()).desc
   hypothesis.assume(_quiet_nans_only(desc))  # JSON keeps no NaN payload
   document = desc.to_dml()
   assert json.loads(json.dumps(document, allow_nan=False)) == document

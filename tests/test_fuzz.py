@@ -21,7 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import dml_jax as dml
-from tests import strategies
+from tests import per_operator, strategies
 from tests.helpers import assert_bits_equal
 
 LONG = os.environ.get("HYPOTHESIS_PROFILE") == "long"
@@ -39,7 +39,7 @@ INVALID_EXAMPLES = (
 @settings(max_examples=VALID_EXAMPLES)
 @given(data=st.data())
 def test_valid_descriptor_matches_reference(op, shard, data, x64):
-  case = data.draw(strategies.VALID[op](), label="case")
+  case = data.draw(per_operator.VALID[op](), label="case")
   assert case.desc.is_valid(case.level), case.desc.violations(case.level)
   out = case.run(*case.arrays, case.level)
   if isinstance(out, list | tuple):  # OutputTensors (SPLIT) or several outputs: one array each
@@ -60,7 +60,14 @@ def test_valid_descriptor_matches_reference(op, shard, data, x64):
 @settings(max_examples=INVALID_EXAMPLES)
 @given(data=st.data())
 def test_mutated_descriptor_is_rejected_naming_the_field(op, shard, data):
-  case, name, mutant, field = data.draw(strategies.invalid_case(op), label="mutant")
+  case, name, mutant, field = data.draw(
+    strategies.invalid_case(
+      per_operator.VALID[op](),
+      per_operator.MUTANTS.get(op),
+      per_operator.FREE_OUTPUT_DIMENSIONS.get(op),
+    ),
+    label="mutant",
+  )
   try:
     mutant.validate(case.level)
   except dml.DmlValidationError as error:

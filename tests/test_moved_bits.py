@@ -2,7 +2,9 @@
 
 DirectML has no such types; the functional API carries their bits as UINT16 / UINT8 (see
 docs/policies.md). Each case is compared with the same call on the bits viewed as unsigned
-integers, which DirectML supports, and NaN payloads and signed zeros must survive.
+integers, which DirectML supports, and NaN payloads and signed zeros must survive. The calls
+are the operators' own (`BFLOAT16_CALLS` in tests/ops/test_<module>.py, each taking the 4 x 6
+data first), one for every operator that only moves bits.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import numpy as np
 import pytest
 
 import dml_jax as dml
+from tests import per_operator
 from tests.helpers import assert_bits_equal
 
 RNG = np.random.default_rng(7)
@@ -20,38 +23,10 @@ BITS = RNG.integers(0, 2**16, (4, 6), dtype=np.uint16)
 BITS[0, :3] = [0x7FC1, 0x8000, 0xFF81]  # a NaN with a payload, -0.0, a negative NaN
 IDS = np.array([[3, 0], [0, 2]], np.int32)
 
-# Every operator declared as moving bits, as one call taking the data first.
-CALLS = {
-  "gather": lambda x: dml.gather(x, IDS, axis=0),
-  "gather_elements": lambda x: dml.gather_elements(x, np.zeros((2, 6), np.uint32), axis=0),
-  "gather_nd": lambda x: dml.gather_nd(x, np.array([[1, 5], [3, 0]], np.int32)),
-  "scatter_elements": lambda x: dml.scatter_elements(x, np.ones((1, 6), np.int32), x[:1], axis=0),
-  "scatter_nd": lambda x: dml.scatter_nd(x, np.array([[2], [0]], np.int32), x[:2]),
-  "join": lambda x: dml.join([x, x[:1]], axis=0),
-  "split": lambda x: dml.split(x, axis=1, split_sizes=(2, 4))[1],
-  "slice": lambda x: dml.slice(x, offsets=(1, 0), sizes=(2, 3), strides=(1, 2)),
-  "slice1": lambda x: dml.slice1(
-    x, input_window_offsets=(0, 1), input_window_sizes=(4, 5), input_window_strides=(-1, 2)
-  ),
-  "tile": lambda x: dml.tile(x, repeats=(2, 1)),
-  "padding": lambda x: dml.padding(
-    x, padding_mode="REFLECTION", start_padding=(1, 2), end_padding=(0, 1)
-  ),
-  "reverse_subsequences": lambda x: dml.reverse_subsequences(
-    x, np.array([[3], [1], [6], [0]], np.uint32), axis=1
-  ),
-  "depth_to_space": lambda x: dml.depth_to_space(x.reshape(1, 4, 2, 3), block_size=2),
-  "space_to_depth1": lambda x: dml.space_to_depth1(
-    x.reshape(1, 1, 4, 6), block_size=2, order="COLUMN_ROW_DEPTH"
-  ),
-  "element_wise_identity": lambda x: dml.element_wise_identity(x),
-  "one_hot": lambda x: dml.one_hot(np.array([[1], [5]], np.int32), x[0, :2], axis=1, depth=6),
-}
 
-
-@pytest.mark.parametrize("op", sorted(CALLS))
+@pytest.mark.parametrize("op", sorted(per_operator.BFLOAT16_CALLS))
 def test_bfloat16_moves_bit_for_bit(op):
-  call = CALLS[op]
+  call = per_operator.BFLOAT16_CALLS[op]
   got = call(jnp.asarray(BITS).view(jnp.bfloat16))
   assert got.dtype == jnp.bfloat16
   assert_bits_equal(np.asarray(got).view(np.uint16), np.asarray(call(BITS)))

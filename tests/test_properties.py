@@ -59,12 +59,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 import dml_jax as dml
 from dml_jax._src import reference
-from tests.helpers import assert_bits_equal
+from tests.helpers import assert_bits_equal, examples
 
 # Every example runs in the mode it draws (check_case) or its test's fixture sets (x64, no_x64),
 # whatever the process's: the x64 pass of the test command leaves the module out.
@@ -124,11 +124,6 @@ NOT_32_BIT = {
 """64-bit index values that do not fit in the 32-bit counterpart type."""
 
 NARROW = {np.dtype(np.int64): np.dtype(np.int32), np.dtype(np.uint64): np.dtype(np.uint32)}
-
-
-def _scaled(fraction: float) -> settings:
-  """The loaded profile's max_examples times `fraction` (at least 5)."""
-  return settings(max_examples=max(5, int(settings().max_examples * fraction)))
 
 
 def _mode_and_dtype(draw, dtype, x64: bool | None) -> tuple[bool, np.dtype]:
@@ -612,35 +607,35 @@ def _with_index(case: Case, example: tuple[np.ndarray, ...], index: np.ndarray):
 @pytest.mark.slow
 # Each example compiles 3-5 functions (eager, jit, vmap, grad): 0.6 of the profile's
 # max_examples (18 in "ci") for each of these properties keeps the suite's time in bounds.
-@_scaled(0.6)
+@examples(0.6)
 @given(data=st.data())
 def test_gather_elements_matches_reference(data):
   check_case(data.draw(gather_elements_cases(), label="case"))
 
 
 @pytest.mark.slow
-@_scaled(0.6)
+@examples(0.6)
 @given(data=st.data())
 def test_gather_nd_matches_reference(data):
   check_case(data.draw(gather_nd_cases(), label="case"))
 
 
 @pytest.mark.slow
-@_scaled(0.6)
+@examples(0.6)
 @given(data=st.data())
 def test_gather_matches_reference(data):
   check_case(data.draw(gather_cases(), label="case"))
 
 
 @pytest.mark.slow
-@_scaled(0.6)
+@examples(0.6)
 @given(data=st.data())
 def test_reverse_subsequences_matches_reference(data):
   check_case(data.draw(reverse_subsequences_cases(), label="case"))
 
 
 @pytest.mark.slow
-@_scaled(0.6)
+@examples(0.6)
 @given(data=st.data())
 def test_join_matches_reference(data):
   check_case(data.draw(join_cases(), label="case"))
@@ -727,7 +722,7 @@ INDEXED_CASES = {
 
 
 @pytest.mark.parametrize("op", sorted(INDEXED_CASES))
-@_scaled(0.5)
+@examples(0.5)
 @given(data=st.data())
 def test_64bit_host_indices_that_fit_match_reference_without_x64(no_x64, op, data):
   """int64/uint64 NumPy indices (lengths) with x64 off: narrowed, same result."""

@@ -1,4 +1,7 @@
-"""The functional API traces and validates once per shapes and dtypes, never per call."""
+"""The functional API traces and validates once per shapes and dtypes, never per call.
+
+The repeated calls are the operators' own (`TRACING_CALLS` in tests/ops/test_<module>.py).
+"""
 
 import jax
 import jax.numpy as jnp
@@ -9,6 +12,7 @@ import dml_jax as dml
 from dml_jax import GatherElementsDesc
 from dml_jax._src import dtypes, registry
 from dml_jax._src.arguments import tensor_operands
+from tests import per_operator
 
 
 @pytest.fixture
@@ -34,30 +38,10 @@ def traces(monkeypatch):
   yield counts
 
 
-CALLS = {
-  "gather": lambda k: dml.gather(
-    jnp.full((3, 5), k, jnp.float32), jnp.full((1, 4), -k, jnp.int32), axis=1, index_dimensions=1
-  ),
-  "gather_elements": lambda k: dml.gather_elements(
-    jnp.full((3, 5), k, jnp.float32), jnp.full((2, 5), k % 3, jnp.int32), axis=0
-  ),
-  "gather_nd": lambda k: dml.gather_nd(
-    jnp.full((3, 5), k, jnp.int8), jnp.full((4, 1), -k, jnp.int32), batch_dimension_count=0
-  ),
-  "gather_nd1": lambda k: dml.gather_nd(
-    jnp.full((3, 5), k, jnp.int8), jnp.full((3, 1), k, jnp.uint32), batch_dimension_count=1
-  ),
-  "reverse_subsequences": lambda k: dml.reverse_subsequences(
-    jnp.full((3, 5), k, jnp.float16), jnp.full((3, 1), k, jnp.uint32), axis=1
-  ),
-  "join": lambda k: dml.join([jnp.full((1, 5), k, jnp.int16), jnp.ones((2, 5), jnp.int16)], axis=0),
-}
-
-
-@pytest.mark.parametrize("name", list(CALLS))
+@pytest.mark.parametrize("name", list(per_operator.TRACING_CALLS))
 def test_repeated_calls_trace_and_validate_once(name, traces):
   for k in range(5):
-    CALLS[name](k).block_until_ready()
+    per_operator.TRACING_CALLS[name](k).block_until_ready()
   assert traces == {"lower": 1, "validate": 1}
 
 

@@ -73,6 +73,8 @@ class Ranks:
   Attributes:
     axes: {position of an axis attribute among the operator's attributes: the
       array it counts on (None: the common rank)}.
+    axis_sets: the positions of the attributes that are several axes of the common rank
+      (ARGMIN's and ARGMAX's Axes), each counted as `axes`' are.
     names: the functional API's keyword names of the attributes, in order, for
       the error note's call.
     show: the attributes as those keywords take them, for the note's call (None: as they
@@ -82,6 +84,7 @@ class Ranks:
   names: tuple[str, ...] = ()
   axes: tuple[tuple[int, int | None], ...] = ()
   show: Callable[[tuple[Any, ...]], tuple[Any, ...]] | None = None
+  axis_sets: tuple[int, ...] = ()
 
   def shown(self, attributes: Sequence[Any]) -> tuple[Any, ...]:
     """The attributes as the functional API's keywords take them, for the notes' calls:
@@ -123,6 +126,9 @@ class Ranks:
     for position, array in self.axes:
       own = rank if array is None else len(shapes[array])
       moved[position] = axis_on(attributes[position], own, rank - own)
+    for position in self.axis_sets:
+      if isinstance(attributes[position], tuple):
+        moved[position] = tuple(axis_on(axis, rank, 0) for axis in attributes[position])
     return tuple(moved)
 
 

@@ -12,11 +12,15 @@ every operator shares is tested in tests/test_contract.py and the cross-cutting 
 from __future__ import annotations
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
+from hypothesis import strategies as st
 
 import dml_jax as dml
+from dml_jax import TensorDesc
 from dml_jax._src import reference
+from tests import sharding_cases, strategies
 from tests.helpers import assert_bits_equal, assert_rejected, assert_valid, explain_section
 
 T = dml.TensorDesc
@@ -170,3 +174,88 @@ def test_explanation():
   assert any("Axes {0,2}" in line for line in output)
   assert any("the last position wins" in line for line in output)
   assert any("{1,3,1}" in line for line in output)
+
+
+@pytest.mark.parametrize("function", [dml.argmin, dml.argmax], ids=["argmin", "argmax"])
+def test_negative_axes_count_from_the_end(function):
+  x = np.random.default_rng(3).integers(0, 4, (2, 3, 4)).astype(np.float32)
+  for negative, axes in [((-1,), (2,)), ((-3, -1), (0, 2)), ((1, -1), (1, 2))]:
+    assert_bits_equal(function(x, axes=negative), function(x, axes=axes))
+  with pytest.raises(dml.DmlValidationError, match="Axes"):
+    function(x, axes=(-4,))
+
+
+# -- The generic tests' data (collected by tests/per_operator.py) ------------------------------
+
+
+@st.composite
+def arg_min_max_case(draw, op="ARGMAX"):
+  """ARGMIN or ARGMAX: any non-empty set of axes in any order, either direction, any index
+  type of the output, and values with many ties, signed zeros and NaNs."""
+  desc_type = strategies.DESCS[op]
+  level = draw(strategies.levels(op))
+  table = strategies.table_at(desc_type, level)
+  n = draw(st.integers(*strategies.rank_range(table, level)))
+  data_type = draw(st.sampled_from(table["InputTensor"].data_types))
+  output_type = draw(st.sampled_from(table["OutputTensor"].data_types))
+  sizes = strategies.draw_sizes(draw, n, max_elements=48)
+  axes = tuple(draw(st.permutations(range(n)))[: draw(st.integers(1, n))])
+  direction = draw(st.sampled_from(list(dml.AxisDirection)))
+  x = strategies.draw_selection_data(draw, data_type, sizes)
+  reduced = tuple(1 if d in axes else size for d, size in enumerate(sizes))
+  desc = desc_type(
+    TensorDesc(data_type, sizes), axes, TensorDesc(output_type, reduced), axis_direction=direction
+  )
+  function, oracle = getattr(dml, desc_type.FUNCTION), getattr(reference, desc_type.FUNCTION)
+  return strategies.Case(
+    desc,
+    level,
+    [x],
+    lambda x, level: function(
+      x, axes=axes, axis_direction=direction, output_data_type=output_type, feature_level=level
+    ),
+    lambda: oracle(x, axes=axes, axis_direction=direction.name, output_data_type=output_type.name),
+  )
+
+
+def arg_min_max_mutations(desc, level, draw):
+  """ARGMIN and ARGMAX's own rules: one axis at least, AxisCount, axes once and in range."""
+  n = desc.input_tensor.dimension_count
+  yield "no axes", strategies.rebuild(desc, {"axes": (), "axis_count": None}), "Axes"
+  yield "axis count", strategies.rebuild(desc, {"axis_count": len(desc.axes) + 1}), "AxisCount"
+  yield "repeated axis", strategies.rebuild(desc, {"axes": desc.axes + desc.axes[:1]}), "Axes"
+  yield (
+    "axis out of range",
+    strategies.rebuild(desc, {"axes": (n + draw(st.integers(0, 3)),)}),
+    "Axes",
+  )
+
+
+def arg_min_max_cases(n, rng):
+  cases = []
+  x = rng.standard_normal((2 * n, 2 * n)).astype(np.float32)
+  for operator, function, jnp_pick in (
+    ("ARGMIN", dml.argmin, jnp.argmin),
+    ("ARGMAX", dml.argmax, jnp.argmax),
+  ):
+    oracle = getattr(reference, function.__name__)
+    for axis in (0, 1):
+      for shard in (0, 1):
+        cases.append(
+          sharding_cases.Case(
+            operator,
+            f"along axis {axis}, sharded on axis {shard}",
+            lambda x, function=function, axis=axis: function(x, axes=(axis,)),
+            lambda x, jnp_pick=jnp_pick, axis=axis: jnp_pick(x, axis, keepdims=True).astype(
+              jnp.uint32
+            ),
+            [(x, shard)],
+            oracle(x, axes=(axis,)),
+          )
+        )
+  return cases
+
+
+VALID = {"ARGMIN": lambda: arg_min_max_case(op="ARGMIN"), "ARGMAX": arg_min_max_case}
+MUTANTS = {"ARGMIN": arg_min_max_mutations, "ARGMAX": arg_min_max_mutations}
+SHARDED_CASES = arg_min_max_cases

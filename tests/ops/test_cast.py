@@ -9,12 +9,17 @@ cases each rule is about.
 
 from __future__ import annotations
 
+import math
+
 import jax
 import numpy as np
 import pytest
+from hypothesis import strategies as st
 
 import dml_jax as dml
+from dml_jax import DataType, TensorDesc
 from dml_jax._src import reference
+from tests import sharding_cases, strategies
 from tests.helpers import assert_bits_equal, assert_rejected, assert_valid
 
 T = dml.TensorDesc
@@ -140,3 +145,73 @@ def test_cast_explains_the_conversion():
   desc = dml.CastDesc(T("FLOAT32", (2,)), T("UINT8", (2,)))
   text = dml.explain(desc)
   assert "FLOAT32 -> UINT8: truncated toward zero" in text and "NaN gives 0" in text
+
+
+# -- The generic tests' data (collected by tests/per_operator.py) ------------------------------
+
+
+def _cast_data(draw, data_type: DataType, shape):
+  """Values a conversion can get wrong: halfway cases, overflow, subnormals, -0.0, infinities,
+  NaNs with payloads, integer extremes."""
+  seed = draw(st.integers(0, 2**32 - 1))
+  rng = np.random.default_rng(seed)
+  dtype = data_type.numpy_dtype
+  count = math.prod(shape)
+  if data_type.is_float:
+    scales = np.array([1.0, 1e3, 7e4, 3e9, 2e19, 1e-6, 1e-30, 1e300], np.float64)
+    with np.errstate(over="ignore"):
+      values = (rng.standard_normal(count) * rng.choice(scales, count)).astype(dtype)
+      specials = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 65520.0, 255.5, -0.5], dtype)
+    width = dtype.itemsize * 8
+    bits = np.dtype(f"u{dtype.itemsize}")
+    payload = bits.type((1 << (width - 1)) - 1)  # every exponent bit and payload bit set
+    nans = np.array([payload, payload - bits.type(12345)], bits).view(dtype)
+    pool = np.concatenate([specials, nans])
+    pick = rng.integers(0, 4, count) == 0
+    values[pick] = rng.choice(pool, int(pick.sum()))
+    return values.reshape(shape)
+  info = np.iinfo(dtype)
+  values = rng.integers(info.min, info.max, count, dtype=dtype, endpoint=True)
+  pick = rng.integers(0, 4, count) == 0
+  values[pick] = rng.choice(np.array([info.min, info.max, 0, 1], dtype), int(pick.sum()))
+  return values.reshape(shape)
+
+
+@st.composite
+def cast_case(draw):
+  """CAST: any pair of the level's types, values at the conversions' edges."""
+  level = draw(strategies.levels("CAST"))
+  table = strategies.table_at(dml.CastDesc, level)
+  n = draw(st.integers(*strategies.rank_range(table, level)))
+  source = draw(st.sampled_from(table["InputTensor"].data_types))
+  target = draw(st.sampled_from(table["OutputTensor"].data_types))
+  sizes = strategies.draw_sizes(draw, n, max_elements=24)
+  x = _cast_data(draw, source, sizes)
+  desc = dml.CastDesc(TensorDesc(source, sizes), TensorDesc(target, sizes))
+  return strategies.Case(
+    desc,
+    level,
+    [x],
+    lambda x, level: dml.cast(x, data_type=target, feature_level=level),
+    lambda: reference.cast(x, data_type=target.name),
+  )
+
+
+def cast_cases(n, rng):
+  x = (rng.standard_normal((2 * n, n)) * 1000).astype(np.float32)
+  return [
+    sharding_cases.Case(
+      "CAST",
+      f"float32 to {target}, sharded on axis {shard}",
+      lambda x, target=target: dml.cast(x, data_type=target),
+      lambda x, target=target: x.astype(target),
+      [(x, shard)],
+      reference.cast(x, data_type=target),
+    )
+    for target in ("float16", "int32")
+    for shard in (0, 1)
+  ]
+
+
+VALID = {"CAST": cast_case}
+SHARDED_CASES = cast_cases

@@ -17,12 +17,20 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 import dml_jax as dml
+from dml_jax import TensorDesc
 from dml_jax._src import reference
-from tests.helpers import CROSS_CHECK_SEEDS, assert_bits_equal, assert_rejected, assert_valid
+from tests import sharding_cases, strategies
+from tests.helpers import (
+  CROSS_CHECK_SEEDS,
+  assert_bits_equal,
+  assert_rejected,
+  assert_valid,
+  examples,
+)
 
 T = dml.TensorDesc
 Order = dml.DepthSpaceOrder
@@ -301,7 +309,7 @@ def test_column_row_depth_is_pixel_shuffle():
 
 
 @pytest.mark.parametrize("order", ORDERS)
-@settings(max_examples=40, deadline=None)
+@examples(0.5, deadline=None)
 @given(
   b=st.integers(1, 3),
   dims=st.tuples(*(st.integers(1, 3) for _ in range(4))),
@@ -375,3 +383,126 @@ def test_explanations_name_the_order_and_the_formula():
   assert "no output can be inferred" in dml.explain(
     dml.SpaceToDepthDesc(T("FLOAT32", (1, 2, 4, 6)), 0)
   )
+
+
+# -- The generic tests' data (collected by tests/per_operator.py) ------------------------------
+
+
+_DEPTH_SPACE_DESCS = {
+  "DEPTH_TO_SPACE": (dml.DepthToSpaceDesc, "depth_to_space"),
+  "DEPTH_TO_SPACE1": (dml.DepthToSpace1Desc, "depth_to_space1"),
+  "SPACE_TO_DEPTH": (dml.SpaceToDepthDesc, "space_to_depth"),
+  "SPACE_TO_DEPTH1": (dml.SpaceToDepth1Desc, "space_to_depth1"),
+}
+
+
+@st.composite
+def depth_space_case(draw, op="DEPTH_TO_SPACE"):
+  """DEPTH_TO_SPACE(1) or SPACE_TO_DEPTH(1): a small NCHW input of whole blocks, either order
+  for the numbered operators."""
+  desc_type, function = _DEPTH_SPACE_DESCS[op]
+  level = draw(strategies.levels(op))
+  data_type = draw(st.sampled_from(strategies.table_at(desc_type, level)["InputTensor"].data_types))
+  b = draw(st.integers(1, 3))
+  n, c, h, w = (draw(st.integers(1, 2)) for _ in range(4))
+  to_space = op.startswith("DEPTH")
+  sizes = (n, c * b * b, h, w) if to_space else (n, c, h * b, w * b)
+  x = strategies.draw_data(draw, data_type, sizes)
+  attributes = dict(block_size=b)
+  if op.endswith("1"):
+    attributes["order"] = draw(st.sampled_from(list(dml.DepthSpaceOrder)))
+  desc = desc_type(TensorDesc(data_type, sizes), **attributes)
+  return strategies.Case(
+    desc,
+    level,
+    [x],
+    lambda x, level: getattr(dml, function)(x, **attributes, feature_level=level),
+    lambda: getattr(reference, function)(x, **attributes),
+  )
+
+
+def depth_space_mutations(desc, level, draw):
+  """DEPTH_TO_SPACE(1) and SPACE_TO_DEPTH(1)'s own rules: BlockSize, whole blocks."""
+  yield "block size 0", strategies.rebuild(desc, {"block_size": 0}), "BlockSize"
+  b = desc.block_size + 1  # a block edge the input's sizes are not all multiples of
+  n, c, h, w = desc.input_tensor.sizes
+  sizes = (n, b * b * c + 1, h, w) if desc.OPERATOR.startswith("DEPTH") else (n, c, h, b * w + 1)
+  yield (
+    "partial blocks",
+    strategies.rebuild(
+      desc,
+      {"block_size": b, "input_tensor": strategies.replace_tensor(desc.input_tensor, sizes=sizes)},
+    ),
+    "InputTensor.Sizes",
+  )
+
+
+def _depth_to_space(x, b, column_row_depth):
+  n, depth, h, w = x.shape
+  c = depth // (b * b)
+  if column_row_depth:  # channel slowest, then block row, block column
+    blocks = x.reshape(n, c, b, b, h, w).transpose(0, 1, 4, 2, 5, 3)
+  else:  # block row slowest, then block column, channel
+    blocks = x.reshape(n, b, b, c, h, w).transpose(0, 3, 4, 1, 5, 2)
+  return blocks.reshape(n, c, h * b, w * b)
+
+
+def _space_to_depth(x, b, column_row_depth):
+  n, c, h, w = x.shape
+  blocks = x.reshape(n, c, h // b, b, w // b, b)
+  if column_row_depth:
+    blocks = blocks.transpose(0, 1, 3, 5, 2, 4)
+  else:
+    blocks = blocks.transpose(0, 3, 5, 1, 2, 4)
+  return blocks.reshape(n, c * b * b, h // b, w // b)
+
+
+def depth_space_cases(n, rng):
+  """DEPTH_TO_SPACE and SPACE_TO_DEPTH (DEPTH_COLUMN_ROW) sharded on the batch, the channels
+  and the height; their "1" forms with the other order on the channels and the height."""
+  cases = []
+  deep = rng.standard_normal((n, 4 * n, n, 2)).astype(np.float32)
+  wide = rng.standard_normal((n, n, 2 * n, 4)).astype(np.float32)
+  calls = (
+    ("DEPTH_TO_SPACE", dml.depth_to_space, {}, (0, 1, 2)),
+    ("DEPTH_TO_SPACE1", dml.depth_to_space1, {"order": "COLUMN_ROW_DEPTH"}, (1, 2)),
+    ("SPACE_TO_DEPTH", dml.space_to_depth, {}, (0, 1, 2)),
+    ("SPACE_TO_DEPTH1", dml.space_to_depth1, {"order": "COLUMN_ROW_DEPTH"}, (1, 2)),
+  )
+  for op, fn, kwargs, shards in calls:
+    order = kwargs.get("order", "DEPTH_COLUMN_ROW")
+    crd = order == "COLUMN_ROW_DEPTH"
+    if op.startswith("DEPTH"):
+      x, form = deep, _depth_to_space
+      want = reference.depth_to_space1(deep, block_size=2, order=order)
+    else:
+      x, form = wide, _space_to_depth
+      want = reference.space_to_depth1(wide, block_size=2, order=order)
+    for shard in shards:
+      cases.append(
+        sharding_cases.Case(
+          op,
+          f"{order}, block 2, sharded on axis {shard}",
+          lambda x, fn=fn, kwargs=kwargs: fn(x, block_size=2, **kwargs),
+          lambda x, form=form, crd=crd: form(x, 2, crd),
+          [(x, shard)],
+          want,
+        )
+      )
+  return cases
+
+
+VALID = {
+  "DEPTH_TO_SPACE": depth_space_case,
+  "DEPTH_TO_SPACE1": lambda: depth_space_case(op="DEPTH_TO_SPACE1"),
+  "SPACE_TO_DEPTH": lambda: depth_space_case(op="SPACE_TO_DEPTH"),
+  "SPACE_TO_DEPTH1": lambda: depth_space_case(op="SPACE_TO_DEPTH1"),
+}
+MUTANTS = dict.fromkeys(_DEPTH_SPACE_DESCS, depth_space_mutations)
+SHARDED_CASES = depth_space_cases
+BFLOAT16_CALLS = {
+  "depth_to_space": lambda x: dml.depth_to_space(x.reshape(1, 4, 2, 3), block_size=2),
+  "space_to_depth1": lambda x: dml.space_to_depth1(
+    x.reshape(1, 1, 4, 6), block_size=2, order="COLUMN_ROW_DEPTH"
+  ),
+}

@@ -3,12 +3,18 @@ rule in both orders, the optional input, the INT ranges and the levels."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
+from hypothesis import strategies as st
 
 import dml_jax as dml
+from dml_jax import DataType, TensorDesc
 from dml_jax._src import reference
+from tests import sharding_cases, strategies
 from tests.helpers import assert_bits_equal, assert_rejected, assert_valid
 
 T = dml.TensorDesc
@@ -217,3 +223,130 @@ def test_diagonal_matrices_in_a_model_file():
   document["dispatchables"]["eye"]["desc"]["Offset"] = 2**31
   with pytest.raises(dml.DmlModelError, match=r"Offset.*signed integer \(INT32\)"):
     dml.load_model(document)
+
+
+# -- The generic tests' data (collected by tests/per_operator.py) ------------------------------
+
+
+_INTS = st.one_of(st.integers(-6, 6), st.sampled_from([-(2**31), 2**31 - 1]))
+
+
+@st.composite
+def diagonal_matrix_case(draw):
+  """DIAGONAL_MATRIX: any output the level allows, offsets near and far, values to truncate."""
+  level = draw(strategies.levels("DIAGONAL_MATRIX"))
+  table = strategies.table_at(dml.DiagonalMatrixDesc, level)
+  n = draw(st.integers(*strategies.rank_range(table, level)))
+  data_type = draw(st.sampled_from(table["OutputTensor"].data_types))
+  sizes = strategies.draw_sizes(draw, n)
+  offset = draw(_INTS)
+  value = draw(st.sampled_from([1.0, 10.6, -10.6, 2.5, -0.0, 300.0, 1e10, float("nan")]))
+  desc = dml.DiagonalMatrixDesc(TensorDesc(data_type, sizes), offset=offset, value=value)
+  params = dict(sizes=sizes, data_type=data_type.name, offset=offset, value=value)
+  return strategies.Case(
+    desc,
+    level,
+    [],
+    lambda level: dml.diagonal_matrix(**params, feature_level=level),
+    lambda: reference.diagonal_matrix(**params),
+  )
+
+
+@st.composite
+def diagonal_matrix1_case(draw):
+  """DIAGONAL_MATRIX1: with and without an input, bands in either order, exact values."""
+  level = draw(strategies.levels("DIAGONAL_MATRIX1"))
+  table = strategies.table_at(dml.DiagonalMatrix1Desc, level)
+  n = draw(st.integers(*strategies.rank_range(table, level)))
+  data_type = draw(st.sampled_from(table["OutputTensor"].data_types))
+  sizes = strategies.draw_sizes(draw, n)
+  begin, end = draw(_INTS), draw(_INTS)
+  if data_type.is_float:
+    value: int | float = draw(st.sampled_from([1.0, -0.0, 7.5, 1e-7, 65504.0]))
+  else:
+    info = np.iinfo(data_type.numpy_dtype)
+    value = draw(st.sampled_from([int(info.min), int(info.max), 0, 1]))
+  with_input = draw(st.booleans())
+  x = strategies.draw_data(draw, data_type, sizes) if with_input else None
+  desc = dml.DiagonalMatrix1Desc(
+    TensorDesc(data_type, sizes) if with_input else None,
+    TensorDesc(data_type, sizes),
+    value=value,
+    diagonal_fill_begin=begin,
+    diagonal_fill_end=end,
+  )
+  params = dict(value=value, diagonal_fill_begin=begin, diagonal_fill_end=end)
+  if not with_input:
+    params.update(sizes=sizes, data_type=data_type.name)
+  return strategies.Case(
+    desc,
+    level,
+    [x] if with_input else [],
+    lambda *arrays: dml.diagonal_matrix1(*arrays[:-1], **params, feature_level=arrays[-1]),
+    lambda: reference.diagonal_matrix1(x, **params),
+  )
+
+
+def diagonal_matrix_mutations(desc, level, draw):
+  """DIAGONAL_MATRIX's own rule: Offset in INT32."""
+  offset = draw(st.sampled_from([2**31, -(2**31) - 1]))
+  yield "offset range", dataclasses.replace(desc, offset=offset), "Offset"
+
+
+def diagonal_matrix1_mutations(desc, level, draw):
+  """DIAGONAL_MATRIX1's own rules: DiagonalFillEnd in INT32, Value of the output's type."""
+  end = draw(st.sampled_from([2**31, -(2**31) - 1]))
+  yield "end range", dataclasses.replace(desc, diagonal_fill_end=end), "DiagonalFillEnd"
+  output_type = desc.output_tensor.data_type
+  other = DataType.INT8 if output_type != DataType.INT8 else DataType.UINT8
+  yield (
+    "value type",
+    dataclasses.replace(desc, value_data_type=other, value=0),
+    "ValueDataType",
+  )
+  if not output_type.is_float:
+    too_big = int(np.iinfo(output_type.numpy_dtype).max) + 1
+    yield "value range", dataclasses.replace(desc, value=too_big), "Value"
+
+
+def diagonal_matrix_cases(n, rng):
+  del rng
+  return [
+    sharding_cases.Case(
+      "DIAGONAL_MATRIX",
+      "no operand (replicated output)",
+      lambda: dml.diagonal_matrix(sizes=(2 * n, n), offset=1),
+      lambda: jnp.eye(2 * n, n, k=1, dtype=jnp.float32),
+      [],
+      reference.diagonal_matrix(sizes=(2 * n, n), offset=1),
+    )
+  ]
+
+
+def diagonal_matrix1_cases(n, rng):
+  x = rng.standard_normal((n, 2 * n)).astype(np.float32)
+  params = dict(value=0.0, diagonal_fill_begin=-(2**31), diagonal_fill_end=0)
+  return [
+    sharding_cases.Case(
+      "DIAGONAL_MATRIX1",
+      f"the upper triangle, sharded on axis {shard}",
+      lambda x: dml.diagonal_matrix1(x, **params),
+      jnp.triu,
+      [(x, shard)],
+      reference.diagonal_matrix1(x, **params),
+    )
+    for shard in (0, 1)
+  ]
+
+
+def sharded_cases(n, rng):
+  """DIAGONAL_MATRIX's and DIAGONAL_MATRIX1's sharded cases."""
+  return diagonal_matrix_cases(n, rng) + diagonal_matrix1_cases(n, rng)
+
+
+VALID = {"DIAGONAL_MATRIX": diagonal_matrix_case, "DIAGONAL_MATRIX1": diagonal_matrix1_case}
+MUTANTS = {
+  "DIAGONAL_MATRIX": diagonal_matrix_mutations,
+  "DIAGONAL_MATRIX1": diagonal_matrix1_mutations,
+}
+SHARDED_CASES = sharded_cases

@@ -5,10 +5,12 @@ from __future__ import annotations
 import jax
 import numpy as np
 import pytest
+from hypothesis import strategies as st
 
 import dml_jax as dml
 from dml_jax import TensorDesc
 from dml_jax._src import reference
+from tests import sharding_cases, strategies
 from tests.helpers import assert_bits_equal
 
 
@@ -106,3 +108,73 @@ def test_grad_is_the_scale():
 def test_identity_has_an_in_place_form():
   assert dml.ElementWiseIdentityDesc.IN_PLACE
   assert not getattr(dml.JoinDesc, "IN_PLACE", False)
+
+
+# -- The generic tests' data (collected by tests/per_operator.py) ------------------------------
+
+
+_SCALES = (0.5, -3.25, 1e-3, 0.1, 7.0)
+
+
+_BIASES = (0.0, -0.0, 1.5, 0.3, -2.0)
+
+
+@st.composite
+def element_wise_identity_case(draw):
+  level = draw(strategies.levels("ELEMENT_WISE_IDENTITY"))
+  table = strategies.table_at(dml.ElementWiseIdentityDesc, level)
+  n = draw(st.integers(*strategies.rank_range(table, level)))
+  data_type = draw(st.sampled_from(table["InputTensor"].data_types))
+  sizes = strategies.draw_sizes(draw, n, max_elements=48)
+  scale_bias = None
+  if data_type.is_float and draw(st.booleans()):
+    scale_bias = dml.ScaleBias(draw(st.sampled_from(_SCALES)), draw(st.sampled_from(_BIASES)))
+  x = strategies.draw_data(draw, data_type, sizes)
+  desc = dml.ElementWiseIdentityDesc(TensorDesc(data_type, sizes), scale_bias=scale_bias)
+  return strategies.Case(
+    desc,
+    level,
+    [x],
+    lambda x, level: dml.element_wise_identity(x, scale_bias=scale_bias, feature_level=level),
+    lambda: reference.element_wise_identity(x, scale_bias=scale_bias),
+  )
+
+
+def element_wise_identity_mutations(desc, level, draw):
+  """ELEMENT_WISE_IDENTITY's own rule: ScaleBias on float data only."""
+  table = desc.SUPPORT.at(level)
+  integers = [t for t in table["InputTensor"].data_types if not t.is_float]
+  if integers:
+    data_type = draw(st.sampled_from(integers))
+    yield (
+      "scale and bias on integer data",
+      dml.ElementWiseIdentityDesc(
+        strategies.replace_tensor(
+          desc.input_tensor, data_type=data_type, total_tensor_size_in_bytes=None
+        ),
+        scale_bias=(2.0, 1.0),
+      ),
+      "ScaleBias",
+    )
+
+
+def element_wise_identity_cases(n, rng):
+  x = rng.standard_normal((2 * n, n)).astype(np.float32)
+  # Scale 2 makes the product exact: a fused multiply-add gives jnp's formulation the same bits.
+  return [
+    sharding_cases.Case(
+      "ELEMENT_WISE_IDENTITY",
+      f"scale 2, bias 0.5, sharded on axis {shard}",
+      lambda x: dml.element_wise_identity(x, scale_bias=(2.0, 0.5)),
+      lambda x: x * np.float32(2) + np.float32(0.5),
+      [(x, shard)],
+      reference.element_wise_identity(x, scale_bias=(2.0, 0.5)),
+    )
+    for shard in (0, 1)
+  ]
+
+
+VALID = {"ELEMENT_WISE_IDENTITY": element_wise_identity_case}
+MUTANTS = {"ELEMENT_WISE_IDENTITY": element_wise_identity_mutations}
+SHARDED_CASES = element_wise_identity_cases
+BFLOAT16_CALLS = {"element_wise_identity": lambda x: dml.element_wise_identity(x)}

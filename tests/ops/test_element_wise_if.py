@@ -3,11 +3,17 @@ bits of the selected values, and gradients to both values."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import jax
+import jax.numpy as jnp
 import numpy as np
+from hypothesis import strategies as st
 
 import dml_jax as dml
+from dml_jax import DataType, TensorDesc
 from dml_jax._src import reference
+from tests import sharding_cases, strategies
 from tests.helpers import assert_bits_equal, assert_rejected, assert_valid
 
 T = dml.TensorDesc
@@ -69,3 +75,72 @@ def test_element_wise_if_under_jit_vmap_and_grad():
   da, db = jax.grad(lambda a, b: dml.element_wise_if(condition, a, b).sum(), (0, 1))(a, b)
   assert_bits_equal(da, (condition != 0).astype(np.float32))
   assert_bits_equal(db, (condition == 0).astype(np.float32))
+
+
+# -- The generic tests' data (collected by tests/per_operator.py) ------------------------------
+
+
+@st.composite
+def element_wise_if_case(draw):
+  """ELEMENT_WISE_IF: a UINT8 condition with zeros and several nonzero values."""
+  level = draw(strategies.levels("ELEMENT_WISE_IF"))
+  table = strategies.table_at(dml.ElementWiseIfDesc, level)
+  n = draw(st.integers(*strategies.rank_range(table, level)))
+  data_type = draw(st.sampled_from(table["ATensor"].data_types))
+  sizes = strategies.draw_sizes(draw, n)
+  rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+  condition = rng.choice(np.array([0, 0, 1, 2, 255], np.uint8), sizes)
+  a, b = strategies.draw_data(draw, data_type, sizes), strategies.draw_data(draw, data_type, sizes)
+  desc = dml.ElementWiseIfDesc(
+    *(TensorDesc(t, sizes) for t in (DataType.UINT8, data_type, data_type))
+  )
+  return strategies.Case(
+    desc,
+    level,
+    [condition, a, b],
+    lambda c, a, b, level: dml.element_wise_if(c, a, b, feature_level=level),
+    lambda: reference.element_wise_if(condition, a, b),
+  )
+
+
+def element_wise_if_mutations(desc, level, draw):
+  """ELEMENT_WISE_IF's own rules: B's type, the condition's sizes."""
+  a = desc.a_tensor
+  other = DataType.INT8 if a.data_type != DataType.INT8 else DataType.UINT8
+  yield (
+    "B type",
+    dataclasses.replace(desc, b_tensor=strategies.replace_tensor(desc.b_tensor, data_type=other)),
+    "BTensor.DataType",
+  )
+  sizes = a.sizes[:-1] + (a.sizes[-1] + 1,)
+  yield (
+    "condition sizes",
+    dataclasses.replace(
+      desc,
+      condition_tensor=strategies.replace_tensor(
+        desc.condition_tensor, sizes=sizes, total_tensor_size_in_bytes=None
+      ),
+    ),
+    "ConditionTensor.Sizes",
+  )
+
+
+def element_wise_if_cases(n, rng):
+  condition = rng.integers(0, 2, (2 * n, n), dtype=np.uint8)
+  a, b = (rng.standard_normal((2 * n, n)).astype(np.float32) for _ in range(2))
+  return [
+    sharding_cases.Case(
+      "ELEMENT_WISE_IF",
+      f"sharded on axis {shard}",
+      dml.element_wise_if,
+      lambda c, a, b: jnp.where(c != 0, a, b),
+      [(condition, shard), (a, shard), (b, shard)],
+      reference.element_wise_if(condition, a, b),
+    )
+    for shard in (0, 1)
+  ]
+
+
+VALID = {"ELEMENT_WISE_IF": element_wise_if_case}
+MUTANTS = {"ELEMENT_WISE_IF": element_wise_if_mutations}
+SHARDED_CASES = element_wise_if_cases

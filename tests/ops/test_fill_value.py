@@ -10,14 +10,20 @@ shares is tested in tests/test_contract.py and the cross-cutting files.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
+from hypothesis import strategies as st
+from jax.sharding import NamedSharding, PartitionSpec
 
 import dml_jax as dml
+from dml_jax import DataType, TensorDesc
 from dml_jax._src import reference
+from tests import sharding_cases, strategies
 from tests.helpers import assert_bits_equal, assert_rejected, assert_valid
 
 T = dml.TensorDesc
@@ -190,3 +196,118 @@ def test_model_files_run_the_fills_through_the_registry(x64):
   )
   buffers = model.run()
   assert_bits_equal(buffers["out"], np.full(3, -math.inf))
+
+
+# -- The generic tests' data (collected by tests/per_operator.py) ------------------------------
+
+
+@st.composite
+def fill_value_case(draw, op="FILL_VALUE_CONSTANT"):
+  """FILL_VALUE_CONSTANT or FILL_VALUE_SEQUENCE: any data type the level has, values at the
+  edges of their type (NaN, -0.0 and infinities for the constant; integers at their bounds,
+  steps in either reading of their bits), finite floats for the sequence."""
+  desc_type = strategies.DESCS[op]
+  level = draw(strategies.levels(op))
+  table = strategies.table_at(desc_type, level)
+  n = draw(st.integers(*strategies.rank_range(table, level)))
+  data_type = draw(st.sampled_from(table["OutputTensor"].data_types))
+  sizes = strategies.draw_sizes(draw, n, max_elements=48)
+  sequence = op == "FILL_VALUE_SEQUENCE"
+
+  def scalar(step=False):
+    if data_type.is_float:
+      width = 16 if data_type == DataType.FLOAT16 else 32
+      finite = st.floats(allow_nan=False, allow_infinity=False, width=width)
+      if sequence:
+        return draw(st.sampled_from([0.0, -0.0, 0.1, -2.5]) | finite)
+      return draw(st.sampled_from([0.0, -0.0, 0.1, 1e300, math.nan, math.inf, -math.inf]) | finite)
+    info = np.iinfo(data_type.numpy_dtype)
+    low = -(2 ** (data_type.size_in_bits - 1)) if step else int(info.min)
+    return draw(st.sampled_from([low, int(info.max), 0, 1]) | st.integers(low, int(info.max)))
+
+  output = TensorDesc(data_type, sizes)
+  if sequence:
+    values = dict(value_start=scalar(), value_delta=scalar(step=True))
+    function, oracle = dml.fill_value_sequence, reference.fill_value_sequence
+  else:
+    values = dict(value=scalar())
+    function, oracle = dml.fill_value_constant, reference.fill_value_constant
+  desc = desc_type(output, data_type, **values)
+  kwargs = dict(sizes=sizes, value_data_type=data_type, **values)
+  return strategies.Case(
+    desc,
+    level,
+    [],
+    lambda level: function(**kwargs, feature_level=level),
+    lambda: oracle(**kwargs),
+  )
+
+
+def fill_value_mutations(desc, level, draw):
+  """The fills' own rules: values in ValueDataType's range, ValueDataType the output's."""
+  data_type = desc.value_data_type
+  if not data_type.is_float:
+    field = "value" if isinstance(desc, dml.FillValueConstantDesc) else "value_start"
+    too_big = int(np.iinfo(data_type.numpy_dtype).max) + 1
+    yield (
+      "value range",
+      dataclasses.replace(desc, **{field: too_big}),
+      strategies.dml_name(desc, field),
+    )
+    if isinstance(desc, dml.FillValueSequenceDesc):
+      low = -(2 ** (data_type.size_in_bits - 1)) - 1
+      yield "step range", dataclasses.replace(desc, value_delta=low), "ValueDelta"
+  yield (
+    "value type",
+    dataclasses.replace(
+      desc, value_data_type=DataType.UINT8 if data_type != DataType.UINT8 else DataType.INT8
+    ),
+    "ValueDataType",
+  )
+
+
+def fill_value_cases(n, rng):
+  """The fills read nothing: their output is written sharded on either axis (a sharding
+  constraint on the call), as jnp's formulation under the same constraint is."""
+  del rng
+  sizes = (2 * n, n)
+
+  def sharded(fn, axis):
+    spec = PartitionSpec(*("d" if d == axis else None for d in range(len(sizes))))
+    return lambda: jax.lax.with_sharding_constraint(
+      fn(), NamedSharding(sharding_cases.mesh(), spec)
+    )
+
+  constant = dict(sizes=sizes, value_data_type="FLOAT32", value=1.5)
+  sequence = dict(sizes=sizes, value_data_type="INT32", value_start=5, value_delta=-3)
+  count = sizes[0] * sizes[1]
+  return [
+    case
+    for axis in (0, 1)
+    for case in (
+      sharding_cases.Case(
+        "FILL_VALUE_CONSTANT",
+        f"value 1.5, written sharded on axis {axis}",
+        sharded(lambda: dml.fill_value_constant(**constant), axis),
+        sharded(lambda: jnp.full(sizes, 1.5, jnp.float32), axis),
+        [],
+        reference.fill_value_constant(**constant),
+      ),
+      sharding_cases.Case(
+        "FILL_VALUE_SEQUENCE",
+        f"5 - 3i, written sharded on axis {axis}",
+        sharded(lambda: dml.fill_value_sequence(**sequence), axis),
+        sharded(lambda: (5 - 3 * jnp.arange(count, dtype=jnp.int32)).reshape(sizes), axis),
+        [],
+        reference.fill_value_sequence(**sequence),
+      ),
+    )
+  ]
+
+
+VALID = {
+  "FILL_VALUE_CONSTANT": fill_value_case,
+  "FILL_VALUE_SEQUENCE": lambda: fill_value_case(op="FILL_VALUE_SEQUENCE"),
+}
+MUTANTS = {"FILL_VALUE_CONSTANT": fill_value_mutations, "FILL_VALUE_SEQUENCE": fill_value_mutations}
+SHARDED_CASES = fill_value_cases

@@ -17,11 +17,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from hypothesis import strategies as st
 
 import dml_jax as dml
-from dml_jax import DmlValidationError
+from dml_jax import DmlValidationError, TensorDesc
 from dml_jax._src import conformance, reference
 from dml_jax._src.fixtures import get_fixture
+from tests import sharding_cases, strategies
 from tests.helpers import (
   CROSS_CHECK_SEEDS,
   assert_bits_equal,
@@ -518,3 +520,133 @@ def test_gather_matches_np_take(seed: int) -> None:
   padded = indices.reshape((1,) * (rank - count) + indices.shape)
   actual = reference.gather(data, padded, axis=axis, index_dimensions=count)
   assert_bits_equal(actual, taken.reshape(aligned))
+
+
+# -- The generic tests' data (collected by tests/per_operator.py) ------------------------------
+
+
+@st.composite
+def gather_case(draw):
+  """GATHER: q = IndexDimensions in [0, n], leading index dims 1, and the logical output's
+  sizes that right alignment crops (its first q - 1) set to 1."""
+  level = draw(strategies.levels("GATHER"))
+  table = strategies.table_at(dml.GatherDesc, level)
+  n = draw(st.integers(*strategies.rank_range(table, level)))
+  data_type = draw(st.sampled_from(table["InputTensor"].data_types))
+  index_type = draw(st.sampled_from(table["IndicesTensor"].data_types))
+  axis = draw(st.integers(0, n - 1))
+  q = draw(st.integers(0, n))
+  sizes = list(strategies.draw_sizes(draw, n, max_elements=48))
+  logical_indices = list(strategies.draw_sizes(draw, q, max_elements=8))
+  for k in range(max(q - 1, 0)):  # the cropped sizes: input sizes before the axis, then J's
+    if k < axis:
+      sizes[k] = 1
+    else:
+      logical_indices[k - axis] = 1
+  sizes, index_sizes = tuple(sizes), (1,) * (n - q) + tuple(logical_indices)
+  x = strategies.draw_data(draw, data_type, sizes)
+  i = strategies.draw_indices(draw, index_type, index_sizes, lambda pos: sizes[axis])
+  # None is the default count (n); pass it that way now and then.
+  count = None if q == n and draw(st.booleans()) else q
+  desc = dml.GatherDesc(
+    TensorDesc(data_type, sizes),
+    TensorDesc(index_type, index_sizes),
+    axis=axis,
+    index_dimensions=count,
+  )
+  return strategies.Case(
+    desc,
+    level,
+    [x, i],
+    # Through the functional API with the count set: unset, it reads the call as np.take.
+    lambda x, i, level: dml.gather(x, i, axis=axis, index_dimensions=q, feature_level=level),
+    lambda: reference.gather(x, i, axis=axis, index_dimensions=count),
+  )
+
+
+def gather_mutations(desc, level, draw):
+  """GATHER's own rules: IndexDimensions, the indices' rank and leading sizes, crops."""
+  n, q, axis = desc.input_tensor.dimension_count, desc.index_dimensions, desc.axis
+  indices = desc.indices_tensor
+  yield (
+    "index dimensions",
+    strategies.rebuild(desc, {"index_dimensions": draw(st.sampled_from([n + 1, n + 2, -1]))}),
+    "IndexDimensions",
+  )
+  yield (
+    "rank mismatch",
+    strategies.rebuild(
+      desc, {"indices_tensor": strategies.replace_tensor(indices, sizes=(1,) + indices.sizes)}
+    ),
+    "IndicesTensor.DimensionCount",
+  )
+  if q < n:  # a leading (padding) index dimension that is not 1
+    sizes = list(indices.sizes)
+    sizes[draw(st.integers(0, n - q - 1))] = 2
+    yield (
+      "leading index size",
+      strategies.rebuild(
+        desc, {"indices_tensor": strategies.replace_tensor(indices, sizes=tuple(sizes))}
+      ),
+      "IndicesTensor.Sizes",
+    )
+  if q >= 2:  # the first size that right alignment crops is not 1
+    if axis > 0:
+      data = desc.input_tensor
+      changes = {"input_tensor": strategies.replace_tensor(data, sizes=(2,) + data.sizes[1:])}
+    else:
+      sizes = list(indices.sizes)
+      sizes[n - q] = 2
+      changes = {"indices_tensor": strategies.replace_tensor(indices, sizes=tuple(sizes))}
+    yield "cropped size", strategies.rebuild(desc, changes), "OutputTensor.DimensionCount"
+
+
+def gather_cases(n, rng):
+  cases = []
+  x = rng.standard_normal((n, 2 * n, n)).astype(np.float32)
+  ids = rng.integers(-2 * n - 2, 2 * n + 2, (1, 1, 3 * n)).astype(np.int32)
+
+  def dml_gather(x, i):
+    return dml.gather(x, i, axis=1, index_dimensions=1)
+
+  def jnp_gather(x, i):
+    return jnp.take(x, sharding_cases.normalized(i.reshape(-1), x.shape[1]), axis=1)
+
+  want = reference.gather(x, ids, axis=1, index_dimensions=1)
+  for shard, id_shard in ((0, None), (1, None), (None, 2), (0, 2), (2, 2)):
+    cases.append(
+      sharding_cases.Case(
+        "GATHER",
+        f"along axis 1, input sharded on axis {shard}, indices on axis {id_shard}",
+        dml_gather,
+        jnp_gather,
+        [(x, shard), (ids, id_shard)],
+        want,
+      )
+    )
+  # Rows of a table by ids sharded over the devices (an embedding lookup).
+  table = rng.standard_normal((2 * n, 8)).astype(np.float32)
+  row_ids = rng.integers(-2 * n, 2 * n, (1, 4 * n)).astype(np.int32)
+  for shard, id_shard in ((None, 1), (0, 1), (1, 1)):
+    cases.append(
+      sharding_cases.Case(
+        "GATHER",
+        f"rows, table sharded on axis {shard}, ids on axis {id_shard}",
+        lambda t, i: dml.gather(t, i, axis=0, index_dimensions=1),
+        lambda t, i: jnp.take(t, sharding_cases.normalized(i.reshape(-1), t.shape[0]), axis=0),
+        [(table, shard), (row_ids, id_shard)],
+        reference.gather(table, row_ids, axis=0, index_dimensions=1),
+      )
+    )
+  return cases
+
+
+VALID = {"GATHER": gather_case}
+MUTANTS = {"GATHER": gather_mutations}
+SHARDED_CASES = gather_cases
+TRACING_CALLS = {
+  "gather": lambda k: dml.gather(
+    jnp.full((3, 5), k, jnp.float32), jnp.full((1, 4), -k, jnp.int32), axis=1, index_dimensions=1
+  ),
+}
+BFLOAT16_CALLS = {"gather": lambda x: dml.gather(x, np.array([[3, 0], [0, 2]], np.int32), axis=0)}

@@ -12,12 +12,15 @@ from __future__ import annotations
 import re
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
+from hypothesis import strategies as st
 
 import dml_jax as dml
-from dml_jax import DmlValidationError
+from dml_jax import DmlValidationError, TensorDesc
 from dml_jax._src import reference
+from tests import sharding_cases, strategies
 from tests.helpers import (
   CROSS_CHECK_SEEDS,
   assert_bits_equal,
@@ -192,3 +195,113 @@ def test_gather_elements_matches_take_along_axis(seed: int) -> None:
 
   expected = np.take_along_axis(data, numpy_normalize(indices, shape[axis]), axis=axis)
   assert_bits_equal(reference.gather_elements(data, indices, axis=axis), expected)
+
+
+# -- The generic tests' data (collected by tests/per_operator.py) ------------------------------
+
+
+@st.composite
+def gather_elements_case(draw):
+  level = draw(strategies.levels("GATHER_ELEMENTS"))
+  table = strategies.table_at(dml.GatherElementsDesc, level)
+  n = draw(st.integers(*strategies.rank_range(table, level)))
+  data_type = draw(st.sampled_from(table["InputTensor"].data_types))
+  index_type = draw(st.sampled_from(table["IndicesTensor"].data_types))
+  sizes = strategies.draw_sizes(draw, n)
+  axis = draw(st.integers(0, n - 1))
+  index_sizes = sizes[:axis] + (draw(st.integers(1, 4)),) + sizes[axis + 1 :]
+  x = strategies.draw_data(draw, data_type, sizes)
+  i = strategies.draw_indices(draw, index_type, index_sizes, lambda pos: sizes[axis])
+  desc = dml.GatherElementsDesc(
+    TensorDesc(data_type, sizes), TensorDesc(index_type, index_sizes), axis=axis
+  )
+  return strategies.Case(
+    desc,
+    level,
+    [x, i],
+    lambda x, i, level: dml.gather_elements(x, i, axis=axis, feature_level=level),
+    lambda: reference.gather_elements(x, i, axis=axis),
+  )
+
+
+def gather_elements_mutations(desc, level, draw):
+  """GATHER_ELEMENTS's own rules: indices sizes off the axis, their rank."""
+  n = desc.input_tensor.dimension_count
+  others = [d for d in range(n) if d != desc.axis]
+  if others:
+    d = draw(st.sampled_from(others))
+    sizes = list(desc.indices_tensor.sizes)
+    sizes[d] += 1
+    yield (
+      "indices sizes",
+      strategies.rebuild(
+        desc, {"indices_tensor": strategies.replace_tensor(desc.indices_tensor, sizes=tuple(sizes))}
+      ),
+      "IndicesTensor.Sizes",
+    )
+  yield (
+    "rank mismatch",
+    strategies.rebuild(
+      desc,
+      {
+        "indices_tensor": strategies.replace_tensor(
+          desc.indices_tensor, sizes=(1,) + desc.indices_tensor.sizes
+        )
+      },
+    ),
+    "IndicesTensor.DimensionCount",
+  )
+
+
+def gather_elements_cases(n, rng):
+  cases = []
+  x = rng.standard_normal((n, 2 * n, n)).astype(np.float32)
+  for axis, shape in ((1, (n, 3 * n, n)), (2, (n, 2 * n, 2 * n)), (0, (2 * n, 2 * n, n))):
+    idx = rng.integers(-x.shape[axis] - 2, x.shape[axis] + 2, shape).astype(np.int32)
+    for shard in sorted({0 if axis else 1, axis, 2}):  # a batch axis, the gathered one, the last
+      cases.append(
+        sharding_cases.Case(
+          "GATHER_ELEMENTS",
+          f"along axis {axis}, sharded on axis {shard}",
+          lambda a, b, axis=axis: dml.gather_elements(a, b, axis=axis),
+          lambda a, b, axis=axis: jnp.take_along_axis(
+            a, sharding_cases.normalized(b, a.shape[axis]), axis=axis
+          ),
+          [(x, shard), (idx, shard)],
+          reference.gather_elements(x, idx, axis=axis),
+        )
+      )
+  # The shapes of the CUDA GPUs' row kernel (the last axis, 128-wide index rows) and strip
+  # kernel (axis 0, 64 inner columns); the lax path elsewhere.
+  wide = rng.standard_normal((2 * n, 256)).astype(np.float32)
+  wide_idx = rng.integers(-300, 300, (2 * n, 128)).astype(np.int32)
+  tall = rng.standard_normal((2 * n, 64)).astype(np.float32)
+  tall_idx = rng.integers(-2 * n - 2, 2 * n + 2, (8 * n, 64)).astype(np.int32)
+  for x, idx, axis, kernel in ((wide, wide_idx, 1, "row"), (tall, tall_idx, 0, "strip")):
+    for shard in (0, 1):
+      cases.append(
+        sharding_cases.Case(
+          "GATHER_ELEMENTS",
+          f"{kernel}-kernel shape {x.shape}, along axis {axis}, sharded on axis {shard}",
+          lambda a, b, axis=axis: dml.gather_elements(a, b, axis=axis),
+          lambda a, b, axis=axis: jnp.take_along_axis(
+            a, sharding_cases.normalized(b, a.shape[axis]), axis=axis
+          ),
+          [(x, shard), (idx, shard)],
+          reference.gather_elements(x, idx, axis=axis),
+        )
+      )
+  return cases
+
+
+VALID = {"GATHER_ELEMENTS": gather_elements_case}
+MUTANTS = {"GATHER_ELEMENTS": gather_elements_mutations}
+SHARDED_CASES = gather_elements_cases
+TRACING_CALLS = {
+  "gather_elements": lambda k: dml.gather_elements(
+    jnp.full((3, 5), k, jnp.float32), jnp.full((2, 5), k % 3, jnp.int32), axis=0
+  ),
+}
+BFLOAT16_CALLS = {
+  "gather_elements": lambda x: dml.gather_elements(x, np.zeros((2, 6), np.uint32), axis=0),
+}

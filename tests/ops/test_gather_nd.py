@@ -9,13 +9,16 @@ against the reference) is tested in the cross-cutting files under tests/.
 
 from __future__ import annotations
 
+import jax.numpy as jnp
 import numpy as np
 import pytest
+from hypothesis import strategies as st
 
 import dml_jax as dml
-from dml_jax import DmlValidationError
+from dml_jax import DmlValidationError, FeatureLevel, TensorDesc
 from dml_jax._src import conformance, reference
 from dml_jax._src.fixtures import Fixture, get_fixture, load_fixtures
+from tests import sharding_cases, strategies
 from tests.helpers import (
   CROSS_CHECK_SEEDS,
   assert_bits_equal,
@@ -470,3 +473,149 @@ def test_gather_nd_desc_with_a_batch_count_is_deprecated_and_builds_the_same_des
     plain = dml.GatherNdDesc(data, indices, batch_dimension_count=0)
   assert type(plain) is dml.GatherNdDesc and plain == dml.GatherNdDesc(data, indices)
   assert plain.OPERATOR == "GATHER_ND" and batched.OPERATOR == "GATHER_ND1"
+
+
+# -- The generic tests' data (collected by tests/per_operator.py) ------------------------------
+
+
+@st.composite
+def gather_nd_case(draw, op="GATHER_ND"):
+  """GATHER_ND, or GATHER_ND1 with or without batch dimensions."""
+  batched = op == "GATHER_ND1" and draw(st.booleans())
+  level = draw(strategies.levels(op))
+  table = strategies.DESCS[op].SUPPORT.at(level)
+  low, high = strategies.rank_range(table, level)
+  n = draw(st.integers(max(low, 2 if batched else 1), high))
+  data_type = draw(st.sampled_from(table["InputTensor"].data_types))
+  index_type = draw(st.sampled_from(table["IndicesTensor"].data_types))
+  b = draw(st.integers(1, n - 1)) if batched else 0
+  m = draw(st.integers(b + 1, n))
+  t = draw(st.integers(1, m - b))
+  # q - 1 + m - b - t <= n, q > b, q <= n
+  q = draw(st.integers(b + 1, min(n, n + 1 - (m - b - t))))
+  logical_in = strategies.draw_sizes(draw, m, max_elements=64)
+  logical_idx = logical_in[:b] + strategies.draw_sizes(draw, q - 1 - b, max_elements=8) + (t,)
+  in_sizes = (1,) * (n - m) + logical_in
+  idx_sizes = (1,) * (n - q) + logical_idx
+  x = strategies.draw_data(draw, data_type, in_sizes)
+  i = strategies.draw_indices(draw, index_type, idx_sizes, lambda pos: logical_in[b + pos[-1]])
+  kwargs = dict(input_dimension_count=m, indices_dimension_count=q, batch_dimension_count=b)
+  tensors = TensorDesc(data_type, in_sizes), TensorDesc(index_type, idx_sizes)
+  if op == "GATHER_ND1":
+    desc = dml.GatherNd1Desc(*tensors, **kwargs)
+  else:
+    desc = dml.GatherNdDesc(*tensors, input_dimension_count=m, indices_dimension_count=q)
+  return strategies.Case(
+    desc,
+    level,
+    [x, i],
+    lambda x, i, level: dml.gather_nd(x, i, feature_level=level, **kwargs),
+    lambda: reference.gather_nd(x, i, **kwargs),
+  )
+
+
+def gather_nd_mutations(desc, level, draw):
+  """GATHER_ND(1)'s own rules: the counts, the batch count, the tuple size, batch sizes."""
+  n, m, q, b = (
+    desc.input_tensor.dimension_count,
+    desc.input_dimension_count,
+    desc.indices_dimension_count,
+    getattr(desc, "batch_dimension_count", 0),
+  )
+  yield (
+    "input count",
+    strategies.rebuild(desc, {"input_dimension_count": draw(st.sampled_from([0, n + 1]))}),
+    "InputDimensionCount",
+  )
+  yield (
+    "indices count",
+    strategies.rebuild(desc, {"indices_dimension_count": draw(st.sampled_from([0, n + 1]))}),
+    "IndicesDimensionCount",
+  )
+  # A batch count on a level without GATHER_ND1 is reported as the operator missing.
+  no_nd1 = level < FeatureLevel.FL_3_0
+  yield (
+    "batch count",
+    strategies.rebuild(desc, {"batch_dimension_count": min(m, q)}),
+    ("DML_OPERATOR_TYPE" if no_nd1 else "BatchDimensionCount"),
+  )
+  t_bad = m - b + 1
+  sizes = desc.indices_tensor.sizes[:-1] + (t_bad,)
+  yield (
+    "tuple size",
+    strategies.rebuild(
+      desc, {"indices_tensor": strategies.replace_tensor(desc.indices_tensor, sizes=sizes)}
+    ),
+    "IndicesTensor.Sizes",
+  )
+  if b:
+    sizes = list(desc.indices_tensor.sizes)
+    sizes[n - q] += 1
+    yield (
+      "batch sizes",
+      strategies.rebuild(
+        desc, {"indices_tensor": strategies.replace_tensor(desc.indices_tensor, sizes=tuple(sizes))}
+      ),
+      "IndicesTensor.Sizes",
+    )
+
+
+def _jnp_gather_nd(x, tuples, batch):
+  """GATHER_ND with `batch` batch dimensions, the tuples indexing the dimensions after them."""
+  count = tuples.shape[-1]
+  coords = [sharding_cases.normalized(tuples[..., j], x.shape[batch + j]) for j in range(count)]
+  if batch == 0:
+    return x[tuple(coords)]
+  lead = [
+    jnp.arange(x.shape[d]).reshape((-1,) + (1,) * (tuples.ndim - 2 - d)) for d in range(batch)
+  ]
+  return x[tuple(lead + coords)]
+
+
+def gather_nd_cases(n, rng):
+  cases = []
+  x = rng.standard_normal((n, 2 * n, n)).astype(np.float32)
+  tuples = rng.integers(-3, 2 * n + 3, (n, 5, 1)).astype(np.int32)
+  for shard in (0, 1, 2):
+    cases.append(
+      sharding_cases.Case(
+        "GATHER_ND1",
+        f"one batch dimension, sharded on axis {shard}",
+        lambda a, b: dml.gather_nd(a, b, batch_dimension_count=1),
+        lambda a, b: _jnp_gather_nd(a, b, 1),
+        [(x, shard), (tuples, 0 if shard == 0 else None)],
+        reference.gather_nd(x, tuples, batch_dimension_count=1),
+      )
+    )
+  table = rng.standard_normal((2 * n, 3, 8)).astype(np.float32)
+  pairs = np.stack(
+    [rng.integers(-2 * n - 2, 2 * n + 2, (1, 4 * n)), rng.integers(-5, 5, (1, 4 * n))], axis=-1
+  ).astype(np.int32)
+  for shard, index_shard in ((0, None), (2, None), (None, 1), (0, 1)):
+    cases.append(
+      sharding_cases.Case(
+        "GATHER_ND",
+        f"pairs, table sharded on axis {shard}, tuples on axis {index_shard}",
+        dml.gather_nd,
+        lambda a, b: _jnp_gather_nd(a, b[0], 0)[None],
+        [(table, shard), (pairs, index_shard)],
+        reference.gather_nd(table, pairs),
+      )
+    )
+  return cases
+
+
+VALID = {"GATHER_ND": gather_nd_case, "GATHER_ND1": lambda: gather_nd_case(op="GATHER_ND1")}
+MUTANTS = {"GATHER_ND": gather_nd_mutations, "GATHER_ND1": gather_nd_mutations}
+SHARDED_CASES = gather_nd_cases
+TRACING_CALLS = {
+  "gather_nd": lambda k: dml.gather_nd(
+    jnp.full((3, 5), k, jnp.int8), jnp.full((4, 1), -k, jnp.int32), batch_dimension_count=0
+  ),
+  "gather_nd1": lambda k: dml.gather_nd(
+    jnp.full((3, 5), k, jnp.int8), jnp.full((3, 1), k, jnp.uint32), batch_dimension_count=1
+  ),
+}
+BFLOAT16_CALLS = {
+  "gather_nd": lambda x: dml.gather_nd(x, np.array([[1, 5], [3, 0]], np.int32)),
+}

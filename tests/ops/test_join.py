@@ -13,12 +13,14 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from hypothesis import strategies as st
 from jax import lax
 
 import dml_jax as dml
-from dml_jax import DmlValidationError
+from dml_jax import DataType, DmlValidationError, TensorDesc
 from dml_jax._src import reference
 from dml_jax._src.ops import join as join_op
+from tests import sharding_cases, strategies
 from tests.helpers import (
   ALL_DTYPES,
   CROSS_CHECK_SEEDS,
@@ -27,6 +29,7 @@ from tests.helpers import (
   assert_valid,
   braces,
   explain_section,
+  in_turn,
   parse_html,
   random_shape,
   violation_pattern,
@@ -230,10 +233,13 @@ def _inputs(shape, axis, count, dtype, rng):
   return xs
 
 
-@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
-@pytest.mark.parametrize("shape, axis", CASES)
-@pytest.mark.parametrize("count", [1, 2, 3, 5])
-def test_cpu_join_is_bit_exact(shape, axis, count, dtype):
+# Every shape with every input count, each with one width in turn (the copies move bytes of
+# a width whatever the shapes): 32 calls, not the 160 of the product.
+@pytest.mark.parametrize(
+  "dtype, case", in_turn(DTYPES, [(*c, count) for c in CASES for count in (1, 2, 3, 5)])
+)
+def test_cpu_join_is_bit_exact(dtype, case):
+  shape, axis, count = case
   xs = _inputs(shape, axis, count, dtype, np.random.default_rng(count))
   want = np.concatenate(xs, axis)
   assert_bits_equal(dml.join(xs, axis=axis), want)
@@ -345,3 +351,112 @@ def test_cpu_form_under_vmap_and_grad():
     strict=True,
   ):
     assert_bits_equal(g, np.asarray(r))
+
+
+# -- The generic tests' data (collected by tests/per_operator.py) ------------------------------
+
+
+@st.composite
+def join_case(draw):
+  level = draw(strategies.levels("JOIN"))
+  table = strategies.table_at(dml.JoinDesc, level)
+  n = draw(st.integers(*strategies.rank_range(table, level)))
+  data_type = draw(st.sampled_from(table["InputTensors"].data_types))
+  sizes = strategies.draw_sizes(draw, n, max_elements=48)
+  axis = draw(st.integers(0, n - 1))
+  count = draw(st.integers(1, 4))
+  shapes = [sizes[:axis] + (draw(st.integers(1, 3)),) + sizes[axis + 1 :] for _ in range(count)]
+  xs = [strategies.draw_data(draw, data_type, s) for s in shapes]
+  desc = dml.JoinDesc(tuple(TensorDesc(data_type, s) for s in shapes), axis=axis)
+  return strategies.Case(
+    desc,
+    level,
+    xs,
+    lambda *args: dml.join(list(args[:-1]), axis=axis, feature_level=args[-1]),
+    lambda: reference.join(xs, axis=axis),
+  )
+
+
+def join_mutations(desc, level, draw):
+  """JOIN's own rules: no inputs, InputCount, mixed types, sizes off the axis."""
+  yield "empty", dml.JoinDesc((), axis=0), "InputCount"
+  yield (
+    "input count",
+    strategies.rebuild(desc, {"input_count": len(desc.input_tensors) + 1}),
+    "InputCount",
+  )
+  first = desc.input_tensors[0]
+  other = DataType.INT8 if first.data_type != DataType.INT8 else DataType.UINT8
+  mixed = desc.input_tensors + (strategies.replace_tensor(first, data_type=other),)
+  yield (
+    "mixed types",
+    strategies.rebuild(desc, {"input_tensors": mixed}),
+    f"InputTensors[{len(mixed) - 1}].DataType",
+  )
+  n = first.dimension_count
+  off = [d for d in range(n) if d != desc.axis]
+  if off:
+    d = draw(st.sampled_from(off))
+    sizes = list(first.sizes)
+    sizes[d] += 1
+    extra = desc.input_tensors + (strategies.replace_tensor(first, sizes=tuple(sizes)),)
+    yield (
+      "off-axis sizes",
+      strategies.rebuild(desc, {"input_tensors": extra}),
+      f"InputTensors[{len(extra) - 1}].Sizes",
+    )
+
+
+def join_cases(n, rng):
+  cases = []
+  x = rng.standard_normal((n, 2 * n, n)).astype(np.float32)
+  y = rng.standard_normal((n, n, n)).astype(np.float32)
+  for shard in (0, 1, 2):
+    cases.append(
+      sharding_cases.Case(
+        "JOIN",
+        f"along axis 1, sharded on axis {shard}",
+        lambda a, b: dml.join([a, b], axis=1),
+        lambda a, b: jnp.concatenate([a, b], axis=1),
+        [(x, shard), (y, shard)],
+        reference.join([x, y], axis=1),
+      )
+    )
+  # Along the first axis (XLA:CPU's "flat" form on one device), and along an axis after
+  # leading 1s (its "squeezed" form).
+  for shard in (0, 1, 2):
+    cases.append(
+      sharding_cases.Case(
+        "JOIN",
+        f"along axis 0, sharded on axis {shard}",
+        lambda a, b: dml.join([a, b, a], axis=0),
+        lambda a, b: jnp.concatenate([a, b, a], axis=0),
+        [(x, shard), (x[::-1].copy(), shard)],
+        reference.join([x, x[::-1], x], axis=0),
+      )
+    )
+  # After leading 1s: 1-D views on one CPU device ("flat"), and the 1s dropped ("squeezed").
+  flat = rng.standard_normal((1, n, 2 * n)).astype(np.float32)
+  squeezed = rng.standard_normal((1, 2, 2 * n, n)).astype(np.float32)
+  for x, axis, what in ((flat, 1, "1-D views"), (squeezed, 2, "leading 1 dropped")):
+    for shard in range(axis, x.ndim):
+      cases.append(
+        sharding_cases.Case(
+          "JOIN",
+          f"along axis {axis} of {x.shape} ({what} on one CPU), sharded on axis {shard}",
+          lambda a, b, axis=axis: dml.join([a, b], axis=axis),
+          lambda a, b, axis=axis: jnp.concatenate([a, b], axis=axis),
+          [(x, shard), (np.flip(x, axis).copy(), shard)],
+          reference.join([x, np.flip(x, axis)], axis=axis),
+        )
+      )
+  return cases
+
+
+VALID = {"JOIN": join_case}
+MUTANTS = {"JOIN": join_mutations}
+SHARDED_CASES = join_cases
+TRACING_CALLS = {
+  "join": lambda k: dml.join([jnp.full((1, 5), k, jnp.int16), jnp.ones((2, 5), jnp.int16)], axis=0),
+}
+BFLOAT16_CALLS = {"join": lambda x: dml.join([x, x[:1]], axis=0)}

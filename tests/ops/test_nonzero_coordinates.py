@@ -3,12 +3,19 @@ the zero rows past the count, the output rules per level and jit/vmap."""
 
 from __future__ import annotations
 
+import dataclasses
+import math
+
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
+from hypothesis import strategies as st
 
 import dml_jax as dml
+from dml_jax import DataType, TensorDesc
 from dml_jax._src import reference
+from tests import sharding_cases, strategies
 from tests.helpers import assert_bits_equal, assert_rejected, assert_valid
 
 T = dml.TensorDesc
@@ -98,3 +105,106 @@ def test_nonzero_coordinates_under_jit_and_vmap():
   counts, rows = jax.vmap(dml.nonzero_coordinates)(x)
   assert counts.reshape(-1).tolist() == [1, 2]
   assert rows.tolist() == [[[1], [0], [0]], [[0], [2], [0]]]
+
+
+# -- The generic tests' data (collected by tests/per_operator.py) ------------------------------
+
+
+@st.composite
+def nonzero_coordinates_case(draw):
+  """NONZERO_COORDINATES: mostly zeros (-0.0 among them), N from the effective rank up."""
+  level = draw(strategies.levels("NONZERO_COORDINATES"))
+  table = strategies.table_at(dml.NonzeroCoordinatesDesc, level)
+  n = draw(st.integers(*strategies.rank_range(table, level)))
+  data_type = draw(st.sampled_from(table["InputTensor"].data_types))
+  sizes = strategies.draw_sizes(draw, n, max_elements=48)
+  if draw(st.booleans()):  # leading 1s: an effective rank below the DimensionCount
+    k = draw(st.integers(0, n - 1))
+    sizes = (1,) * k + sizes[k:]
+  rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+  x = strategies.draw_data(draw, data_type, sizes)
+  x[rng.integers(0, 3, sizes) != 0] = 0
+  if data_type.is_float:
+    x[rng.integers(0, 4, sizes) == 0] = -0.0
+  low = n - next((i for i, s in enumerate(sizes) if s != 1), n)  # the effective rank
+  coordinate_size = draw(st.integers(max(low, 1), n))
+  coordinates_rank = max(n, 2)
+  desc = dml.NonzeroCoordinatesDesc(
+    TensorDesc(data_type, sizes),
+    TensorDesc(DataType.UINT32, (1,) * n),
+    TensorDesc(
+      DataType.UINT32, (1,) * (coordinates_rank - 2) + (math.prod(sizes), coordinate_size)
+    ),
+  )
+  return strategies.Case(
+    desc,
+    level,
+    [x],
+    lambda x, level: dml.nonzero_coordinates(
+      x, coordinate_size=coordinate_size, feature_level=level
+    ),
+    lambda: reference.nonzero_coordinates(x, coordinate_size=coordinate_size),
+  )
+
+
+def nonzero_coordinates_mutations(desc, level, draw):
+  """NONZERO_COORDINATES's own rules: the coordinates' sizes, the count's sizes and type."""
+  coordinates, count = desc.output_coordinates_tensor, desc.output_count_tensor
+  rank = desc.input_tensor.dimension_count
+  m, n = coordinates.sizes[-2:]
+  wide = coordinates.sizes[:-1] + (rank + 1,)
+  yield (
+    "N past the rank",
+    dataclasses.replace(
+      desc, output_coordinates_tensor=strategies.replace_tensor(coordinates, sizes=wide)
+    ),
+    "OutputCoordinatesTensor.Sizes",
+  )
+  rows = coordinates.sizes[:-2] + (m + 1, n)
+  yield (
+    "M not the element count",
+    dataclasses.replace(
+      desc, output_coordinates_tensor=strategies.replace_tensor(coordinates, sizes=rows)
+    ),
+    "OutputCoordinatesTensor.Sizes",
+  )
+  bigger = count.sizes[:-1] + (2,)
+  yield (
+    "count not a scalar",
+    dataclasses.replace(desc, output_count_tensor=strategies.replace_tensor(count, sizes=bigger)),
+    "OutputCountTensor.Sizes",
+  )
+  yield (
+    "count type",
+    dataclasses.replace(
+      desc, output_count_tensor=strategies.replace_tensor(count, data_type=DataType.INT32)
+    ),
+    "OutputCountTensor.DataType",
+  )
+
+
+def nonzero_coordinates_cases(n, rng):
+  x = rng.integers(-1, 2, (2 * n, n)).astype(np.float32)
+  m = x.size
+
+  def jnp_nonzero(x):
+    count = jnp.count_nonzero(x).astype(jnp.uint32).reshape(1, 1)
+    rows = jnp.stack(jnp.nonzero(x, size=m, fill_value=0), axis=1).astype(jnp.uint32)
+    return count, rows
+
+  return [
+    sharding_cases.Case(
+      "NONZERO_COORDINATES",
+      f"sharded on axis {shard}",
+      dml.nonzero_coordinates,
+      jnp_nonzero,
+      [(x, shard)],
+      reference.nonzero_coordinates(x),
+    )
+    for shard in (0, 1)
+  ]
+
+
+VALID = {"NONZERO_COORDINATES": nonzero_coordinates_case}
+MUTANTS = {"NONZERO_COORDINATES": nonzero_coordinates_mutations}
+SHARDED_CASES = nonzero_coordinates_cases

@@ -20,11 +20,14 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from hypothesis import strategies as st
 
 import dml_jax as dml
+from dml_jax import TensorDesc
 from dml_jax._src import reference
 from dml_jax._src.ops import padding as padding_module
 from dml_jax._src.ops.padding import float_padding_constant, source_positions
+from tests import sharding_cases, strategies
 from tests.helpers import CROSS_CHECK_SEEDS, assert_bits_equal, assert_rejected, assert_valid
 
 T = dml.TensorDesc
@@ -580,3 +583,112 @@ def test_fewer_pads_than_dimensions_are_refused_with_the_call_of_each_reading():
     x, padding_mode="CONSTANT", padding_value=7.0, start_padding=(0, 1), end_padding=(0, 2)
   )
   assert_bits_equal(out, np.pad(x, ((0, 0), (1, 2)), constant_values=7))
+
+
+# -- The generic tests' data (collected by tests/per_operator.py) ------------------------------
+
+
+@st.composite
+def padding_case(draw, op="PADDING"):
+  """PADDING or PADDING1: every mode the level has, pads up to 3 times the input (folding),
+  and padding values at the edges of the conversions (NaN, -0.0, truncation, saturation,
+  64-bit integers beyond 2**53)."""
+  desc_type = strategies.DESCS[op]
+  level = draw(strategies.levels(op))
+  table = strategies.table_at(desc_type, level)
+  n = draw(st.integers(*strategies.rank_range(table, level)))
+  data_type = draw(st.sampled_from(table["InputTensor"].data_types))
+  sizes = strategies.draw_sizes(draw, n, max_elements=24)
+  modes = [m for m in dml.PaddingMode if m.introduced <= level]
+  mode = draw(st.sampled_from(modes))
+  start = [draw(st.integers(0, 3 * s + 1)) for s in sizes]
+  end = [draw(st.integers(0, 3 * s + 1)) for s in sizes]
+  while math.prod(s + lo + hi for s, lo, hi in zip(sizes, start, end, strict=True)) > 400:
+    widest = max(range(n), key=lambda d: start[d] + end[d])  # halve the widest padding
+    start[widest] //= 2
+    end[widest] //= 2
+  x = strategies.draw_data(draw, data_type, sizes)
+  if op == "PADDING":
+    value = draw(
+      st.sampled_from([0.0, -0.0, 9.0, 10.6, -10.6, -1.0, 300.5, 1e10, -1e10, math.nan, math.inf])
+      | st.floats(allow_nan=False, width=32)
+    )
+    desc = dml.PaddingDesc(
+      TensorDesc(data_type, sizes),
+      padding_mode=mode,
+      start_padding=start,
+      end_padding=end,
+      padding_value=value,
+    )
+    function, oracle = dml.padding, reference.padding
+  else:
+    if data_type.is_float:
+      value = draw(
+        st.sampled_from([0.0, -0.0, 0.1, 65504.0, 1e6, math.nan, -math.inf]) | st.floats()
+      )
+    else:
+      info = np.iinfo(data_type.numpy_dtype)
+      low, high = int(info.min), int(info.max)
+      value = draw(st.sampled_from([low, high, 0, 2**53 + 1, 7]) | st.integers(low, high))
+      value = min(max(value, low), high)
+    desc = dml.Padding1Desc(
+      TensorDesc(data_type, sizes),
+      padding_mode=mode,
+      start_padding=start,
+      end_padding=end,
+      padding_value=value,
+    )
+    function, oracle = dml.padding1, reference.padding1
+  kwargs = dict(padding_mode=mode, padding_value=value, start_padding=start, end_padding=end)
+  return strategies.Case(
+    desc,
+    level,
+    [x],
+    lambda x, level: function(x, feature_level=level, **kwargs),
+    lambda: oracle(x, **kwargs),
+  )
+
+
+def padding_cases(n, rng):
+  cases = []
+  x = rng.standard_normal((2 * n, n)).astype(np.float32)
+  modes = {
+    "CONSTANT": "constant",
+    "EDGE": "edge",
+    "REFLECTION": "reflect",
+    "SYMMETRIC": "symmetric",
+    "WRAP": "wrap",
+  }
+  # Pads that keep the sizes multiples of the device count (the output can stay sharded), and
+  # pads that do not.
+  for start, end in (((3, 6), (5, 2)), ((1, 0), (0, 3))):
+    for mode, jnp_mode in modes.items():
+      if start == (1, 0) and mode not in ("REFLECTION", "WRAP"):
+        continue
+      for shard in (0, 1):
+        operator, fn = ("PADDING1", dml.padding1) if mode == "WRAP" else ("PADDING", dml.padding)
+        extra = {"constant_values": np.float32(-2.0)} if mode == "CONSTANT" else {}
+        kwargs = dict(padding_mode=mode, padding_value=-2.0, start_padding=start, end_padding=end)
+        want = getattr(reference, fn.__name__)(x, **kwargs)
+        cases.append(
+          sharding_cases.Case(
+            operator,
+            f"{mode}, pads {start} and {end}, sharded on axis {shard}",
+            lambda x, fn=fn, kwargs=kwargs: fn(x, **kwargs),
+            lambda x, jnp_mode=jnp_mode, extra=extra, start=start, end=end: jnp.pad(
+              x, list(zip(start, end, strict=True)), mode=jnp_mode, **extra
+            ),
+            [(x, shard)],
+            want,
+          )
+        )
+  return cases
+
+
+VALID = {"PADDING": padding_case, "PADDING1": lambda: padding_case(op="PADDING1")}
+SHARDED_CASES = padding_cases
+BFLOAT16_CALLS = {
+  "padding": lambda x: dml.padding(
+    x, padding_mode="REFLECTION", start_padding=(1, 2), end_padding=(0, 1)
+  ),
+}

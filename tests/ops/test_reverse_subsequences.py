@@ -13,10 +13,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from hypothesis import strategies as st
 
 import dml_jax as dml
-from dml_jax import DmlValidationError, FeatureLevel
+from dml_jax import DmlValidationError, FeatureLevel, TensorDesc
 from dml_jax._src import reference
+from tests import sharding_cases, strategies
 from tests.helpers import (
   CROSS_CHECK_SEEDS,
   assert_bits_equal,
@@ -328,3 +330,130 @@ def test_reverse_subsequences_matches_flip(seed: int) -> None:
 
   expected = _numpy_reverse_subsequences(data, lengths, axis)
   assert_bits_equal(reference.reverse_subsequences(data, lengths, axis=axis), expected)
+
+
+# -- The generic tests' data (collected by tests/per_operator.py) ------------------------------
+
+
+@st.composite
+def reverse_subsequences_case(draw):
+  level = draw(strategies.levels("REVERSE_SUBSEQUENCES"))
+  table = strategies.table_at(dml.ReverseSubsequencesDesc, level)
+  n = draw(st.integers(*strategies.rank_range(table, level)))
+  data_type = draw(st.sampled_from(table["InputTensor"].data_types))
+  length_type = draw(st.sampled_from(table["SequenceLengthsTensor"].data_types))
+  sizes = strategies.draw_sizes(draw, n)
+  axis = draw(st.integers(0, n - 1))
+  length_sizes = sizes[:axis] + (1,) + sizes[axis + 1 :]
+  x = strategies.draw_data(draw, data_type, sizes)
+  seed = draw(st.integers(0, 2**32 - 1))
+  rng = np.random.default_rng(seed)
+  info = np.iinfo(length_type.numpy_dtype)
+  lengths = rng.integers(0, sizes[axis] + 3, length_sizes).astype(length_type.numpy_dtype)
+  lengths.flat[0] = draw(st.sampled_from([0, 1, sizes[axis], int(info.max), 2**32 - 1]))
+  desc = dml.ReverseSubsequencesDesc(
+    TensorDesc(data_type, sizes), TensorDesc(length_type, length_sizes), axis=axis
+  )
+  return strategies.Case(
+    desc,
+    level,
+    [x, lengths],
+    lambda x, n, level: dml.reverse_subsequences(x, n, axis=axis, feature_level=level),
+    lambda: reference.reverse_subsequences(x, lengths, axis=axis),
+  )
+
+
+def reverse_subsequences_mutations(desc, level, draw):
+  """REVERSE_SUBSEQUENCES's own rule: the lengths' size on the axis."""
+  sizes = list(desc.sequence_lengths_tensor.sizes)
+  sizes[desc.axis] += 1
+  yield (
+    "lengths sizes",
+    strategies.rebuild(
+      desc,
+      {
+        "sequence_lengths_tensor": strategies.replace_tensor(
+          desc.sequence_lengths_tensor, sizes=tuple(sizes)
+        )
+      },
+    ),
+    "SequenceLengthsTensor.Sizes",
+  )
+
+
+def _jnp_reverse_subsequences(x, lengths, axis):
+  size = x.shape[axis]
+  lengths = jnp.minimum(lengths, size).astype(np.int32)
+  position = jax.lax.broadcasted_iota(np.int32, x.shape, axis)
+  source = jnp.where(position < lengths, lengths - 1 - position, position)
+  return jnp.take_along_axis(x, source, axis=axis)
+
+
+def reverse_subsequences_cases(n, rng):
+  cases = []
+  x = rng.standard_normal((n, 2 * n, n)).astype(np.float32)
+  per_lane = rng.integers(0, 3 * n, (n, 1, n)).astype(np.uint32)
+  # Lengths per lane that all rows share: the rows' form at run time on the CPU.
+  shared = np.broadcast_to(rng.integers(0, 3 * n, (n, 1, 1)), (n, 1, n)).astype(np.uint32)
+  per_batch = rng.integers(0, 3 * n, (n, 1, 1)).astype(np.uint32)
+  for lengths, what in (
+    (per_lane, "per lane"),
+    (shared, "equal in each row"),
+    (per_batch, "(n, 1, 1)"),
+  ):
+    full = np.broadcast_to(lengths, (n, 1, n))
+    for shard in (0, 1, 2):
+      cases.append(
+        sharding_cases.Case(
+          "REVERSE_SUBSEQUENCES",
+          f"along axis 1, lengths {what}, sharded on axis {shard}",
+          lambda a, b: dml.reverse_subsequences(a, b, axis=1),
+          lambda a, b: _jnp_reverse_subsequences(a, b, 1),
+          [(x, shard), (lengths, shard if lengths.shape[shard] > 1 else None)],
+          reference.reverse_subsequences(x, full, axis=1),
+        )
+      )
+  # Sub-rows (lanes sharing a length along the last dimension, varying along the middle one).
+  sub = rng.standard_normal((n, 2 * n, 2, n)).astype(np.float32)
+  sub_lengths = np.broadcast_to(rng.integers(0, 3 * n, (n, 1, 2, 1)), (n, 1, 2, n))
+  sub_lengths = sub_lengths.astype(np.uint32)
+  for shard in (0, 1, 3):
+    cases.append(
+      sharding_cases.Case(
+        "REVERSE_SUBSEQUENCES",
+        f"along axis 1, sub-rows sharing lengths, sharded on axis {shard}",
+        lambda a, b: dml.reverse_subsequences(a, b, axis=1),
+        lambda a, b: _jnp_reverse_subsequences(a, b, 1),
+        [(sub, shard), (sub_lengths, None if shard == 1 else shard)],
+        reference.reverse_subsequences(sub, sub_lengths, axis=1),
+      )
+    )
+  # Lengths above the axis size everywhere: jnp's x[::-1] of a sharded axis.
+  whole = np.full((n, 1, n), 4 * n, np.uint32)
+  for shard in (1,):
+    cases.append(
+      sharding_cases.Case(
+        "REVERSE_SUBSEQUENCES",
+        f"whole lanes along axis 1, sharded on axis {shard}",
+        lambda a, b: dml.reverse_subsequences(a, b, axis=1),
+        lambda a, b: _jnp_reverse_subsequences(a, b, 1),
+        [(x, shard), (whole, None)],
+        reference.reverse_subsequences(x, whole, axis=1),
+      )
+    )
+  return cases
+
+
+VALID = {"REVERSE_SUBSEQUENCES": reverse_subsequences_case}
+MUTANTS = {"REVERSE_SUBSEQUENCES": reverse_subsequences_mutations}
+SHARDED_CASES = reverse_subsequences_cases
+TRACING_CALLS = {
+  "reverse_subsequences": lambda k: dml.reverse_subsequences(
+    jnp.full((3, 5), k, jnp.float16), jnp.full((3, 1), k, jnp.uint32), axis=1
+  ),
+}
+BFLOAT16_CALLS = {
+  "reverse_subsequences": lambda x: dml.reverse_subsequences(
+    x, np.array([[3], [1], [6], [0]], np.uint32), axis=1
+  ),
+}

@@ -17,9 +17,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import dml_jax as dml
-from dml_jax import DmlValidationError
+from dml_jax import DmlValidationError, TensorDesc
 from dml_jax._src import reference, registry
-from tests import strategies
+from tests import sharding_cases, strategies
 from tests.helpers import (
   CROSS_CHECK_SEEDS,
   assert_bits_equal,
@@ -321,7 +321,7 @@ def reference_gradients(x, i, u, axis, w):
 @settings(max_examples=12)
 @given(data=st.data())
 def test_jit_vmap_and_grad_match_the_reference(data):
-  case = data.draw(strategies.scatter_elements_case(), label="case")
+  case = data.draw(scatter_elements_case(), label="case")
   x, i, u = case.arrays
   axis = case.desc.axis
   with jax.enable_x64(x.dtype.itemsize == 8 or i.dtype.itemsize == 8):
@@ -368,3 +368,112 @@ def test_reference_matches_put_along_axis_for_distinct_targets(seed):
   want = x.copy()
   np.put_along_axis(want, order, u, axis=axis)
   assert_bits_equal(reference.scatter_elements(x, i, u, axis=axis), want)
+
+
+# -- The generic tests' data (collected by tests/per_operator.py) ------------------------------
+
+
+@st.composite
+def scatter_elements_case(draw):
+  """SCATTER_ELEMENTS: small lanes, so that the indices (in range, negative, past either end,
+  extreme) repeat targets often."""
+  level = draw(strategies.levels("SCATTER_ELEMENTS"))
+  table = strategies.table_at(dml.ScatterElementsDesc, level)
+  n = draw(st.integers(*strategies.rank_range(table, level)))
+  data_type = draw(st.sampled_from(table["InputTensor"].data_types))
+  index_type = draw(st.sampled_from(table["IndicesTensor"].data_types))
+  sizes = strategies.draw_sizes(draw, n)
+  axis = draw(st.integers(0, n - 1))
+  index_sizes = sizes[:axis] + (draw(st.integers(1, 5)),) + sizes[axis + 1 :]
+  x = strategies.draw_data(draw, data_type, sizes)
+  i = strategies.draw_indices(draw, index_type, index_sizes, lambda pos: sizes[axis])
+  u = strategies.draw_data(draw, data_type, index_sizes)
+  desc = dml.ScatterElementsDesc(
+    TensorDesc(data_type, sizes),
+    TensorDesc(index_type, index_sizes),
+    TensorDesc(data_type, index_sizes),
+    axis=axis,
+  )
+  return strategies.Case(
+    desc,
+    level,
+    [x, i, u],
+    lambda x, i, u, level: dml.scatter_elements(x, i, u, axis=axis, feature_level=level),
+    lambda: reference.scatter_elements(x, i, u, axis=axis),
+  )
+
+
+def scatter_elements_mutations(desc, level, draw):
+  """SCATTER_ELEMENTS's own rules: the updates', and indices of the wrong sizes off the axis."""
+  del level
+  yield from strategies.updates_mutations(desc, draw)
+  indices, updates = desc.indices_tensor, desc.updates_tensor
+  n = desc.input_tensor.dimension_count
+  others = [d for d in range(n) if d != desc.axis]
+  if others:
+    d = draw(st.sampled_from(others))
+    sizes = list(indices.sizes)
+    sizes[d] += 1
+    changed = strategies.replace_tensor(indices, sizes=tuple(sizes))
+    yield (
+      "indices sizes",
+      strategies.rebuild(
+        desc,
+        {
+          "indices_tensor": changed,
+          "updates_tensor": strategies.replace_tensor(changed, data_type=updates.data_type),
+        },
+      ),
+      "IndicesTensor.Sizes",
+    )
+
+
+def scatter_elements_cases(n, rng):
+  cases = []
+  x = rng.standard_normal((2 * n, 2 * n)).astype(np.float32)
+  # Distinct targets in each row (jnp's scatter leaves the order of duplicates open).
+  idx = np.stack([rng.permutation(2 * n)[:n] for _ in range(2 * n)]).astype(np.int32)
+  idx[::3] -= 2 * n  # some count from the end
+  updates = rng.standard_normal(idx.shape).astype(np.float32)
+
+  def jnp_scatter(x, i, u):
+    rows = jnp.arange(x.shape[0])[:, None]
+    return x.at[rows, jnp.where(i < 0, i + x.shape[1], i)].set(u)
+
+  for shard in (0, 1):
+    cases.append(
+      sharding_cases.Case(
+        "SCATTER_ELEMENTS",
+        f"along axis 1, sharded on axis {shard}",
+        lambda x, i, u: dml.scatter_elements(x, i, u, axis=1),
+        jnp_scatter,
+        [(x, shard), (idx, shard), (updates, shard)],
+        reference.scatter_elements(x, idx, updates, axis=1),
+        settles_across_devices=shard == 1,
+      )
+    )
+  columns, column_updates = idx.T.copy(), updates.T.copy()
+
+  def jnp_scatter_columns(x, i, u):
+    return x.at[jnp.where(i < 0, i + x.shape[0], i), jnp.arange(x.shape[1])].set(u)
+
+  for shard in (0, 1):
+    cases.append(
+      sharding_cases.Case(
+        "SCATTER_ELEMENTS",
+        f"along axis 0, sharded on axis {shard}",
+        lambda x, i, u: dml.scatter_elements(x, i, u, axis=0),
+        jnp_scatter_columns,
+        [(x, shard), (columns, 1), (column_updates, 1)],
+        reference.scatter_elements(x, columns, column_updates, axis=0),
+      )
+    )
+  return cases
+
+
+VALID = {"SCATTER_ELEMENTS": scatter_elements_case}
+MUTANTS = {"SCATTER_ELEMENTS": scatter_elements_mutations}
+SHARDED_CASES = scatter_elements_cases
+BFLOAT16_CALLS = {
+  "scatter_elements": lambda x: dml.scatter_elements(x, np.ones((1, 6), np.int32), x[:1], axis=0),
+}

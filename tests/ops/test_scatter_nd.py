@@ -18,10 +18,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import dml_jax as dml
-from dml_jax import DmlValidationError
+from dml_jax import DmlValidationError, TensorDesc
 from dml_jax._src import conformance, reference
 from dml_jax._src.fixtures import get_fixture
-from tests import strategies
+from tests import sharding_cases, strategies
 from tests.helpers import (
   CROSS_CHECK_SEEDS,
   assert_bits_equal,
@@ -307,7 +307,7 @@ def reference_gradients(x, i, u, counts, w):
 @settings(max_examples=12)
 @given(data=st.data())
 def test_jit_vmap_and_grad_match_the_reference(data):
-  case = data.draw(strategies.scatter_nd_case(), label="case")
+  case = data.draw(scatter_nd_case(), label="case")
   x, i, u = case.arrays
   counts = dict(
     input_dimension_count=case.desc.input_dimension_count,
@@ -363,3 +363,130 @@ def test_reference_matches_advanced_index_assignment_for_distinct_tuples(seed):
     pad(x), pad(tuples), pad(u), input_dimension_count=m, indices_dimension_count=2
   )
   assert_bits_equal(got, pad(want))
+
+
+# -- The generic tests' data (collected by tests/per_operator.py) ------------------------------
+
+
+@st.composite
+def scatter_nd_case(draw):
+  """SCATTER_ND: counts DirectML accepts, leading 1s outside them, tuples that repeat and
+  leave the input."""
+  level = draw(strategies.levels("SCATTER_ND"))
+  table = strategies.table_at(dml.ScatterNdDesc, level)
+  n = draw(st.integers(*strategies.rank_range(table, level)))
+  data_type = draw(st.sampled_from(table["InputTensor"].data_types))
+  index_type = draw(st.sampled_from(table["IndicesTensor"].data_types))
+  m = draw(st.integers(1, n))
+  t = draw(st.integers(1, m))
+  q = draw(st.integers(1, min(n, n + 1 - (m - t))))  # q - 1 + m - t <= n
+  logical_in = strategies.draw_sizes(draw, m, max_elements=64)
+  logical_idx = strategies.draw_sizes(draw, q - 1, max_elements=8) + (t,)
+  in_sizes = (1,) * (n - m) + logical_in
+  idx_sizes = (1,) * (n - q) + logical_idx
+  logical_updates = logical_idx[:-1] + logical_in[t:]
+  upd_sizes = (1,) * (n - len(logical_updates)) + logical_updates
+  x = strategies.draw_data(draw, data_type, in_sizes)
+  i = strategies.draw_indices(draw, index_type, idx_sizes, lambda pos: logical_in[pos[-1]])
+  u = strategies.draw_data(draw, data_type, upd_sizes)
+  counts = dict(input_dimension_count=m, indices_dimension_count=q)
+  desc = dml.ScatterNdDesc(
+    TensorDesc(data_type, in_sizes),
+    TensorDesc(index_type, idx_sizes),
+    TensorDesc(data_type, upd_sizes),
+    **counts,
+  )
+  return strategies.Case(
+    desc,
+    level,
+    [x, i, u],
+    lambda x, i, u, level: dml.scatter_nd(x, i, u, feature_level=level, **counts),
+    lambda: reference.scatter_nd(x, i, u, **counts),
+  )
+
+
+def scatter_nd_mutations(desc, level, draw):
+  """SCATTER_ND's own rules: the updates', counts out of range, tuples too long."""
+  del level
+  yield from strategies.updates_mutations(desc, draw)
+  indices = desc.indices_tensor
+  n, m = desc.input_tensor.dimension_count, desc.input_dimension_count
+  yield (
+    "input count",
+    strategies.rebuild(desc, {"input_dimension_count": draw(st.sampled_from([0, n + 1]))}),
+    "InputDimensionCount",
+  )
+  yield (
+    "indices count",
+    strategies.rebuild(desc, {"indices_dimension_count": draw(st.sampled_from([0, n + 1]))}),
+    "IndicesDimensionCount",
+  )
+  yield (
+    "tuple size",
+    strategies.rebuild(
+      desc,
+      {"indices_tensor": strategies.replace_tensor(indices, sizes=indices.sizes[:-1] + (m + 1,))},
+    ),
+    "IndicesTensor.Sizes",
+  )
+
+
+def scatter_nd_cases(n, rng):
+  cases = []
+  x = rng.standard_normal((2 * n, 8)).astype(np.float32)
+  rows = rng.permutation(2 * n)[:n].astype(np.int32).reshape(n, 1)
+  updates = rng.standard_normal((n, 8)).astype(np.float32)
+
+  def jnp_scatter(x, i, u):
+    return x.at[i[:, 0]].set(u)
+
+  # Rows of 1 KiB: XLA:CPU's pull (each output row read once, from its winning update or the
+  # input) on one device.
+  wide = rng.standard_normal((2 * n, 256)).astype(np.float32)
+  wide_updates = rng.standard_normal((n, 256)).astype(np.float32)
+  for shard in (0, 1):
+    cases.append(
+      sharding_cases.Case(
+        "SCATTER_ND",
+        f"1 KiB rows, input and updates sharded on axis {shard}",
+        lambda x, i, u: dml.scatter_nd(x, i, u),
+        jnp_scatter,
+        [(wide, shard), (rows, None), (wide_updates, 1 if shard == 1 else None)],
+        reference.scatter_nd(wide, rows, wide_updates),
+      )
+    )
+  # Rows of 1 KiB over two dimensions, which the pull views as one.
+  deep = rng.standard_normal((2 * n, n, 64)).astype(np.float32)
+  deep_updates = rng.standard_normal((n, n, 64)).astype(np.float32)
+  for shard in (1, 2):
+    cases.append(
+      sharding_cases.Case(
+        "SCATTER_ND",
+        f"1 KiB rows of shape {deep.shape[1:]}, input and updates sharded on axis {shard}",
+        lambda x, i, u: dml.scatter_nd(x, i, u, indices_dimension_count=2),
+        lambda x, i, u: x.at[i[0, :, 0]].set(u),
+        [(deep, shard), (rows[None], None), (deep_updates, shard)],
+        reference.scatter_nd(deep, rows[None], deep_updates, indices_dimension_count=2),
+      )
+    )
+  for shard, index_shard in ((0, None), (1, None), (None, 0), (0, 0)):
+    cases.append(
+      sharding_cases.Case(
+        "SCATTER_ND",
+        f"rows, input sharded on axis {shard}, tuples on axis {index_shard}",
+        lambda x, i, u: dml.scatter_nd(x, i, u),
+        jnp_scatter,
+        [(x, shard), (rows, index_shard), (updates, 1 if shard == 1 else index_shard)],
+        reference.scatter_nd(x, rows, updates),
+        settles_across_devices=index_shard is not None,
+      )
+    )
+  return cases
+
+
+VALID = {"SCATTER_ND": scatter_nd_case}
+MUTANTS = {"SCATTER_ND": scatter_nd_mutations}
+SHARDED_CASES = scatter_nd_cases
+BFLOAT16_CALLS = {
+  "scatter_nd": lambda x: dml.scatter_nd(x, np.array([[2], [0]], np.int32), x[:2]),
+}

@@ -16,9 +16,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from hypothesis import strategies as st
 
 import dml_jax as dml
+from dml_jax import TensorDesc
 from dml_jax._src import reference
+from tests import sharding_cases, strategies
 from tests.helpers import CROSS_CHECK_SEEDS, assert_bits_equal, assert_rejected, assert_valid
 
 T = dml.TensorDesc
@@ -461,3 +464,164 @@ def test_fewer_values_than_dimensions_are_refused_with_the_call_of_each_reading(
   (note,) = [n for n in info.value.__notes__ if "reads two ways" in n]
   assert "input_window_offsets=(0, 3), input_window_sizes=(4, 2)" in note
   assert "for the first" not in note
+
+
+# -- The generic tests' data (collected by tests/per_operator.py) ------------------------------
+
+
+@st.composite
+def slice_case(draw):
+  level = draw(strategies.levels("SLICE"))
+  table = strategies.table_at(dml.SliceDesc, level)
+  n = draw(st.integers(*strategies.rank_range(table, level)))
+  data_type = draw(st.sampled_from(table["InputTensor"].data_types))
+  shape = tuple(
+    draw(st.integers(1, 5)) if d >= n - 3 else draw(st.integers(1, 2)) for d in range(n)
+  )
+  offsets, sizes, strides = [], [], []
+  for extent in shape:
+    offset = draw(st.integers(0, extent - 1))
+    stride = draw(st.integers(1, 3))
+    offsets.append(offset)
+    strides.append(stride)
+    sizes.append(draw(st.integers(1, (extent - 1 - offset) // stride + 1)))
+  x = strategies.draw_data(draw, data_type, shape)
+  attributes = dict(offsets=tuple(offsets), sizes=tuple(sizes), strides=tuple(strides))
+  desc = dml.SliceDesc(TensorDesc(data_type, shape), **attributes)
+  return strategies.Case(
+    desc,
+    level,
+    [x],
+    lambda x, level: dml.slice(x, **attributes, feature_level=level),
+    lambda: reference.slice(x, **attributes),
+  )
+
+
+@st.composite
+def slice1_case(draw):
+  level = draw(strategies.levels("SLICE1"))
+  table = strategies.table_at(dml.Slice1Desc, level)
+  n = draw(st.integers(*strategies.rank_range(table, level)))
+  data_type = draw(st.sampled_from(table["InputTensor"].data_types))
+  shape = tuple(
+    draw(st.integers(1, 5)) if d >= n - 3 else draw(st.integers(1, 2)) for d in range(n)
+  )
+  offsets, sizes, strides, walks = [], [], [], []
+  for extent in shape:
+    offset = draw(st.integers(0, extent - 1))
+    size = draw(st.integers(1, extent - offset))
+    stride = draw(st.sampled_from([-3, -2, -1, 1, 2, 3]))
+    offsets.append(offset)
+    sizes.append(size)
+    strides.append(stride)
+    walks.append((size - 1) // abs(stride) + 1)
+  prefix = draw(st.booleans())
+  # A prefix of the walks, whole in the last dimension (so that the generic mutant with one
+  # more element there is invalid).
+  output_sizes = (
+    tuple(draw(st.integers(1, w)) for w in walks[:-1]) + (walks[-1],) if prefix else None
+  )
+  x = strategies.draw_data(draw, data_type, shape)
+  attributes = dict(
+    input_window_offsets=tuple(offsets),
+    input_window_sizes=tuple(sizes),
+    input_window_strides=tuple(strides),
+  )
+  desc = dml.Slice1Desc(
+    TensorDesc(data_type, shape),
+    **attributes,
+    output_tensor=None if output_sizes is None else TensorDesc(data_type, output_sizes),
+  )
+  return strategies.Case(
+    desc,
+    level,
+    [x],
+    lambda x, level: dml.slice1(x, **attributes, output_sizes=output_sizes, feature_level=level),
+    lambda: reference.slice1(x, **attributes, output_sizes=output_sizes),
+  )
+
+
+def slice_mutations(desc, level, draw):
+  """SLICE's own rules: reads inside the input, nonzero strides, one value per dimension."""
+  n = desc.input_tensor.dimension_count
+  d = draw(st.integers(0, n - 1))
+  sizes = list(desc.sizes)
+  sizes[d] = (desc.input_tensor.sizes[d] - desc.offsets[d] - 1) // desc.strides[d] + 2
+  yield "read outside", strategies.rebuild(desc, {"sizes": tuple(sizes)}), "Offsets"
+  strides = list(desc.strides)
+  strides[d] = 0
+  yield "zero stride", strategies.rebuild(desc, {"strides": tuple(strides)}), "Strides"
+  yield "sizes length", strategies.rebuild(desc, {"sizes": desc.sizes + (1,)}), "Sizes"
+  yield "dimension count", strategies.rebuild(desc, {"dimension_count": n + 1}), "DimensionCount"
+
+
+def slice1_mutations(desc, level, draw):
+  """SLICE1's own rules: a window inside the input, nonzero strides, one per dimension."""
+  n = desc.input_tensor.dimension_count
+  d = draw(st.integers(0, n - 1))
+  sizes = list(desc.input_window_sizes)
+  sizes[d] = desc.input_tensor.sizes[d] - desc.input_window_offsets[d] + 1
+  yield (
+    "window outside",
+    strategies.rebuild(desc, {"input_window_sizes": tuple(sizes)}),
+    "InputWindowOffsets",
+  )
+  strides = list(desc.input_window_strides)
+  strides[d] = 0
+  yield (
+    "zero stride",
+    strategies.rebuild(desc, {"input_window_strides": tuple(strides)}),
+    "InputWindowStrides",
+  )
+  yield (
+    "strides length",
+    strategies.rebuild(desc, {"input_window_strides": desc.input_window_strides + (1,)}),
+    "InputWindowStrides",
+  )
+  yield (
+    "dimension count",
+    strategies.rebuild(desc, {"dimension_count": n + 1}),
+    "DimensionCount",
+  )
+
+
+def slice_cases(n, rng):
+  cases = []
+  x = rng.standard_normal((2 * n, 2 * n)).astype(np.float32)
+  for shard in (0, 1):
+    cases.append(
+      sharding_cases.Case(
+        "SLICE",
+        f"offsets (1, 2), strides (2, 1), sharded on axis {shard}",
+        lambda x: dml.slice(x, offsets=(1, 2), sizes=(n, 2 * n - 2), strides=(2, 1)),
+        lambda x: x[1::2, 2:],
+        [(x, shard)],
+        reference.slice(x, offsets=(1, 2), sizes=(n, 2 * n - 2), strides=(2, 1)),
+      )
+    )
+    for strides, jnp_slice in (((1, -1), lambda x: x[:, ::-1]), ((-1, 2), lambda x: x[::-1, ::2])):
+      kwargs = dict(
+        input_window_offsets=(0, 0), input_window_sizes=(2 * n, 2 * n), input_window_strides=strides
+      )
+      cases.append(
+        sharding_cases.Case(
+          "SLICE1",
+          f"strides {strides}, sharded on axis {shard}",
+          lambda x, kwargs=kwargs: dml.slice1(x, **kwargs),
+          jnp_slice,
+          [(x, shard)],
+          reference.slice1(x, **kwargs),
+        )
+      )
+  return cases
+
+
+VALID = {"SLICE": slice_case, "SLICE1": slice1_case}
+MUTANTS = {"SLICE": slice_mutations, "SLICE1": slice1_mutations}
+SHARDED_CASES = slice_cases
+BFLOAT16_CALLS = {
+  "slice": lambda x: dml.slice(x, offsets=(1, 0), sizes=(2, 3), strides=(1, 2)),
+  "slice1": lambda x: dml.slice1(
+    x, input_window_offsets=(0, 1), input_window_sizes=(4, 5), input_window_strides=(-1, 2)
+  ),
+}

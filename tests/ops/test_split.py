@@ -18,17 +18,20 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 import dml_jax as dml
+from dml_jax import TensorDesc
 from dml_jax._src import reference
+from tests import sharding_cases, strategies
 from tests.helpers import (
   CROSS_CHECK_SEEDS,
   assert_bits_equal,
   assert_rejected,
   assert_valid,
   braces,
+  examples,
   explain_section,
 )
 
@@ -339,7 +342,7 @@ def _pieces(draw):
   return x, axis, tuple(sizes)
 
 
-@settings(max_examples=40, deadline=None)
+@examples(0.5, deadline=None)
 @given(_pieces())
 def test_join_undoes_split_and_split_undoes_join(case):
   x, axis, sizes = case
@@ -358,3 +361,82 @@ def test_join_undoes_split_and_split_undoes_join(case):
   join_desc = dml.JoinDesc(split_desc.output_tensors, axis=axis)
   assert join_desc.output == split_desc.input_tensor
   assert split_desc.is_valid() and join_desc.is_valid()
+
+
+# -- The generic tests' data (collected by tests/per_operator.py) ------------------------------
+
+
+@st.composite
+def split_case(draw):
+  level = draw(strategies.levels("SPLIT"))
+  table = strategies.table_at(dml.SplitDesc, level)
+  n = draw(st.integers(*strategies.rank_range(table, level)))
+  data_type = draw(st.sampled_from(table["InputTensor"].data_types))
+  axis = draw(st.integers(0, n - 1))
+  split_sizes = tuple(draw(st.lists(st.integers(1, 3), min_size=1, max_size=4)))
+  sizes = list(strategies.draw_sizes(draw, n, max_elements=48))
+  sizes[axis] = sum(split_sizes)
+  x = strategies.draw_data(draw, data_type, tuple(sizes))
+  pieces = tuple(
+    TensorDesc(data_type, tuple(sizes[:axis]) + (s,) + tuple(sizes[axis + 1 :]))
+    for s in split_sizes
+  )
+  desc = dml.SplitDesc(TensorDesc(data_type, tuple(sizes)), pieces, axis=axis)
+  return strategies.Case(
+    desc,
+    level,
+    [x],
+    lambda x, level: dml.split(x, axis=axis, split_sizes=split_sizes, feature_level=level),
+    lambda: reference.split(x, axis=axis, split_sizes=split_sizes),
+  )
+
+
+def split_mutations(desc, level, draw):
+  """SPLIT's own rules: OutputCount, the sizes on and off the axis, the outputs' rank."""
+  outputs, axis = desc.output_tensors, desc.axis
+  yield "empty", dml.SplitDesc(desc.input_tensor, (), axis=0), "OutputCount"
+  yield "output count", strategies.rebuild(desc, {"output_count": len(outputs) + 1}), "OutputCount"
+  k = draw(st.integers(0, len(outputs) - 1))
+
+  def resized(d, delta):
+    sizes = list(outputs[k].sizes)
+    sizes[d] += delta
+    changed = list(outputs)
+    changed[k] = strategies.replace_tensor(outputs[k], sizes=tuple(sizes))
+    return strategies.rebuild(desc, {"output_tensors": tuple(changed)})
+
+  yield "axis sum", resized(axis, 1), "OutputTensors.Sizes"
+  off = [d for d in range(desc.input_tensor.dimension_count) if d != axis]
+  if off:
+    yield "off-axis sizes", resized(draw(st.sampled_from(off)), 1), f"OutputTensors[{k}].Sizes"
+  taller = strategies.replace_tensor(outputs[k], sizes=(1,) + outputs[k].sizes)
+  yield (
+    "output rank",
+    strategies.rebuild(desc, {"output_tensors": outputs[:k] + (taller,) + outputs[k + 1 :]}),
+    f"OutputTensors[{k}].DimensionCount",
+  )
+
+
+def split_cases(n, rng):
+  cases = []
+  x = rng.standard_normal((2 * n, 2 * n)).astype(np.float32)
+  for axis in (0, 1):
+    for shard in (0, 1):
+      sizes = (n, n // 2, n // 2)
+      cases.append(
+        sharding_cases.Case(
+          "SPLIT",
+          f"along axis {axis} into {sizes}, sharded on axis {shard}",
+          lambda x, axis=axis, sizes=sizes: dml.split(x, axis=axis, split_sizes=sizes),
+          lambda x, axis=axis, sizes=sizes: jnp.split(x, np.cumsum(sizes)[:-1], axis=axis),
+          [(x, shard)],
+          reference.split(x, axis=axis, split_sizes=sizes),
+        )
+      )
+  return cases
+
+
+VALID = {"SPLIT": split_case}
+MUTANTS = {"SPLIT": split_mutations}
+SHARDED_CASES = split_cases
+BFLOAT16_CALLS = {"split": lambda x: dml.split(x, axis=1, split_sizes=(2, 4))[1]}

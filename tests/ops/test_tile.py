@@ -14,9 +14,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from hypothesis import strategies as st
 
 import dml_jax as dml
+from dml_jax import TensorDesc
 from dml_jax._src import reference
+from tests import sharding_cases, strategies
 from tests.helpers import CROSS_CHECK_SEEDS, assert_bits_equal, assert_rejected, assert_valid
 
 T = dml.TensorDesc
@@ -165,3 +168,46 @@ def test_jit_vmap_and_grad():
   # Each input element receives the weights of its 4 copies.
   expected = weights[:2, :3] + weights[2:, :3] + weights[:2, 3:] + weights[2:, 3:]
   assert_bits_equal(grad, expected)
+
+
+# -- The generic tests' data (collected by tests/per_operator.py) ------------------------------
+
+
+@st.composite
+def tile_case(draw):
+  level = draw(strategies.levels("TILE"))
+  table = strategies.table_at(dml.TileDesc, level)
+  n = draw(st.integers(*strategies.rank_range(table, level)))
+  data_type = draw(st.sampled_from(table["InputTensor"].data_types))
+  sizes = strategies.draw_sizes(draw, n, max_elements=24)
+  repeats = tuple(draw(st.integers(1, 3)) for _ in range(n))
+  x = strategies.draw_data(draw, data_type, sizes)
+  desc = dml.TileDesc(TensorDesc(data_type, sizes), repeats=repeats)
+  return strategies.Case(
+    desc,
+    level,
+    [x],
+    lambda x, level: dml.tile(x, repeats=repeats, feature_level=level),
+    lambda: reference.tile(x, repeats=repeats),
+  )
+
+
+def tile_cases(n, rng):
+  x = rng.standard_normal((n, 2 * n)).astype(np.float32)
+  return [
+    sharding_cases.Case(
+      "TILE",
+      f"repeats {repeats}, sharded on axis {shard}",
+      lambda x, repeats=repeats: dml.tile(x, repeats=repeats),
+      lambda x, repeats=repeats: jnp.tile(x, repeats),
+      [(x, shard)],
+      reference.tile(x, repeats=repeats),
+    )
+    for repeats in ((2, 1), (1, 3))
+    for shard in (0, 1)
+  ]
+
+
+VALID = {"TILE": tile_case}
+SHARDED_CASES = tile_cases
+BFLOAT16_CALLS = {"tile": lambda x: dml.tile(x, repeats=(2, 1))}

@@ -11,13 +11,18 @@ operator shares is tested in tests/test_contract.py and the cross-cutting files.
 
 from __future__ import annotations
 
+import dataclasses
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from hypothesis import strategies as st
 
 import dml_jax as dml
+from dml_jax import DataType, TensorDesc
 from dml_jax._src import reference
+from tests import sharding_cases, strategies
 from tests.helpers import assert_bits_equal, assert_rejected, assert_valid, explain_section
 
 T = dml.TensorDesc
@@ -264,3 +269,119 @@ def test_pruned_ranking_keeps_the_order_of_a_full_one(shape, axis, k, data_type,
   got = jax.jit(lambda x: top_k._pruned_positions(x, k, axis, descending, group))(x)
   _, want = reference.top_k1(x, axis=axis, k=k, axis_direction=direction)
   np.testing.assert_array_equal(got, want)
+
+
+def test_a_negative_axis_counts_from_the_end():
+  x = np.random.default_rng(4).integers(0, 4, (2, 5, 3)).astype(np.float32)
+  for axis in (-1, -2, -3):
+    assert_bits_equal(dml.top_k(x, axis=axis, k=2), dml.top_k(x, axis=axis % 3, k=2))
+    increasing = dict(k=1, axis_direction="INCREASING")
+    assert_bits_equal(
+      dml.top_k1(x, axis=axis, **increasing), dml.top_k1(x, axis=axis % 3, **increasing)
+    )
+  with pytest.raises(dml.DmlValidationError, match="Axis"):
+    dml.top_k(x, axis=-4, k=1)
+
+
+# -- The generic tests' data (collected by tests/per_operator.py) ------------------------------
+
+
+@st.composite
+def top_k_case(draw, op="TOP_K"):
+  """TOP_K or TOP_K1: any axis, K from 1 to the lane's length, either direction (TOP_K1), any
+  index type of the level, and values with many ties, signed zeros and NaNs."""
+  desc_type = strategies.DESCS[op]
+  level = draw(strategies.levels(op))
+  table = strategies.table_at(desc_type, level)
+  n = draw(st.integers(*strategies.rank_range(table, level)))
+  data_type = draw(st.sampled_from(table["InputTensor"].data_types))
+  index_type = draw(st.sampled_from(table["OutputIndexTensor"].data_types))
+  sizes = strategies.draw_sizes(draw, n, max_elements=48)
+  axis = draw(st.integers(0, n - 1))
+  k = draw(st.integers(1, sizes[axis]))
+  extra = {}
+  if op == "TOP_K1":
+    extra["axis_direction"] = draw(st.sampled_from(list(dml.AxisDirection)))
+  x = strategies.draw_selection_data(draw, data_type, sizes)
+  out_sizes = sizes[:axis] + (k,) + sizes[axis + 1 :]
+  desc = desc_type(
+    TensorDesc(data_type, sizes),
+    axis,
+    k,
+    TensorDesc(data_type, out_sizes),
+    TensorDesc(index_type, out_sizes),
+    **extra,
+  )
+  function, oracle = getattr(dml, desc_type.FUNCTION), getattr(reference, desc_type.FUNCTION)
+  named = {key: value.name for key, value in extra.items()}
+  return strategies.Case(
+    desc,
+    level,
+    [x],
+    lambda x, level: function(
+      x, axis=axis, k=k, index_data_type=index_type, feature_level=level, **extra
+    ),
+    lambda: oracle(x, axis=axis, k=k, index_data_type=index_type.name, **named),
+  )
+
+
+def top_k_mutations(desc, level, draw):
+  """TOP_K(1)'s own rules: K in the lane, unsigned indices, the outputs' ranks."""
+  length = desc.input_tensor.sizes[desc.axis]
+  yield "k 0", strategies.rebuild(desc, {"k": 0}), "K"
+  yield "k past the lane", strategies.rebuild(desc, {"k": length + draw(st.integers(1, 3))}), "K"
+  values, indices = desc.outputs
+  yield (
+    "signed indices",
+    dataclasses.replace(
+      desc,
+      output_value_tensor=values,
+      output_index_tensor=strategies.replace_tensor(indices, data_type=DataType.INT32),
+    ),
+    "OutputIndexTensor.DataType",
+  )
+  yield (
+    "values rank",
+    dataclasses.replace(
+      desc,
+      output_value_tensor=strategies.replace_tensor(values, sizes=(1,) + values.sizes),
+      output_index_tensor=indices,
+    ),
+    "OutputValueTensor.DimensionCount",
+  )
+
+
+def top_k_cases(n, rng):
+  cases = []
+  x = rng.permuted(np.tile(np.arange(2 * n, dtype=np.float32), (2 * n, 1)), axis=1)
+  for operator, direction in (("TOP_K", "DECREASING"), ("TOP_K1", "INCREASING")):
+    descending = direction == "DECREASING"
+    if descending:
+      call = lambda x: dml.top_k(x, axis=1, k=3)
+    else:
+      call = lambda x: dml.top_k1(x, axis=1, k=3, axis_direction="INCREASING")
+
+    def jnp_top_k(x, descending=descending):
+      values, indices = jax.lax.top_k(x if descending else -x, 3)
+      return (values if descending else -values), indices.astype(jnp.uint32)
+
+    # Sharded along the lanes (axis 1), jax.lax.top_k all-gathers them; dml_jax does too, and
+    # then gathers the K values from the sharded input, one all-reduce of the (.., K) output
+    # more (docs/sharding.md). So only the batch is sharded here.
+    for shard in (0,):
+      cases.append(
+        sharding_cases.Case(
+          operator,
+          f"k 3 along axis 1 ({direction}), sharded on axis {shard}",
+          call,
+          jnp_top_k,
+          [(x, shard)],
+          reference.top_k1(x, axis=1, k=3, axis_direction=direction),
+        )
+      )
+  return cases
+
+
+VALID = {"TOP_K": top_k_case, "TOP_K1": lambda: top_k_case(op="TOP_K1")}
+MUTANTS = {"TOP_K": top_k_mutations, "TOP_K1": top_k_mutations}
+SHARDED_CASES = top_k_cases

@@ -36,7 +36,7 @@ import numpy as np
 from jax import lax
 from jax.typing import ArrayLike
 
-from dml_jax._src import arguments, dispatch, dtypes, placement, registry, rules
+from dml_jax._src import arguments, dispatch, dtypes, natural, placement, registry, rules
 from dml_jax._src.axis_direction import AxisDirection, ordered_keys
 from dml_jax._src.descriptor import OperatorDesc
 from dml_jax._src.dtypes import INDEX_TYPES, UP_TO_32_BIT, DataType, DataTypeLike
@@ -329,7 +329,8 @@ def argmin(
 
   Args:
     input: InputTensor (float16, float32 or an integer type of up to 32 bits).
-    axes: Axes, the distinct axes to reduce, each in [0, input.ndim).
+    axes: Axes, the distinct axes to reduce, each in [-input.ndim, input.ndim) (negative
+      ones count from the end).
     axis_direction: AxisDirection, ``"INCREASING"`` or ``"DECREASING"`` (or the enum).
     output_data_type: OutputTensor.DataType: UINT32 (default), INT32, UINT64 or INT64
       (the 64-bit ones need jax_enable_x64).
@@ -376,7 +377,8 @@ def argmax(
 
   Args:
     input: InputTensor (float16, float32 or an integer type of up to 32 bits).
-    axes: Axes, the distinct axes to reduce, each in [0, input.ndim).
+    axes: Axes, the distinct axes to reduce, each in [-input.ndim, input.ndim) (negative
+      ones count from the end).
     axis_direction: AxisDirection, ``"INCREASING"`` or ``"DECREASING"`` (or the enum).
     output_data_type: OutputTensor.DataType: UINT32 (default), INT32, UINT64 or INT64
       (the 64-bit ones need jax_enable_x64).
@@ -444,5 +446,7 @@ def _describer(desc_type: type[_ArgMinMaxDesc]) -> Any:
   return describe
 
 
-_argmin = dispatch.operator_function(_describer(ArgMinDesc), ArgMinDesc)
-_argmax = dispatch.operator_function(_describer(ArgMaxDesc), ArgMaxDesc)
+# Axes counted on the input as given, negative ones from its end.
+_RANKS = natural.Ranks(names=("axes", "axis_direction", "output_data_type"), axis_sets=(0,))
+_argmin = dispatch.operator_function(_describer(ArgMinDesc), ArgMinDesc, _RANKS)
+_argmax = dispatch.operator_function(_describer(ArgMaxDesc), ArgMaxDesc, _RANKS)

@@ -38,7 +38,7 @@ import numpy as np
 from jax import lax
 from jax.typing import ArrayLike
 
-from dml_jax._src import arguments, dispatch, indexing, registry, rules
+from dml_jax._src import arguments, dispatch, indexing, natural, registry, rules
 from dml_jax._src.axis_direction import AxisDirection, canonical_bits, ordered_keys
 from dml_jax._src.descriptor import OperatorDesc
 from dml_jax._src.dtypes import FLOAT_AND_INT_16_32, UP_TO_32_BIT, DataType, DataTypeLike
@@ -390,7 +390,7 @@ def top_k(
 
   Args:
     input: InputTensor.
-    axis: Axis, in [0, input.ndim).
+    axis: Axis, in [-input.ndim, input.ndim) (a negative one counts from the end).
     k: K, in [1, input.shape[axis]].
     index_data_type: OutputIndexTensor.DataType: UINT32 (default) or UINT64 (FL 5_0,
       jax_enable_x64).
@@ -437,7 +437,7 @@ def top_k1(
 
   Args:
     input: InputTensor.
-    axis: Axis, in [0, input.ndim).
+    axis: Axis, in [-input.ndim, input.ndim) (a negative one counts from the end).
     k: K, in [1, input.shape[axis]].
     axis_direction: AxisDirection, ``"DECREASING"`` (default) or ``"INCREASING"``.
     index_data_type: OutputIndexTensor.DataType: UINT32 (default) or UINT64 (FL 5_0,
@@ -523,5 +523,11 @@ def _describe_top_k1(
   return _describe(TopK1Desc, types, shapes, axis, k, index_data_type, direction)
 
 
-_top_k = dispatch.operator_function(_describe_top_k, TopKDesc)
-_top_k1 = dispatch.operator_function(_describe_top_k1, TopK1Desc)
+# Axis counted on the input as given, a negative one from its end.
+_NAMES = ("axis", "k", "index_data_type")
+_top_k = dispatch.operator_function(
+  _describe_top_k, TopKDesc, natural.Ranks(names=_NAMES, axes=((0, None),))
+)
+_top_k1 = dispatch.operator_function(
+  _describe_top_k1, TopK1Desc, natural.Ranks(names=(*_NAMES, "axis_direction"), axes=((0, None),))
+)
