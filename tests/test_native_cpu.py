@@ -87,6 +87,7 @@ def small_thresholds(monkeypatch):
   monkeypatch.setattr(tile_rows_cpu, "DEFAULT", tile_rows_cpu.TileRowsConfig(0, 0))
   monkeypatch.setattr(transpose_cpu, "DEFAULT", transpose_cpu.TransposeConfig(min_bytes=0))
   monkeypatch.setattr(gather_rows_cpu, "DEFAULT", gather_rows_cpu.GatherRowsConfig(0, 0))
+  monkeypatch.setattr(cumulative_cpu, "DEFAULT", cumulative_cpu.CumulativeConfig(0))
 
 
 def _custom_calls(f, *args) -> str:
@@ -498,6 +499,21 @@ def test_operators_on_kernel_shapes_under_vmap_and_grad(small_thresholds):
   u = rng.integers(-3, 4, (3, 24, 16)).astype(np.float32)
   grad = jax.grad(lambda y: (moved(y) * u).sum())(y)
   np.testing.assert_array_equal(grad, np.swapaxes(u, 1, 2))
+
+
+def test_scans_on_kernel_shapes_under_vmap_and_grad(small_thresholds):
+  native = _native()
+  x = np.random.default_rng(8).integers(-3, 4, (3, 4, 6)).astype(np.float32)
+  scan = lambda x: dml.cumulative_summation(x, axis=1, has_exclusive_sum=True)  # noqa: E731
+  assert ("dml_jax_cumulative" in _custom_calls(scan, x[0])) == native
+  want = reference.cumulative_summation(x, axis=2, has_exclusive_sum=True)
+  assert_bits_equal(jax.vmap(scan)(x), want)
+  lanes_of_four = reference.cumulative_summation(x, axis=1, has_exclusive_sum=True)
+  assert_bits_equal(jax.vmap(scan, in_axes=2, out_axes=2)(x), lanes_of_four)
+  # d/dv_i of sum_j w_j (v_0 + .. + v_(j-1)) is the sum of the weights after i
+  w = np.arange(1, 7, dtype=np.float32)
+  grad = jax.grad(lambda v: (scan(v[None])[0] * w).sum())(x[0, 0])
+  assert_bits_equal(grad, np.array([20, 18, 15, 11, 6, 0], np.float32))
 
 
 def test_row_gathers_under_vmap_and_grad(small_thresholds):
