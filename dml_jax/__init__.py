@@ -79,6 +79,8 @@ from dml_jax._src.ops.gather_nd import GatherNdDesc as GatherNdDesc
 from dml_jax._src.ops.gather_nd import gather_nd as gather_nd
 from dml_jax._src.ops.join import JoinDesc as JoinDesc
 from dml_jax._src.ops.join import join as join
+from dml_jax._src.ops.max_unpooling import MaxUnpoolingDesc as MaxUnpoolingDesc
+from dml_jax._src.ops.max_unpooling import max_unpooling as max_unpooling
 from dml_jax._src.ops.nonzero_coordinates import (
   NonzeroCoordinatesDesc as NonzeroCoordinatesDesc,
 )
@@ -111,6 +113,8 @@ from dml_jax._src.ops.top_k import TopK1Desc as TopK1Desc
 from dml_jax._src.ops.top_k import TopKDesc as TopKDesc
 from dml_jax._src.ops.top_k import top_k as top_k
 from dml_jax._src.ops.top_k import top_k1 as top_k1
+from dml_jax._src.ops.unfold import UnfoldDesc as UnfoldDesc
+from dml_jax._src.ops.unfold import unfold as unfold
 from dml_jax._src.scale_bias import ScaleBias as ScaleBias
 from dml_jax._src.tensor_desc import TensorDesc as TensorDesc
 from dml_jax._src.tensor_desc import TensorFlags as TensorFlags
@@ -141,6 +145,7 @@ __all__ = [
   "gather_elements",
   "gather_nd",
   "join",
+  "max_unpooling",
   "nonzero_coordinates",
   "one_hot",
   "padding",
@@ -157,6 +162,7 @@ __all__ = [
   "tile",
   "top_k",
   "top_k1",
+  "unfold",
   "ArgMaxDesc",
   "ArgMinDesc",
   "AxisDirection",
@@ -177,6 +183,7 @@ __all__ = [
   "GatherNd1Desc",
   "GatherNdDesc",
   "JoinDesc",
+  "MaxUnpoolingDesc",
   "NonzeroCoordinatesDesc",
   "OneHotDesc",
   "Padding1Desc",
@@ -196,6 +203,7 @@ __all__ = [
   "TileDesc",
   "TopK1Desc",
   "TopKDesc",
+  "UnfoldDesc",
   # Tensors, data types, feature levels, and what every descriptor shares
   "DataType",
   "FeatureLevel",

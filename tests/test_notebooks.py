@@ -134,7 +134,12 @@ def _tour_shows_descriptors_explanations_and_an_error(notebook: nbformat.Noteboo
 
 
 def _semantics_notebook_draws_pictures(notebook: nbformat.NotebookNode) -> None:
-  assert len(_pngs(notebook)) >= 11
+  text = _text(notebook)
+  # MAX_UNPOOLING: channel 1 starts at index 6, the later value of index 8 wins, 12 writes nothing
+  assert "indices: [1, 8, 4, 8, 11, 12] -> output: [0, 1, 0, 0, 3, 0, 0, 0, 4, 0, 0, 5]" in text
+  assert "which a later update" in text  # dml.checked's report of the repeated index
+  assert "UNFOLD output sizes: (1, 4, 6)" in text
+  assert len(_pngs(notebook)) >= 13  # the last two: MAX_UNPOOLING's output, UNFOLD's columns
 
 
 def _devices_notebook_reports_every_device_and_times_the_compile(

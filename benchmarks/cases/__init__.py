@@ -16,5 +16,6 @@ from benchmarks.cases import (  # noqa: F401, I001 (each registers its cases, in
   arg_top_k,
   fills,
   scans,
+  unpool_unfold,
   models,
 )

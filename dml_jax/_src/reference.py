@@ -62,6 +62,7 @@ __all__ = [
   "gather_nd_output_sizes",
   "gather_output_sizes",
   "join",
+  "max_unpooling",
   "nonzero_coordinates",
   "normalize_index",
   "one_hot",
@@ -81,6 +82,8 @@ __all__ = [
   "tile",
   "top_k",
   "top_k1",
+  "unfold",
+  "unfold_blocks_per_dimension",
 ]
 
 
@@ -1676,3 +1679,109 @@ def top_k(
 ) -> tuple[np.ndarray, np.ndarray]:
   """Reference DML_OPERATOR_TOP_K: TOP_K1 with AxisDirection DECREASING."""
   return top_k1(input, axis=axis, k=k, axis_direction="DECREASING", index_data_type=index_data_type)
+
+
+# --------------------------------------------------------------------------- #
+# MAX_UNPOOLING and UNFOLD
+# --------------------------------------------------------------------------- #
+
+
+def max_unpooling(
+  input: np.ndarray, indices: np.ndarray, *, output_sizes: Sequence[int]
+) -> np.ndarray:
+  """Reference DML_OPERATOR_MAX_UNPOOLING.
+
+  ``out = zeros(output_sizes)``; for every position ``u`` of ``input`` in row-major order,
+  ``flat(out)[indices[u]] = input[u]``, ``flat(out)`` being the output as one contiguous array.
+  An index at or past the output's element count writes nothing (the page says so); of
+  several indices naming one element the last one wins (dml_jax's choice where DirectML
+  leaves the value undefined). Whole-array: each element's winner is the last position
+  naming it.
+
+  Args:
+    input: The values (4-D in DirectML; any rank here).
+    indices: Unsigned flat output positions, the shape of ``input``.
+    output_sizes: OutputTensor.Sizes.
+
+  Returns:
+    An array of ``output_sizes`` with the dtype of ``input``.
+  """
+  input, indices = np.asarray(input), np.asarray(indices)
+  assert indices.shape == input.shape, "one index per value"
+  assert indices.dtype.kind == "u", "MAX_UNPOOLING's indices are unsigned"
+  total = int(np.prod(output_sizes, dtype=np.int64))
+  flat_indices = indices.reshape(-1).astype(np.uint64)
+  values = input.reshape(-1)
+  kept = np.flatnonzero(flat_indices < np.uint64(total))
+  # The last position naming each target: the first one found in reverse order.
+  reversed_kept = kept[::-1]
+  targets, first = np.unique(flat_indices[reversed_kept], return_index=True)
+  output = np.zeros(total, input.dtype)
+  output[targets.astype(np.int64)] = values[reversed_kept[first]]
+  return output.reshape(tuple(output_sizes))
+
+
+def unfold_blocks_per_dimension(
+  spatial_sizes: Sequence[int],
+  *,
+  window_sizes: Sequence[int],
+  strides: Sequence[int],
+  dilations: Sequence[int],
+  start_padding: Sequence[int],
+  end_padding: Sequence[int],
+) -> tuple[int, ...]:
+  """UNFOLD's BlocksPerDimension, as its page writes it:
+  ``(size + start + end - dilation * (window - 1) - 1) / stride + 1``."""
+  counts = []
+  for size, w, s, d, lo, hi in zip(
+    spatial_sizes, window_sizes, strides, dilations, start_padding, end_padding, strict=True
+  ):
+    reach = size + lo + hi - d * (w - 1) - 1
+    assert reach >= 0, "a window must fit its padded dimension"
+    counts.append(reach // s + 1)
+  return tuple(counts)
+
+
+def unfold(
+  input: np.ndarray,
+  *,
+  window_sizes: Sequence[int],
+  strides: Sequence[int] | None = None,
+  dilations: Sequence[int] | None = None,
+  start_padding: Sequence[int] | None = None,
+  end_padding: Sequence[int] | None = None,
+) -> np.ndarray:
+  """Reference DML_OPERATOR_UNFOLD: im2col.
+
+  ``out[n, c * prod(W) + w, b] = input[n, c, p]`` with ``p_d = b_d * strides[d] + w_d *
+  dilations[d] - start_padding[d]`` (w the window point, b the window, each numbered in
+  row-major order of its coordinates), zero where p lies outside the input. The output is
+  {N, C * prod(window_sizes), BlockCount}, 3-D. Whole-array: one fancy-indexed read of
+  every (point, window) pair.
+  """
+  input = np.asarray(input)
+  k = len(window_sizes)
+  assert input.ndim == k + 2, "the input is {N, C} and one size per spatial dimension"
+  strides = tuple(strides or (1,) * k)
+  dilations = tuple(dilations or (1,) * k)
+  start_padding = tuple(start_padding or (0,) * k)
+  end_padding = tuple(end_padding or (0,) * k)
+  blocks = unfold_blocks_per_dimension(
+    input.shape[2:],
+    window_sizes=window_sizes,
+    strides=strides,
+    dilations=dilations,
+    start_padding=start_padding,
+    end_padding=end_padding,
+  )
+  points = np.indices(tuple(window_sizes)).reshape(k, -1)  # (k, prod(W)), row-major
+  windows = np.indices(blocks).reshape(k, -1)  # (k, L), row-major
+  coordinates, inside = [], np.ones((points.shape[1], windows.shape[1]), bool)
+  for d in range(k):
+    p = windows[d][None, :] * strides[d] + points[d][:, None] * dilations[d] - start_padding[d]
+    inside &= (p >= 0) & (p < input.shape[2 + d])
+    coordinates.append(np.clip(p, 0, input.shape[2 + d] - 1))
+  read = input[(builtins.slice(None), builtins.slice(None), *coordinates)]  # (N, C, prod(W), L)
+  out = np.where(inside, read, np.zeros((), input.dtype))
+  n, c = input.shape[:2]
+  return out.reshape(n, c * points.shape[1], windows.shape[1])
