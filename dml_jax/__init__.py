@@ -43,6 +43,10 @@ from dml_jax._src.ops.arg_min_max import argmax as argmax
 from dml_jax._src.ops.arg_min_max import argmin as argmin
 from dml_jax._src.ops.cast import CastDesc as CastDesc
 from dml_jax._src.ops.cast import cast as cast
+from dml_jax._src.ops.cumulative import CumulativeProductDesc as CumulativeProductDesc
+from dml_jax._src.ops.cumulative import CumulativeSummationDesc as CumulativeSummationDesc
+from dml_jax._src.ops.cumulative import cumulative_product as cumulative_product
+from dml_jax._src.ops.cumulative import cumulative_summation as cumulative_summation
 from dml_jax._src.ops.depth_space import DepthSpaceOrder as DepthSpaceOrder
 from dml_jax._src.ops.depth_space import DepthToSpace1Desc as DepthToSpace1Desc
 from dml_jax._src.ops.depth_space import DepthToSpaceDesc as DepthToSpaceDesc
@@ -106,6 +110,8 @@ from dml_jax._src.ops.slice import Slice1Desc as Slice1Desc
 from dml_jax._src.ops.slice import SliceDesc as SliceDesc
 from dml_jax._src.ops.slice import slice as slice
 from dml_jax._src.ops.slice import slice1 as slice1
+from dml_jax._src.ops.slice_grad import SliceGradDesc as SliceGradDesc
+from dml_jax._src.ops.slice_grad import slice_grad as slice_grad
 from dml_jax._src.ops.split import SplitDesc as SplitDesc
 from dml_jax._src.ops.split import split as split
 from dml_jax._src.ops.tile import TileDesc as TileDesc
@@ -135,6 +141,8 @@ __all__ = [
   "cast",
   "argmax",
   "argmin",
+  "cumulative_product",
+  "cumulative_summation",
   "depth_to_space",
   "depth_to_space1",
   "diagonal_matrix",
@@ -160,6 +168,7 @@ __all__ = [
   "scatter_nd",
   "slice",
   "slice1",
+  "slice_grad",
   "space_to_depth",
   "space_to_depth1",
   "split",
@@ -172,6 +181,8 @@ __all__ = [
   "ArgMinDesc",
   "AxisDirection",
   "CastDesc",
+  "CumulativeProductDesc",
+  "CumulativeSummationDesc",
   "DepthSpaceOrder",
   "DepthToSpace1Desc",
   "DepthToSpaceDesc",
@@ -203,6 +214,7 @@ __all__ = [
   "ScatterNdDesc",
   "Slice1Desc",
   "SliceDesc",
+  "SliceGradDesc",
   "SpaceToDepth1Desc",
   "SpaceToDepthDesc",
   "SplitDesc",

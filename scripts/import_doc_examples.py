@@ -40,7 +40,8 @@ The transcription holds one entry per page (``page``, ``repository``, ``path``,
 
 An INT or UINT field (or array) may hold the name of a C limit the page prints
 (``INT32_MIN``, ``INT32_MAX``, ``UINT32_MAX``); the fixture has its value. An enum field
-holds a name of the descriptor's enum type (checked, written as transcribed). A scalar
+holds a name of the descriptor's enum type (checked, written as transcribed); a BOOL
+field holds true or false. A scalar
 union field (DML_SCALAR_UNION) holds a number read by its data type field (ValueDataType):
 an integer for an integer type, and, outside that type's range, only in an example whose
 ``page_slip`` says why (FILL_VALUE_SEQUENCE's UINT8 step of -2).
@@ -244,6 +245,10 @@ def convert_params(
       continue
     if field.kind is FieldKind.ENUM:
       converted[field.name] = enum_value(op, field, value)
+    elif field.kind is FieldKind.BOOL:
+      if not isinstance(value, bool):
+        raise ValueError(f"{op}: {field.dml_name} {value!r} must be true or false (a BOOL)")
+      converted[field.name] = value
     elif field.kind is FieldKind.SCALAR_UNION:
       converted[field.name] = scalar_union_value(op, field, value, params, page_slip)
     else:

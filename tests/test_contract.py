@@ -333,6 +333,10 @@ ALLOWED_PRIMITIVES = {
   "top_k",
   "xor",
   "shift_right_arithmetic",
+  # the scans (CUMULATIVE_SUMMATION, CUMULATIVE_PRODUCT): running tallies, floats in a loop
+  # over the axis (add and mul in walking order), integers through XLA's cumulative ones
+  "scan",
+  "cumprod",
   # choices between forms of the same result
   "platform_index",
   "cond",

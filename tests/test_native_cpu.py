@@ -1,5 +1,5 @@
 """The CPU's native kernels (SPLIT's and JOIN's runs, TILE's rows, the tensor layer's
-transpose, the row gathers): built with the machine's compiler, bit for bit against NumPy for every element width
+transpose, the row gathers, the scans' walk): built with the machine's compiler, bit for bit against NumPy for every element width
 they take, under jit, vmap and grad, chosen by the operators on large shapes, and the lax path
 where they cannot be built.
 
@@ -22,8 +22,9 @@ import numpy as np
 import pytest
 
 import dml_jax as dml
-from dml_jax._src import buffers
+from dml_jax._src import buffers, reference
 from dml_jax._src.kernels import (
+  cumulative_cpu,
   gather_rows_cpu,
   native_cpu,
   runs_cpu,
@@ -86,6 +87,7 @@ def small_thresholds(monkeypatch):
   monkeypatch.setattr(tile_rows_cpu, "DEFAULT", tile_rows_cpu.TileRowsConfig(0, 0))
   monkeypatch.setattr(transpose_cpu, "DEFAULT", transpose_cpu.TransposeConfig(min_bytes=0))
   monkeypatch.setattr(gather_rows_cpu, "DEFAULT", gather_rows_cpu.GatherRowsConfig(0, 0))
+  monkeypatch.setattr(cumulative_cpu, "DEFAULT", cumulative_cpu.CumulativeConfig(0))
 
 
 def _custom_calls(f, *args) -> str:
@@ -499,6 +501,21 @@ def test_operators_on_kernel_shapes_under_vmap_and_grad(small_thresholds):
   np.testing.assert_array_equal(grad, np.swapaxes(u, 1, 2))
 
 
+def test_scans_on_kernel_shapes_under_vmap_and_grad(small_thresholds):
+  native = _native()
+  x = np.random.default_rng(8).integers(-3, 4, (3, 4, 6)).astype(np.float32)
+  scan = lambda x: dml.cumulative_summation(x, axis=1, has_exclusive_sum=True)  # noqa: E731
+  assert ("dml_jax_cumulative" in _custom_calls(scan, x[0])) == native
+  want = reference.cumulative_summation(x, axis=2, has_exclusive_sum=True)
+  assert_bits_equal(jax.vmap(scan)(x), want)
+  lanes_of_four = reference.cumulative_summation(x, axis=1, has_exclusive_sum=True)
+  assert_bits_equal(jax.vmap(scan, in_axes=2, out_axes=2)(x), lanes_of_four)
+  # d/dv_i of sum_j w_j (v_0 + .. + v_(j-1)) is the sum of the weights after i
+  w = np.arange(1, 7, dtype=np.float32)
+  grad = jax.grad(lambda v: (scan(v[None])[0] * w).sum())(x[0, 0])
+  assert_bits_equal(grad, np.array([20, 18, 15, 11, 6, 0], np.float32))
+
+
 def test_row_gathers_under_vmap_and_grad(small_thresholds):
   native = _native()
   rng = np.random.default_rng(14)
@@ -635,3 +652,56 @@ def test_no_cpu_backend_means_no_kernel(monkeypatch):
 
   monkeypatch.setattr(jax, "devices", devices)
   assert forms._native_cpu("runs.cc") is False
+
+
+_SCAN_TYPES = [np.float32, np.int32, np.uint32, np.float64, np.int64, np.uint64]
+
+
+@pytest.mark.parametrize("dtype", _SCAN_TYPES, ids=lambda t: np.dtype(t).name)
+@pytest.mark.parametrize(
+  "shape, axis",
+  [
+    ((3, 7, 40), 1),  # lanes along a middle axis, a block of 40 inner positions
+    ((21, 300), 1),  # row lanes (the last axis): groups of 4, the last of 1
+    ((3, 5, 1500), 1),  # 1,500 inner positions: two blocks
+    ((2000, 3), 0),  # long lanes, few of them
+  ],
+)
+def test_cumulative_walk_matches_the_reference(dtype, shape, axis):
+  if not _native():
+    pytest.skip(f"no native kernels here: {native_cpu.status().reason}")
+  rng = np.random.default_rng(6)
+  x = _data(rng, dtype, shape)
+  if np.dtype(dtype).kind == "f":  # no NaN (its bits are the platform's), no subnormal tally
+    x = (rng.uniform(0.9, 1.1, shape) * rng.choice([-1, 1], shape)).astype(dtype)
+  with jax.enable_x64(np.dtype(dtype).itemsize == 8):
+    for reverse, exclusive, product in [
+      (False, False, False),
+      (True, True, False),
+      (True, False, True),
+      (False, True, True),
+    ]:
+      walk = functools.partial(
+        cumulative_cpu.cumulative, axis=axis, reverse=reverse, exclusive=exclusive, product=product
+      )
+      oracle = reference.cumulative_product if product else reference.cumulative_summation
+      flag = "has_exclusive_product" if product else "has_exclusive_sum"
+      want = oracle(
+        x, axis=axis, axis_direction="DECREASING" if reverse else "INCREASING", **{flag: exclusive}
+      )
+      assert_bits_equal(jax.jit(walk)(x), want)
+
+
+def test_the_scans_take_the_walk_on_large_shapes_the_same_bits(monkeypatch):
+  native = _native()
+  x = np.random.default_rng(7).uniform(-2, 2, (128, 128)).astype(np.float32)  # 64 KiB
+  scan = lambda x: dml.cumulative_summation(x, axis=0, axis_direction="DECREASING")  # noqa: E731
+  assert ("dml_jax_cumulative" in _custom_calls(scan, x)) == native
+  assert _custom_calls(scan, x[:64]) == ""  # 32 KiB
+  assert _custom_calls(scan, x.astype(np.float16)) == ""  # FLOAT16 keeps the lax form
+  got = jax.jit(scan)(x)
+  monkeypatch.setenv(native_cpu.SWITCH, "0")  # the kernels off
+  jax.clear_caches()
+  assert _custom_calls(scan, x) == ""
+  assert_bits_equal(got, jax.jit(scan)(x))
+  assert_bits_equal(got, reference.cumulative_summation(x, axis=0, axis_direction="DECREASING"))

@@ -16,6 +16,7 @@ from benchmarks.cases import (  # noqa: F401, I001 (each registers its cases, in
   selection,
   arg_top_k,
   fills,
+  scans,
   unpool_unfold,
   models,
 )

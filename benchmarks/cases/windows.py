@@ -1,4 +1,5 @@
-"""Benchmark cases: TILE, PADDING and PADDING1, SLICE and SLICE1: the windowing layout operators."""
+"""Benchmark cases: TILE, PADDING and PADDING1, SLICE, SLICE1 and SLICE_GRAD: the windowing layout
+operators."""
 
 from __future__ import annotations
 
@@ -360,3 +361,72 @@ def _walk_bytes(kept: int, step: int, itemsize: int) -> tuple[int, list[str]]:
     f" visits, {reads}x the bytes it keeps, so the reads are counted in sectors; counted in"
     f" elements, the ceiling is {bound:.2f} times the one shown"
   ]
+
+
+@case(
+  "SLICE_GRAD",
+  sizes={"large": (8192, 8192), "small": (2048, 2048), "tiny": (9, 16)},
+  variants={"slice_grad_rows_reversed": dict(strides=(2, -1))},
+  shard=lambda strides: {"axis": (1,)},  # the reversed columns: no dimension is left alone
+)
+def slice_grad_case(shape: tuple[int, int], rng, *, strides: tuple[int, int]) -> Case:
+  """SLICE_GRAD into zeros of `shape`: SLICE1's windows over the whole of it, walked by
+  `strides` (every other row, the columns reversed); the gradient is the walk's shape."""
+  sizes = tuple((n - 1) // abs(t) + 1 for n, t in zip(shape, strides, strict=True))
+  host = [random_data(rng, sizes, np.float32)]
+  (g,) = device_put(host)
+  windows = dict(
+    input_window_offsets=(0, 0), input_window_sizes=shape, input_window_strides=strides
+  )
+  index = tuple(np.s_[::t] for t in strides)  # the walk, as the whole input is the window
+
+  def expected(host):
+    out = np.zeros(shape, np.float32)
+    out[index] = host[0]
+    return out
+
+  def subset(host):
+    rows, columns = edge(sizes[0], 2), edge(sizes[1], 2)
+    picked = reference.slice_grad(
+      take(host[0], rows, columns),
+      output_gradient_sizes=(len(rows), len(columns)),
+      input_window_offsets=(0, 0),
+      input_window_sizes=(len(rows), len(columns)),
+      input_window_strides=(1, 1),
+    )
+    walked_rows = rows * abs(strides[0])
+    walked_columns = (shape[1] - 1 - columns) if strides[1] < 0 else columns * strides[1]
+    return picked, lambda a: take(a, walked_rows, walked_columns)
+
+  jnp_form = lambda g: jnp.zeros(shape, g.dtype).at[index].set(g)
+
+  def peers(env, host):
+    impls = [jax_impl(env, "jnp zeros.at[a:b:s].set", "jax", jax.jit(jnp_form), g)]
+    if env.torch:
+      torch = env.torch
+      tg = env.torch_from_jax(g)
+      flips = [d for d, t in enumerate(strides) if t < 0]
+      forward = tuple(np.s_[:: abs(t)] for t in strides)
+
+      def torch_grad():
+        out = torch.zeros(shape, dtype=tg.dtype, device=env.torch_device)
+        out[forward] = tg.flip(flips)
+        return out
+
+      impls.append(torch_impl(env, "torch zeros[a:b:s] = flip(g)", torch_grad, shape))
+    return impls
+
+  return Case(
+    dtype="float32",
+    shape=f"{shape_text(shape)} s{shape_text(strides)}",
+    description=f"SLICE_GRAD of a {sizes} gradient into zeros of {shape}, windows walked by"
+    f" {strides}",
+    bytes_moved=(math.prod(sizes) + math.prod(shape)) * 4,
+    host=host,
+    inputs=(g,),
+    dml=jax.jit(lambda g: dml.slice_grad(g, output_gradient_sizes=shape, **windows)),
+    expected=expected,
+    subset=subset,
+    peers=peers,
+    jnp_peer=("jnp zeros.at[a:b:s].set", jnp_form),
+  )

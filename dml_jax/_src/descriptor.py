@@ -65,7 +65,8 @@ class OperatorDesc:
   IN_PLACE: ClassVar[bool] = False
   """Whether DirectML lets an output be bound to an input's buffer (the operator's in-place
   form): `dml.execute` and model files then accept an output aliasing an input; otherwise
-  they refuse it. ELEMENT_WISE_IDENTITY and the fills (which read no input) have one."""
+  they refuse it. ELEMENT_WISE_IDENTITY, the fills (which read no input) and the scans
+  (CUMULATIVE_SUMMATION, CUMULATIVE_PRODUCT) have one."""
 
   # -- what each operator provides -------------------------------------------
 

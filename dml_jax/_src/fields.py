@@ -3,7 +3,7 @@
 An operator descriptor is a frozen dataclass whose fields are declared with
 `dml_field`, which records DirectML's field name and the kind of value the C
 struct holds there (a tensor, an array of tensors, a UINT, an array of UINTs or
-INTs, an enum, a FLOAT, a DML_SCALAR_UNION or a DML_SCALE_BIAS). Coercion of constructor
+INTs, an enum, a BOOL, a FLOAT, a DML_SCALAR_UNION or a DML_SCALE_BIAS). Coercion of constructor
 arguments, the round-tripping repr, `dml_attributes`, the HTML tables,
 `dml.explain`, fixture parameters, `from_dml` and `to_dml` (DirectML's own field
 names and JSON values) all derive from these declarations instead of being written
@@ -50,6 +50,7 @@ class FieldKind(enum.Enum):
   UINT_ARRAY = "UINT array"
   INT_ARRAY = "INT array"
   ENUM = "enum"
+  BOOL = "BOOL"
   FLOAT = "FLOAT"
   SCALAR_UNION = "scalar union"
   SCALE_BIAS = "DML_SCALE_BIAS"
@@ -536,6 +537,26 @@ class EnumCodec(FieldCodec):
     return value.name
 
 
+class BoolCodec(FieldCodec):
+  """A BOOL (C's int: FALSE 0, TRUE 1): a Python bool; JSON and model files write true or
+  false, as DxDispatch reads them."""
+
+  def coerce(self, field: DmlField, value: Any) -> bool:
+    if isinstance(value, bool | np.bool_):
+      return bool(value)
+    if isinstance(value, numbers.Integral) and int(value) in (0, 1):
+      return bool(value)  # C's FALSE and TRUE
+    raise TypeError(
+      f"{field.dml_name} must be a bool (True or False, or C's 1 or 0); got"
+      f" {type(value).__name__} {value!r}"
+    )
+
+  def from_model_file(self, field: DmlField, value: Any, siblings: Mapping[str, Any]) -> Any:
+    if not isinstance(value, bool):
+      raise FieldError(field.dml_name, f"Expected a bool (true or false); got {value!r}")
+    return value
+
+
 class FloatCodec(FieldCodec):
   """A FLOAT: a Python float; JSON writes a non-finite one as "nan", "inf" or "-inf"."""
 
@@ -739,6 +760,7 @@ _CODECS: dict[FieldKind, FieldCodec] = {
   FieldKind.UINT_ARRAY: UintArrayCodec(),
   FieldKind.INT_ARRAY: IntArrayCodec(),
   FieldKind.ENUM: EnumCodec(),
+  FieldKind.BOOL: BoolCodec(),
   FieldKind.FLOAT: FloatCodec(),
   FieldKind.SCALAR_UNION: ScalarUnionCodec(),
   FieldKind.SCALE_BIAS: ScaleBiasCodec(),

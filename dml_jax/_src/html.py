@@ -189,6 +189,8 @@ def show(value: Any) -> str:
     return "{" + ",".join(show(v) for v in value) + "}"
   if isinstance(value, enum.Enum):
     return value.name or str(value)
+  if isinstance(value, bool):  # a BOOL, as C writes it
+    return "TRUE" if value else "FALSE"
   if value is None:  # an optional struct left out (ELEMENT_WISE_IDENTITY's ScaleBias)
     return "null"
   return str(value)

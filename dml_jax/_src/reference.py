@@ -46,6 +46,8 @@ __all__ = [
   "cast",
   "argmax",
   "argmin",
+  "cumulative_product",
+  "cumulative_summation",
   "depth_to_space",
   "depth_to_space1",
   "diagonal_matrix",
@@ -78,6 +80,7 @@ __all__ = [
   "space_to_depth1",
   "slice",
   "slice1",
+  "slice_grad",
   "split",
   "tile",
   "top_k",
@@ -1065,6 +1068,97 @@ def slice1(
 # --------------------------------------------------------------------------- #
 # ONE_HOT
 # --------------------------------------------------------------------------- #
+
+
+def slice_grad(
+  input_gradient: np.ndarray,
+  *,
+  output_gradient_sizes: Sequence[int],
+  input_window_offsets: Sequence[int],
+  input_window_sizes: Sequence[int],
+  input_window_strides: Sequence[int],
+) -> np.ndarray:
+  """Reference DML_OPERATOR_SLICE_GRAD: zeros of ``output_gradient_sizes``, with each input
+  gradient element written where SLICE1 with the same windows reads:
+  ``out[start + strides * o] = input_gradient[o]``, ``start`` as in `slice1`.
+
+  ``input_gradient`` has SLICE1's output shape, a prefix of each walk.
+  """
+  input_gradient = np.asarray(input_gradient)
+  target = tuple(int(s) for s in output_gradient_sizes)
+  offsets = [int(o) for o in input_window_offsets]
+  sizes = [int(s) for s in input_window_sizes]
+  strides = [int(t) for t in input_window_strides]
+  n = input_gradient.ndim
+  assert len(target) == len(offsets) == len(sizes) == len(strides) == n, "one value per dimension"
+  starts = []
+  for o, s, t, extent, walked in zip(
+    offsets, sizes, strides, target, input_gradient.shape, strict=True
+  ):
+    assert s >= 1 and t != 0 and 0 <= o and o + s <= extent, "a window inside the output"
+    assert 1 <= walked <= sum(1 for k in range(s) if k % abs(t) == 0), "a prefix of the walk"
+    starts.append(o if t > 0 else o + s - 1)
+  output = np.zeros(target, dtype=input_gradient.dtype)
+  for position in np.ndindex(*input_gradient.shape):
+    destination = tuple(b + t * c for b, t, c in zip(starts, strides, position, strict=True))
+    output[destination] = input_gradient[position]
+  return output
+
+
+def _running(
+  input: np.ndarray, axis: int, axis_direction: object, exclusive: bool, product: bool
+) -> np.ndarray:
+  """The running tally along ``axis``, one position at a time in walking order, each step
+  computed on whole slices in the input's dtype (integers wrap; floats round once per step).
+  The tally starts as the walk's first element itself; an exclusive scan writes the tally
+  before each element, the empty one (0 or 1) first."""
+  input = np.asarray(input)
+  axis = _check_axis(axis, input.ndim)
+  length = input.shape[axis]
+  order = range(length)
+  if _direction_name(axis_direction) == "DECREASING":
+    order = range(length - 1, -1, -1)
+  output = np.empty_like(input)
+  tally = None
+  for position in order:
+    element = np.take(input, [position], axis=axis)
+    before = tally
+    with np.errstate(over="ignore", invalid="ignore"):  # floats overflow to inf, as IEEE says
+      tally = element.copy() if tally is None else (tally * element if product else tally + element)
+    if exclusive:
+      written = np.full_like(element, 1 if product else 0) if before is None else before
+    else:
+      written = tally
+    index = [builtins.slice(None)] * input.ndim
+    index[axis] = builtins.slice(position, position + 1)
+    output[tuple(index)] = written
+  return output
+
+
+def cumulative_summation(
+  input: np.ndarray,
+  *,
+  axis: int,
+  axis_direction: object = "INCREASING",
+  has_exclusive_sum: bool = False,
+) -> np.ndarray:
+  """Reference DML_OPERATOR_CUMULATIVE_SUMMATION: each element the running sum of its lane
+  along ``axis``, walked from the lane's first element (INCREASING) or its last
+  (DECREASING), including the element itself unless ``has_exclusive_sum``."""
+  return _running(input, axis, axis_direction, bool(has_exclusive_sum), product=False)
+
+
+def cumulative_product(
+  input: np.ndarray,
+  *,
+  axis: int,
+  axis_direction: object = "INCREASING",
+  has_exclusive_product: bool = False,
+) -> np.ndarray:
+  """Reference DML_OPERATOR_CUMULATIVE_PRODUCT: each element the running product of its
+  lane along ``axis``, walked from the lane's first element (INCREASING) or its last
+  (DECREASING), including the element itself unless ``has_exclusive_product``."""
+  return _running(input, axis, axis_direction, bool(has_exclusive_product), product=True)
 
 
 def one_hot(indices: np.ndarray, values: np.ndarray, *, axis: int, depth: int) -> np.ndarray:

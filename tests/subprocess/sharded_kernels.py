@@ -33,6 +33,7 @@ from jax.sharding import AxisType, NamedSharding, PartitionSpec
 from dml_jax._src import buffers
 from dml_jax._src.kernels import forms, native_cpu
 from dml_jax._src.ops import (
+  cumulative,
   depth_space,
   gather_elements,
   gather_nd,
@@ -212,6 +213,15 @@ def cases(n: int, rng: np.random.Generator, native: bool):
   yield ("tile rows (cpu)", table_kernel(tile.KERNELS, "tile_rows_cpu", (1, 2, 3), x),
          lambda x: jnp.tile(x, (1, 2, 3)), (x,), {"batch": [(d,)], "axis": [(None, None, d)]},
          no_native)  # fmt: skip
+  x = ints(-8, 9, n, 4 * n, 64).astype(np.float32)  # sums exact in jnp's order too
+  yield (
+    "cumulative walk (cpu, axis 1)",
+    table_kernel(cumulative.KERNELS, "cumulative_cpu", cumulative.Walk(1, True, False, False), x),
+    lambda x: jnp.flip(jnp.cumsum(jnp.flip(x, 1), axis=1), 1),
+    (x,),
+    {"batch": [(d,)], "axis": [(None, d)]},
+    no_native,
+  )
   x = f32(n, 8 * n, 256)
   yield (
     "split runs (cpu, axis 1)",

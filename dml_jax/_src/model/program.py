@@ -32,7 +32,7 @@ A dispatch binds each source at byte ``elementOffset * element size`` (the sourc
 buffer's end (``elementCount`` plays no part). DirectML's binding rules apply (an
 offset that is a multiple of 16, a view at least TotalTensorSizeInBytes, ...), and the
 library's: an output bound to a buffer that is also an input is refused, except for the
-operators with an in-place form (ELEMENT_WISE_IDENTITY and the fills). A dispatch that
+operators with an in-place form (ELEMENT_WISE_IDENTITY, the fills and the scans). A dispatch that
 breaks one stops the run there: the commands before it ran, none after it does
 (`DmlCommandError`); loading finds every such binding, so a run stops only for what it
 cannot see. OWNED_BY_DML inputs are read from the buffers' initial contents.
