@@ -1789,6 +1789,8 @@ def unfold(
   out = np.where(inside, read, np.zeros((), input.dtype))
   n, c = input.shape[:2]
   return out.reshape(n, c * points.shape[1], windows.shape[1])
+
+
 # RESAMPLE, RESAMPLE1, RESAMPLE2, UPSAMPLE_2D
 # --------------------------------------------------------------------------- #
 
