@@ -26,7 +26,7 @@ PAGE = ROOT / "docs" / "performance.md"
 # The machines of the one-device table, in its column order: file stem -> column title.
 MACHINES = {"h100": "H100", "h200": "H200", "cpu-2core": "CPU, 2 cores (small sizes)"}
 # The sharded runs, in the page's order: file stem -> the GPUs, in words.
-SHARDED_MACHINES = {"h200-x2": "2 H200s", "h100-x4": "4 H100s"}
+SHARDED_MACHINES = {"h200-x2": "2 H200s", "h100-x2": "2 H100s", "h100-x4": "4 H100s"}
 _BLOCK = re.compile(
   r"(<!-- generated: (?P<name>[a-z_]+) -->\n)(?P<body>.*?)(<!-- end generated: (?P=name) -->)",
   re.DOTALL,
