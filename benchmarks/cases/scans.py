@@ -77,7 +77,13 @@ def cumulative_case(
       tx = env.torch_from_jax(x)
       torch_scan = env.torch.cumprod if product else env.torch.cumsum
       impls.append(
-        torch_impl(env, f"torch.{torch_scan.__name__}", lambda: torch_scan(tx, dim=axis), shape)
+        # dtype: torch widens integers to int64 otherwise.
+        torch_impl(
+          env,
+          f"torch.{torch_scan.__name__}",
+          lambda: torch_scan(tx, dim=axis, dtype=tx.dtype),
+          shape,
+        )
       )
     if env.ort and not product:  # ONNX has CumSum, no cumulative product
       feeds = {"x": host[0], "axis": np.array(axis, np.int64)}
