@@ -18,6 +18,7 @@ import dml_jax as dml
 from dml_jax._src import reference
 from dml_jax._src.kernels import (
   availability,
+  cumulative_lanes_triton,
   gather_elements_rows_triton,
   gather_elements_strips_triton,
   gather_nd_rows_triton,
@@ -947,3 +948,43 @@ def test_space_to_depth_on_row_split_kernel_shapes(order, shape, block_size, mon
   grad = jax.grad(lambda x: (f(x) * w).sum())(x)
   inverse = dml.depth_to_space1(w, block_size=block_size, order=order or "DEPTH_COLUMN_ROW")
   np.testing.assert_array_equal(grad, inverse)
+
+
+@pytest.mark.parametrize(
+  "layout, case",
+  in_turn(
+    [(np.float32, False, False), (np.float16, True, False), (np.float32, True, True)],
+    [((12, 19), 1), ((2, 11, 12), 1), ((19, 2, 5), 0), ((20, 3), 1)],
+  ),
+)
+def test_cumulative_lanes_body_walks_each_lane_in_order(layout, case):
+  # Every combination of direction, exclusive and product over the cases, against the
+  # reference's walk; float16 rounds every partial tally. Runs of 8 lanes (the last ones
+  # overlapping) and 4 elements loaded ahead, so that short lanes take whole chunks and a rest.
+  (dtype, reverse, exclusive), (shape, axis) = layout, case
+  small = cumulative_lanes_triton.LanesConfig(lanes=8, ahead=4)
+  x = np.random.default_rng(31).standard_normal(shape).astype(dtype)
+  direction = "DECREASING" if reverse else "INCREASING"
+  for product in (False, True):
+    got = cumulative_lanes_triton.cumulative_lanes(
+      jnp.asarray(x), axis=axis, reverse=reverse, exclusive=exclusive, product=product,
+      config=small, interpret=True,
+    )  # fmt: skip
+    if product:
+      want = reference.cumulative_product(
+        x, axis=axis, axis_direction=direction, has_exclusive_product=exclusive
+      )
+    else:
+      want = reference.cumulative_summation(
+        x, axis=axis, axis_direction=direction, has_exclusive_sum=exclusive
+      )
+    assert_bits_equal(got, want)
+
+
+def test_cumulative_lanes_apply_to_float_scans_of_many_lanes():
+  applies = cumulative_lanes_triton.applies
+  f32 = np.dtype(np.float32)
+  assert applies((4096, 8192), 1, f32) == availability.probe().pallas_triton
+  assert not applies((4096, 8192), 1, np.dtype(np.int32))  # integers take XLA's scan
+  assert not applies((16, 8192), 1, f32)  # 16 lanes
+  assert not applies((64, 64), 0, f32)  # 16 KiB

@@ -213,6 +213,17 @@ def cases(n: int, rng: np.random.Generator, native: bool):
   yield ("tile rows (cpu)", table_kernel(tile.KERNELS, "tile_rows_cpu", (1, 2, 3), x),
          lambda x: jnp.tile(x, (1, 2, 3)), (x,), {"batch": [(d,)], "axis": [(None, None, d)]},
          no_native)  # fmt: skip
+  x = ints(-8, 9, n, 2 * n, 64).astype(np.float32)  # sums exact in jnp's order too
+  yield (
+    "cumulative lanes (triton, axis 1)",
+    table_kernel(
+      cumulative.KERNELS, "cumulative_lanes_triton", cumulative.Walk(1, False, False, False), x
+    ),
+    lambda x: jnp.cumsum(x, axis=1),
+    (x,),
+    {"batch": [(d,)], "axis": [(None, d)]},
+    pallas,
+  )
   x = ints(-8, 9, n, 4 * n, 64).astype(np.float32)  # sums exact in jnp's order too
   yield (
     "cumulative walk (cpu, axis 1)",

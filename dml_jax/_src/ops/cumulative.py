@@ -48,7 +48,7 @@ from dml_jax._src.feature_level import (
 )
 from dml_jax._src.fields import FieldKind, dml_field
 from dml_jax._src.integers import as_int
-from dml_jax._src.kernels import cumulative_cpu
+from dml_jax._src.kernels import cumulative_cpu, cumulative_lanes_triton
 from dml_jax._src.kernels.partitioning import Roles, Shaped, around_axis
 from dml_jax._src.rules import braced
 from dml_jax._src.tensor_desc import TensorDesc
@@ -494,6 +494,23 @@ def _lanes_roles(walk: Walk, config: Any, x: Shaped) -> Roles:
 
 KERNELS = (
   kernels.Kernel(
+    "cumulative_lanes_triton",
+    "cuda",
+    applies=lambda walk, config, x: cumulative_lanes_triton.applies(
+      x.shape, walk.axis, x.dtype, config
+    ),
+    roles=_lanes_roles,
+    call=lambda walk, config, interpret, x: functools.partial(
+      cumulative_lanes_triton.cumulative_lanes,
+      axis=walk.axis,
+      reverse=walk.reverse,
+      exclusive=walk.exclusive,
+      product=walk.product,
+      config=config,
+      interpret=interpret,
+    ),
+  ),
+  kernels.Kernel(
     "cumulative_cpu",
     "cpu",
     applies=lambda walk, config, x: cumulative_cpu.applies(x.shape, walk.axis, x.dtype, config),
@@ -508,5 +525,6 @@ KERNELS = (
     native="cumulative.cc",
   ),
 )
-"""The scans' kernel (`kernels.forms` chooses): on the CPU, the native walk (32- and 64-bit data,
-inputs of 64 KiB or more); FLOAT16 and small inputs keep the lax form."""
+"""The scans' kernels (`kernels.forms` chooses): on CUDA GPUs, the float walk of lanes in
+parallel (FLOAT32 and FLOAT16, 1 MiB or more, 32 lanes or more); on the CPU, the native walk
+(32- and 64-bit data, inputs of 64 KiB or more); the rest keeps the lax form."""
