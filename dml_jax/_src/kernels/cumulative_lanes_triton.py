@@ -6,9 +6,10 @@ the only parallelism is across lanes. The lax form is a loop over the axis, one 
 launch (benchmark case `cumulative_summation_axis1`: 0.01 of the copy on an H100). Here each
 program owns a run of lanes and walks the whole axis: it loads the next `ahead` elements of every
 lane first (independent loads, in flight together), then adds (or multiplies) them into the
-tallies one at a time, storing each partial tally. Lanes are the rows of a (lanes, axis) view
-when the axis is the last one, else the columns of each (axis, inner) slab, where neighbouring
-lanes are neighbouring addresses.
+tallies one at a time, storing each partial tally. The lanes are the columns of each (axis, inner) slab, where
+neighbouring lanes are neighbouring addresses; a scan along the last axis walks the columns of
+the transpose (two transposes at the copy's speed cost less than walking strided rows: the
+`--sweep` of case `cumulative_summation_axis1`).
 
 `applies` decides from static shapes; `forms` runs the kernel (`ops.cumulative.KERNELS`) on
 CUDA GPUs only.
@@ -41,7 +42,7 @@ class LanesConfig:
   """
 
   lanes: int = 64
-  ahead: int = 16
+  ahead: int = 32
   min_input_bytes: int = 1 << 20
   num_warps: int = 2
 
@@ -107,23 +108,27 @@ def cumulative_lanes(
   combine: Callable[[jax.Array, jax.Array], jax.Array] = lax.mul if product else lax.add
   identity = 1 if product else 0
   at = (lambda k: n - 1 - k) if reverse else (lambda k: k)
-  if inner == 1:  # the lanes are rows of (outer, n)
-    view = input.reshape(outer, n)
-    runs = _triton.Runs.of(outer, config.lanes)
-    grid = runs.count
+  if inner == 1:  # lanes along the last axis: walked as the columns of the transpose
+    columns = lax.transpose(input.reshape(outer, n), (1, 0))
+    out = cumulative_lanes(
+      columns,
+      axis=0,
+      reverse=reverse,
+      exclusive=exclusive,
+      product=product,
+      config=config,
+      interpret=interpret,
+    )
+    return lax.transpose(out, (1, 0)).reshape(shape)
+  # The lanes are the columns of each (n, inner) slab.
+  view = input.reshape(outer, n, inner)
+  runs = _triton.Runs.of(inner, config.lanes)
+  grid = outer * runs.count
 
-    def place(program):
-      return lambda k: (runs.start(program) + lax.iota(np.int32, runs.length), k)
-
-  else:  # the lanes are the columns of each (n, inner) slab
-    view = input.reshape(outer, n, inner)
-    runs = _triton.Runs.of(inner, config.lanes)
-    grid = outer * runs.count
-
-    def place(program):
-      slab, run = program // runs.count, program % runs.count
-      columns = runs.start(run) + lax.iota(np.int32, runs.length)
-      return lambda k: (slab, k, columns)
+  def place(program):
+    slab, run = program // runs.count, program % runs.count
+    columns = runs.start(run) + lax.iota(np.int32, runs.length)
+    return lambda k: (slab, k, columns)
 
   def kernel(x_ref, out_ref):
     where = place(pl.program_id(0))
