@@ -662,40 +662,43 @@ def _cycled(values: list[int], dtype, shape: tuple[int, ...]) -> np.ndarray:
 
 @pytest.mark.slow
 def test_every_type_combination_matches_reference(x64):
-  """Every data type with every index (length) type, on fixed cases, eagerly.
+  """Every data type with every index (length) type, on fixed cases, jitted.
 
   The properties draw their types; this sweep makes sure that no combination
   is left out. The indices cycle through small, negative and extreme values,
   each of which occurs.
   """
   rng = np.random.default_rng(0)
+
+  def gathers(x, indices, tuples, picks):
+    # GATHER_ELEMENTS; GATHER_ND1, b = 1: X = {2,11,2} -> {1,2,11}; GATHER_ND: X = {1,22,2} ->
+    # {1,22,4}; GATHER of columns of every row (axis 1, q = 1: {2} ++ {K} ++ {4}). The
+    # properties draw the other axes and counts. One program a combination of types.
+    return (
+      dml.gather_elements(x, indices, axis=2),
+      dml.gather_nd(x, tuples, batch_dimension_count=1),
+      dml.gather_nd(x, tuples.reshape(1, 22, 2), batch_dimension_count=0),
+      dml.gather(x, picks, axis=1, index_dimensions=1),
+    )
+
+  jitted = jax.jit(gathers)
   for dtype in map(np.dtype, ALL_DATA):
     x = _random_data(rng, dtype, (2, 8, 4))
     for index_dtype in INDEX_32 + INDEX_64:
       name = f"{dtype.name} data, {np.dtype(index_dtype).name} indices"
       indices = _cycled(_interesting_values(index_dtype), index_dtype, (2, 8, 5))
-      assert_bits_equal(
-        dml.gather_elements(x, indices, axis=2),
-        reference.gather_elements(x, indices, axis=2),
-        context=f"GATHER_ELEMENTS, {name}",
-      )
       tuples = _cycled(_interesting_values(index_dtype)[::-1], index_dtype, (2, 11, 2))
-      # GATHER_ND1, b = 1: X = {2,11,2} -> {1,2,11}; GATHER_ND: X = {1,22,2} -> {1,22,4}.
-      for b, tuples_b in ((1, tuples), (0, tuples.reshape(1, 22, 2))):
-        assert_bits_equal(
-          dml.gather_nd(x, tuples_b, batch_dimension_count=b),
-          reference.gather_nd(x, tuples_b, batch_dimension_count=b),
-          context=f"GATHER_ND b={b}, {name}",
-        )
-      # GATHER of columns of every row (axis 1, q = 1: {2} ++ {K} ++ {4}); the properties draw
-      # the other axes and counts.
       values = _interesting_values(index_dtype)
       picks = _cycled(values, index_dtype, (1, 1, len(values)))
-      assert_bits_equal(
-        dml.gather(x, picks, axis=1, index_dimensions=1),
+      wants = (
+        reference.gather_elements(x, indices, axis=2),
+        reference.gather_nd(x, tuples, batch_dimension_count=1),
+        reference.gather_nd(x, tuples.reshape(1, 22, 2), batch_dimension_count=0),
         reference.gather(x, picks, axis=1, index_dimensions=1),
-        context=f"GATHER, {name}",
       )
+      labels = ("GATHER_ELEMENTS", "GATHER_ND b=1", "GATHER_ND b=0", "GATHER")
+      for got, want, label in zip(jitted(x, indices, tuples, picks), wants, labels, strict=True):
+        assert_bits_equal(got, want, context=f"{label}, {name}")
     for length_dtype in LENGTH_32 + LENGTH_64:
       lengths = _cycled(_interesting_values(length_dtype, lengths=True), length_dtype, (2, 8, 1))
       assert_bits_equal(
