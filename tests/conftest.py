@@ -152,6 +152,16 @@ def pytest_collection_modifyitems(items):
   for item in items:
     if MODE_FIXTURES.intersection(getattr(item, "fixturenames", ())):
       item.add_marker(pytest.mark.mode_independent)
+  # The longest first, so that pytest-xdist's workers end together: a minute-long child
+  # process started last would keep one worker busy while the other waits. Slow tests by the
+  # seconds their mark states (`pytest.mark.slow(seconds=80)`), then the other slow tests,
+  # then the rest, each in collection order.
+  items.sort(key=_start_order)
+
+
+def _start_order(item: pytest.Item) -> tuple[int, float]:
+  slow = item.get_closest_marker("slow")
+  return (2, 0.0) if slow is None else (1, -float(slow.kwargs.get("seconds", 0)))
 
 
 # -- end of markers ---------------------------------------------------------------------------

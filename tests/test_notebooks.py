@@ -183,7 +183,7 @@ _SHOWS = {
 """What each notebook must show beyond `check`; one test executes each notebook once."""
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=15)
 @pytest.mark.subprocess
 @pytest.mark.parametrize("name", sorted(p.name for p in NOTEBOOKS.glob("*.ipynb")))
 def test_notebook_runs_without_errors_and_shows_what_it_should(name):

@@ -41,7 +41,7 @@ pinned examples (64-bit lengths, unsigned indices never counted from the end, ..
 are in tests/ops/test_<operator>.py.
 
 Budget: jit compiles dominate the run time, so there are a few large properties
-(18 examples each in the "ci" profile, 0.6 of its max_examples) rather than many
+(12 examples each in the "ci" profile, 0.4 of its max_examples) rather than many
 small ones; the file runs in about a minute on two cores.
 """
 
@@ -607,35 +607,35 @@ def _with_index(case: Case, example: tuple[np.ndarray, ...], index: np.ndarray):
 @pytest.mark.slow
 # Each example compiles 3-5 functions (eager, jit, vmap, grad): 0.6 of the profile's
 # max_examples (18 in "ci") for each of these properties keeps the suite's time in bounds.
-@examples(0.6)
+@examples(0.4)
 @given(data=st.data())
 def test_gather_elements_matches_reference(data):
   check_case(data.draw(gather_elements_cases(), label="case"))
 
 
 @pytest.mark.slow
-@examples(0.6)
+@examples(0.4)
 @given(data=st.data())
 def test_gather_nd_matches_reference(data):
   check_case(data.draw(gather_nd_cases(), label="case"))
 
 
 @pytest.mark.slow
-@examples(0.6)
+@examples(0.4)
 @given(data=st.data())
 def test_gather_matches_reference(data):
   check_case(data.draw(gather_cases(), label="case"))
 
 
 @pytest.mark.slow
-@examples(0.6)
+@examples(0.4)
 @given(data=st.data())
 def test_reverse_subsequences_matches_reference(data):
   check_case(data.draw(reverse_subsequences_cases(), label="case"))
 
 
 @pytest.mark.slow
-@examples(0.6)
+@examples(0.4)
 @given(data=st.data())
 def test_join_matches_reference(data):
   check_case(data.draw(join_cases(), label="case"))
@@ -725,7 +725,7 @@ INDEXED_CASES = {
 
 
 @pytest.mark.parametrize("op", sorted(INDEXED_CASES))
-@examples(0.5)
+@examples(0.35)
 @given(data=st.data())
 def test_64bit_host_indices_that_fit_match_reference_without_x64(no_x64, op, data):
   """int64/uint64 NumPy indices (lengths) with x64 off: narrowed, same result."""

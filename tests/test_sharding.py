@@ -15,7 +15,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 # The scripts run in a child in JAX's default mode (x64 off), once: each takes about 35 s.
 @pytest.mark.mode_independent
 @pytest.mark.subprocess
-@pytest.mark.slow
+@pytest.mark.slow(seconds=80)
 def test_operators_on_arrays_sharded_over_8_devices():
   result = run_on_cpu_devices(ROOT / "tests/subprocess/sharded_ops.py")
   assert result.returncode == 0, result.stdout + result.stderr
@@ -48,7 +48,7 @@ def test_collectives_are_counted_by_kind():
 
 @pytest.mark.mode_independent
 @pytest.mark.subprocess
-@pytest.mark.slow
+@pytest.mark.slow(seconds=35)
 def test_kernels_run_per_shard_over_8_devices():
   """Every kernel, partitioned, on operands sharded over 8 CPU devices: one device's bits, jnp's
   output sharding, no collective beyond jnp's (none with a batch dimension sharded)."""
