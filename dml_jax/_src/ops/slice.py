@@ -76,9 +76,10 @@ def _check_arrays(
   rank: int,
   counted: tuple[str, tuple[int, ...]],
   *others: tuple[str, tuple[int, ...]],
+  tensor: str = "InputTensor",
 ) -> bool:
   """DimensionCount counts the first array, the others have as many values, and it is the
-  input's rank; returns whether every array has one value per input dimension."""
+  rank of `tensor`; returns whether every array has one value per dimension."""
   name, values = counted
   ok = rules.check_count(check, "DimensionCount", dimension_count, name, len(values))
   for other, other_values in others:
@@ -91,7 +92,7 @@ def _check_arrays(
   ok &= check.expect(
     dimension_count == rank,
     "DimensionCount",
-    f"must equal InputTensor.DimensionCount ({rank})",
+    f"must equal {tensor}.DimensionCount ({rank})",
     dimension_count,
     hint="pad the arrays for leading dimensions of size 1 with offset 0, size 1, stride 1"
     if dimension_count < rank
@@ -109,6 +110,77 @@ def _check_range(
 def _beyond(ends: Sequence[int], sizes: Sequence[int]) -> list[int]:
   """The dimensions whose last position `ends[d]` (exclusive) passes `sizes[d]`."""
   return [d for d, (end, size) in enumerate(zip(ends, sizes, strict=True)) if end > size]
+
+
+class Windows(NamedTuple):
+  """SLICE1's InputWindowOffsets, InputWindowSizes and InputWindowStrides (SLICE_GRAD's too):
+  one window a dimension, walked from its start (or, with a negative stride, its end)."""
+
+  offsets: tuple[int, ...]
+  sizes: tuple[int, ...]
+  strides: tuple[int, ...]
+
+  def fit(self, rank: int) -> bool:
+    """One offset, size and stride per dimension, sizes >= 1, strides not 0."""
+    return (
+      all(len(a) == rank for a in self)
+      and all(s >= 1 for s in self.sizes)
+      and all(t != 0 for t in self.strides)
+    )
+
+  def walk_sizes(self, rank: int) -> tuple[int, ...] | None:
+    """The length of each window's whole walk, ``1 + (size - 1) // |stride|`` (None if the
+    arrays do not describe one window per dimension)."""
+    if not self.fit(rank):
+      return None
+    return tuple(1 + (s - 1) // abs(t) for s, t in zip(self.sizes, self.strides, strict=True))
+
+  def check(
+    self, check: Checker, dimension_count: int, rank: int, tensor: str, zero_stride: str
+  ) -> bool:
+    """The arrays' counts and ranges; whether each describes one window a dimension."""
+    fits = _check_arrays(
+      check,
+      dimension_count,
+      rank,
+      ("InputWindowOffsets", self.offsets),
+      ("InputWindowSizes", self.sizes),
+      ("InputWindowStrides", self.strides),
+      tensor=tensor,
+    )
+    ok = _check_range(
+      check, "InputWindowOffsets", self.offsets, 0, _UINT_MAX, "every offset must be a UINT (>= 0)"
+    )
+    ok &= _check_range(
+      check,
+      "InputWindowSizes",
+      self.sizes,
+      1,
+      _UINT_MAX,
+      "every window size must be >= 1 (no empty windows)",
+    )
+    ok &= check.expect(
+      all(t != 0 for t in self.strides),
+      "InputWindowStrides",
+      zero_stride,
+      self.strides,
+      hint="use 1 to walk a window forwards, -1 backwards",
+    )
+    ok &= _check_range(
+      check,
+      "InputWindowStrides",
+      self.strides,
+      _INT_MIN,
+      _INT_MAX,
+      "every stride must be an INT (in [-2**31, 2**31 - 1])",
+    )
+    return fits and ok and self.fit(rank)
+
+  def beyond(self, sizes: Sequence[int]) -> tuple[int, int] | None:
+    """The first dimension whose window passes `sizes`, and where it ends; None if none."""
+    ends = [o + s for o, s in zip(self.offsets, self.sizes, strict=True)]
+    past = _beyond(ends, sizes)
+    return (past[0], ends[past[0]]) if past else None
 
 
 @registry.register
@@ -295,25 +367,14 @@ class Slice1Desc(OperatorDesc):
       dimension_count: SupportsIndex | None = None,
     ) -> None: ...
 
-  def _fits(self) -> bool:
-    """One offset, size and stride per input dimension, sizes >= 1, strides not 0."""
-    n = self.input_tensor.dimension_count
-    arrays = (self.input_window_offsets, self.input_window_sizes, self.input_window_strides)
-    return (
-      all(len(a) == n for a in arrays)
-      and all(s >= 1 for s in self.input_window_sizes)
-      and all(t != 0 for t in self.input_window_strides)
-    )
+  @property
+  def windows(self) -> Windows:
+    return Windows(self.input_window_offsets, self.input_window_sizes, self.input_window_strides)
 
   def walk_sizes(self) -> tuple[int, ...] | None:
     """The length of each window's whole walk, ``1 + (size - 1) // |stride|`` (None if the
     arrays do not describe one window per dimension)."""
-    if not self._fits():
-      return None
-    return tuple(
-      1 + (s - 1) // abs(t)
-      for s, t in zip(self.input_window_sizes, self.input_window_strides, strict=True)
-    )
+    return self.windows.walk_sizes(self.input_tensor.dimension_count)
 
   def infer_output(self) -> TensorDesc | None:
     walk = self.walk_sizes()
@@ -326,57 +387,19 @@ class Slice1Desc(OperatorDesc):
     return TensorDesc(self.input_tensor.data_type, walk)
 
   def check_rules(self, check: Checker) -> None:
-    offsets, sizes, strides = (
-      self.input_window_offsets,
-      self.input_window_sizes,
-      self.input_window_strides,
-    )
-    fits = _check_arrays(
-      check,
-      self.dimension_count,
-      self.input_tensor.dimension_count,
-      ("InputWindowOffsets", offsets),
-      ("InputWindowSizes", sizes),
-      ("InputWindowStrides", strides),
-    )
-    ok = _check_range(
-      check, "InputWindowOffsets", offsets, 0, _UINT_MAX, "every offset must be a UINT (>= 0)"
-    )
-    ok &= _check_range(
-      check,
-      "InputWindowSizes",
-      sizes,
-      1,
-      _UINT_MAX,
-      "every window size must be >= 1 (no empty windows)",
-    )
-    ok &= check.expect(
-      all(t != 0 for t in strides),
-      "InputWindowStrides",
-      "no stride may be 0",
-      strides,
-      hint="use 1 to walk a window forwards, -1 backwards",
-    )
-    ok &= _check_range(
-      check,
-      "InputWindowStrides",
-      strides,
-      _INT_MIN,
-      _INT_MAX,
-      "every stride must be an INT (in [-2**31, 2**31 - 1])",
-    )
-    if not (fits and ok and self._fits()):
+    windows = self.windows
+    rank = self.input_tensor.dimension_count
+    if not windows.check(check, self.dimension_count, rank, "InputTensor", "no stride may be 0"):
       return
-    ends = [o + s for o, s in zip(offsets, sizes, strict=True)]
-    beyond = _beyond(ends, self.input_tensor.sizes)
-    if beyond:
-      d = beyond[0]
+    beyond = windows.beyond(self.input_tensor.sizes)
+    if beyond is not None:
+      d, end = beyond
       check.fail(
         "InputWindowOffsets",
         f"every window must lie inside InputTensor.Sizes {braced(self.input_tensor.sizes)}:"
         f" InputWindowOffsets + InputWindowSizes must be <= InputTensor.Sizes; dimension {d}"
-        f" ends at {offsets[d]} + {sizes[d]} = {ends[d]}",
-        offsets,
+        f" ends at {windows.offsets[d]} + {windows.sizes[d]} = {end}",
+        windows.offsets,
         hint="shrink the window or move it; DirectML never clips a window",
       )
 

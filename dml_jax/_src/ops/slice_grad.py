@@ -40,11 +40,9 @@ from dml_jax._src.feature_level import (
 )
 from dml_jax._src.fields import FieldKind, dml_field
 from dml_jax._src.integers import as_int_tuple
+from dml_jax._src.ops.slice import Windows
 from dml_jax._src.rules import braced
 from dml_jax._src.tensor_desc import TensorDesc
-
-_UINT_MAX = 2**32 - 1
-_INT_MIN, _INT_MAX = -(2**31), 2**31 - 1
 
 
 def _table(dimension_counts: Any, data_types: tuple[DataType, ...]) -> dict[str, Any]:
@@ -113,25 +111,14 @@ class SliceGradDesc(OperatorDesc):
       dimension_count: SupportsIndex | None = None,
     ) -> None: ...
 
-  def _fits(self) -> bool:
-    """One offset, size and stride per dimension, sizes >= 1, strides not 0."""
-    n = self.input_gradient_tensor.dimension_count
-    arrays = (self.input_window_offsets, self.input_window_sizes, self.input_window_strides)
-    return (
-      all(len(a) == n for a in arrays)
-      and all(s >= 1 for s in self.input_window_sizes)
-      and all(t != 0 for t in self.input_window_strides)
-    )
+  @property
+  def windows(self) -> Windows:
+    return Windows(self.input_window_offsets, self.input_window_sizes, self.input_window_strides)
 
   def walk_sizes(self) -> tuple[int, ...] | None:
     """The length of each window's whole walk, ``1 + (size - 1) // |stride|`` (None if the
     arrays do not describe one window per dimension)."""
-    if not self._fits():
-      return None
-    return tuple(
-      1 + (s - 1) // abs(t)
-      for s, t in zip(self.input_window_sizes, self.input_window_strides, strict=True)
-    )
+    return self.windows.walk_sizes(self.input_gradient_tensor.dimension_count)
 
   def infer_output(self) -> TensorDesc | None:
     # The sizes are the given output's (the one field that holds them), the data type the
@@ -139,75 +126,27 @@ class SliceGradDesc(OperatorDesc):
     return TensorDesc(self.input_gradient_tensor.data_type, self.output_gradient_tensor.sizes)
 
   def check_rules(self, check: Checker) -> None:
-    offsets, sizes, strides = (
-      self.input_window_offsets,
-      self.input_window_sizes,
-      self.input_window_strides,
-    )
+    windows = self.windows
     rank = self.input_gradient_tensor.dimension_count
-    count = self.dimension_count
-    ok = check.expect(
-      count == len(offsets),
-      "DimensionCount",
-      f"must equal the number of InputWindowOffsets ({len(offsets)})",
-      count,
+    zero_stride = (
+      "no stride may be 0: with a zero stride no output gradient element could be told which"
+      " input gradient element it takes"
     )
-    for name, values in (("InputWindowSizes", sizes), ("InputWindowStrides", strides)):
-      ok &= check.expect(
-        len(values) == count,
-        name,
-        f"must hold DimensionCount ({count}) values, one per dimension",
-        values,
-      )
-    ok &= check.expect(
-      count == rank,
-      "DimensionCount",
-      f"must equal InputGradientTensor.DimensionCount ({rank})",
-      count,
-    )
-    ok &= check.expect(
-      all(0 <= o <= _UINT_MAX for o in offsets),
-      "InputWindowOffsets",
-      "every offset must be a UINT (>= 0)",
-      offsets,
-    )
-    ok &= check.expect(
-      all(1 <= s <= _UINT_MAX for s in sizes),
-      "InputWindowSizes",
-      "every window size must be >= 1 (no empty windows)",
-      sizes,
-    )
-    ok &= check.expect(
-      all(t != 0 for t in strides),
-      "InputWindowStrides",
-      "no stride may be 0: with a zero stride no output gradient element could be told"
-      " which input gradient element it takes",
-      strides,
-      hint="use 1 to walk a window forwards, -1 backwards",
-    )
-    ok &= check.expect(
-      all(_INT_MIN <= t <= _INT_MAX for t in strides),
-      "InputWindowStrides",
-      "every stride must be an INT (in [-2**31, 2**31 - 1])",
-      strides,
-    )
-    if not (ok and self._fits()):
+    if not windows.check(check, self.dimension_count, rank, "InputGradientTensor", zero_stride):
       return
     target = self.output_gradient_tensor.sizes
-    if len(target) == rank:
-      ends = [o + s for o, s in zip(offsets, sizes, strict=True)]
-      beyond = [d for d in range(rank) if ends[d] > target[d]]
-      if beyond:
-        d = beyond[0]
-        check.fail(
-          "InputWindowOffsets",
-          f"every window must lie inside OutputGradientTensor.Sizes {braced(target)} (SLICE1's"
-          f" input): InputWindowOffsets + InputWindowSizes must be <= OutputGradientTensor.Sizes;"
-          f" dimension {d} ends at {offsets[d]} + {sizes[d]} = {ends[d]}",
-          offsets,
-          hint="shrink the window or move it, or give the OutputGradientTensor SLICE1's input's"
-          " sizes",
-        )
+    beyond = windows.beyond(target) if len(target) == rank else None
+    if beyond is not None:
+      d, end = beyond
+      check.fail(
+        "InputWindowOffsets",
+        f"every window must lie inside OutputGradientTensor.Sizes {braced(target)} (SLICE1's"
+        f" input): InputWindowOffsets + InputWindowSizes must be <= OutputGradientTensor.Sizes;"
+        f" dimension {d} ends at {windows.offsets[d]} + {windows.sizes[d]} = {end}",
+        windows.offsets,
+        hint="shrink the window or move it, or give the OutputGradientTensor SLICE1's input's"
+        " sizes",
+      )
     walk = self.walk_sizes()
     assert walk is not None
     given = self.input_gradient_tensor.sizes
