@@ -35,7 +35,7 @@ from hypothesis import HealthCheck, settings
 
 settings.register_profile(
   "ci",
-  max_examples=30,
+  max_examples=20,
   deadline=None,
   derandomize=True,
   print_blob=True,

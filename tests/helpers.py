@@ -268,7 +268,7 @@ def numpy_normalize(indices: np.ndarray, size: int | np.ndarray) -> np.ndarray:
 
 def examples(fraction: float, **changes: Any) -> Any:
   """Hypothesis settings drawing `fraction` of the loaded profile's max_examples (at least 5):
-  the "ci" profile's 30 make 15 at 0.5, the "long" profile's 10,000 make 5,000."""
+  the "ci" profile's 20 make 10 at 0.5, the "long" profile's 10,000 make 5,000."""
   from hypothesis import settings
 
   return settings(max_examples=max(5, int(settings().max_examples * fraction)), **changes)

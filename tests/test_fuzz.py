@@ -26,10 +26,10 @@ from tests.helpers import assert_bits_equal
 
 LONG = os.environ.get("HYPOTHESIS_PROFILE") == "long"
 SHARDS = 16 if LONG else 1
-VALID_BUDGET, INVALID_BUDGET = 240, 1600  # draws per CI run, all operators together
-VALID_EXAMPLES = 10_000 // SHARDS if LONG else max(6, VALID_BUDGET // len(strategies.OPERATORS))
+VALID_BUDGET, INVALID_BUDGET = 160, 1200  # draws per CI run, all operators together
+VALID_EXAMPLES = 10_000 // SHARDS if LONG else max(4, VALID_BUDGET // len(strategies.OPERATORS))
 INVALID_EXAMPLES = (
-  10_000 // SHARDS if LONG else max(40, INVALID_BUDGET // len(strategies.OPERATORS))
+  10_000 // SHARDS if LONG else max(30, INVALID_BUDGET // len(strategies.OPERATORS))
 )
 
 

@@ -41,7 +41,7 @@ pinned examples (64-bit lengths, unsigned indices never counted from the end, ..
 are in tests/ops/test_<operator>.py.
 
 Budget: jit compiles dominate the run time, so there are a few large properties
-(12 examples each in the "ci" profile, 0.4 of its max_examples) rather than many
+(8 examples each in the "ci" profile, 0.4 of its max_examples) rather than many
 small ones; the file runs in about a minute on two cores.
 """
 
