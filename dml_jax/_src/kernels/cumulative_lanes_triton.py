@@ -125,22 +125,20 @@ def cumulative_lanes(
   runs = _triton.Runs.of(inner, config.lanes)
   grid = outer * runs.count
 
-  def place(program):
+  def kernel(x_ref, out_ref):
+    program = pl.program_id(0)
     slab, run = program // runs.count, program % runs.count
     columns = runs.start(run) + lax.iota(np.int32, runs.length)
-    return lambda k: (slab, k, columns)
-
-  def kernel(x_ref, out_ref):
-    where = place(pl.program_id(0))
-    first = x_ref[where(at(0))]
-    out_ref[where(at(0))] = lax.full_like(first, identity) if exclusive else first
+    where = lambda k: (slab, at(k), columns)  # the k-th element of the walk, in each lane
+    first = x_ref[where(0)]
+    out_ref[where(0)] = lax.full_like(first, identity) if exclusive else first
 
     def walk(start, count, tally):
       """Elements start .. start + count - 1 of the walk (count static): loaded, then combined."""
-      loaded = [x_ref[where(at(start + i))] for i in range(count)]
+      loaded = [x_ref[where(start + i)] for i in range(count)]
       for i, value in enumerate(loaded):
         following = combine(tally, value)
-        out_ref[where(at(start + i))] = tally if exclusive else following
+        out_ref[where(start + i)] = tally if exclusive else following
         tally = following
       return tally
 
