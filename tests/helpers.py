@@ -29,6 +29,7 @@ import subprocess
 import sys
 from typing import Any
 
+import jax
 import numpy as np
 import pytest
 
@@ -283,13 +284,27 @@ def in_turn(first: list[Any], second: list[Any]) -> list[Any]:
     >>> [p.id for p in in_turn([np.int8, np.float32], ["a", "b", "c"])]
     ['int8-a', 'float32-b', 'int8-c']
   """
-
-  def name(value: Any) -> str:
-    return np.dtype(value).name if isinstance(value, type) else str(value)
-
   count = max(len(first), len(second))
   pairs = [(first[i % len(first)], second[i % len(second)]) for i in range(count)]
-  return [pytest.param(a, b, id=f"{name(a)}-{name(b)}") for a, b in pairs]
+  return [pytest.param(a, b, id=f"{_name(a)}-{_name(b)}") for a, b in pairs]
+
+
+def in_turn_off_gpus(first: list[Any], second: list[Any]) -> list[Any]:
+  """Every pair of `first` and `second` where the default device is a GPU (each pair runs a
+  kernel on its own shapes), `in_turn` elsewhere (where the pairs run the same lax form).
+
+  Examples:
+    >>> pairs = in_turn_off_gpus([1, 2], ["a", "b", "c"])
+    >>> len(pairs) == (6 if jax.default_backend() == "gpu" else 3)
+    True
+  """
+  if jax.default_backend() != "gpu":
+    return in_turn(first, second)
+  return [pytest.param(a, b, id=f"{_name(a)}-{_name(b)}") for a in first for b in second]
+
+
+def _name(value: Any) -> str:
+  return np.dtype(value).name if isinstance(value, type) else str(value)
 
 
 def kernel_data(rng: np.random.Generator, dtype, shape) -> np.ndarray:

@@ -30,7 +30,13 @@ from dml_jax._src.kernels import (
   tile_rows_triton,
 )
 from dml_jax._src.ops.one_hot import _on_positions
-from tests.helpers import assert_bits_equal, in_turn, kernel_data, kernel_indices
+from tests.helpers import (
+  assert_bits_equal,
+  in_turn,
+  in_turn_off_gpus,
+  kernel_data,
+  kernel_indices,
+)
 
 # The kernels' tests run with x64 off, except those that take the `x64` fixture for 64-bit
 # indices or data: once, in the first pass (the kernels' 32-bit paths do not depend on the
@@ -928,9 +934,11 @@ def test_space_to_depth_rows_never_apply_without_pallas_triton(monkeypatch):
   assert not space_to_depth_rows_triton.applies((16, 64, 512, 512), 2, np.dtype(np.float32))
 
 
-@pytest.mark.parametrize("order", ["DEPTH_COLUMN_ROW", "COLUMN_ROW_DEPTH", None])
-@pytest.mark.parametrize("shape, block_size", _SPACE_SHAPES)
-def test_space_to_depth_on_row_split_kernel_shapes(order, shape, block_size, monkeypatch):
+@pytest.mark.parametrize(
+  "order, case", in_turn_off_gpus(["DEPTH_COLUMN_ROW", "COLUMN_ROW_DEPTH", None], _SPACE_SHAPES)
+)
+def test_space_to_depth_on_row_split_kernel_shapes(order, case, monkeypatch):
+  shape, block_size = case
   monkeypatch.setattr(space_to_depth_rows_triton, "DEFAULT", _SHORT_SPLITS)
   x = kernel_data(np.random.default_rng(41), np.float32, shape)
   if order is None:  # SPACE_TO_DEPTH: DEPTH_COLUMN_ROW
