@@ -9,15 +9,18 @@ full pack is loaded and validated, which compiles nothing.
 
 from __future__ import annotations
 
+import functools
 import io
 import json
+import math
 import os
+from fractions import Fraction
 
 import jax
 import numpy as np
 import pytest
 
-from dml_jax._src import registry
+from dml_jax._src import reference, registry
 from dml_jax._src.conformance import descriptor_for
 from dml_jax._src.crosscheck import cases, cli, compare, pack
 from dml_jax._src.feature_level import FeatureLevel
@@ -44,6 +47,7 @@ ROUND_TRIP = (
   "argmax.outputtensor-int64",  # a 64-bit index output
   "reverse_subsequences.doc-1",
   "slice1.doc-1",
+  "resample1.nearest-ties-clamped-edges",  # ties to the smaller index, both edges clamped
 )
 
 
@@ -111,6 +115,79 @@ def test_the_edge_cases_hold_what_they_name(every_case):
     np.testing.assert_array_equal(broadcast, np.broadcast_to(first, source.shape))
   signed = by_name["gather.indicestensor-int32-minus-1"]
   assert signed.feature_level >= FeatureLevel.FL_3_0  # signed indices came with 3_0
+
+
+def _resampling(case):
+  """(exact source coordinates per dimension, the rule that rounds them, the oracle's
+  output) of a resampling case, from its desc's fields."""
+  desc = case.desc
+  (data,) = cases.logical_inputs(case).values()
+  rank = data.ndim
+  if case.op == "UPSAMPLE_2D":
+    size = desc.scale_size
+    scales = (1,) * (rank - 2) + (size.height, size.width)
+    ins, outs = (0.5,) * rank, (-0.5,) * rank
+    oracle = reference.upsample_2d(data, scale_size={"Width": size.width, "Height": size.height})
+  else:
+    scales = desc.scales
+    ins, outs = (0.5,) * rank, (-0.5,) * rank  # RESAMPLE: pixel centres, no fields
+    fields = {"scales": scales, "output_sizes": desc.output_tensor.sizes}
+    if case.op != "RESAMPLE":
+      ins, outs = desc.input_pixel_offsets, desc.output_pixel_offsets
+      fields.update(input_pixel_offsets=ins, output_pixel_offsets=outs)
+    if case.op == "RESAMPLE2":
+      fields.update(rounding_direction=desc.rounding_direction.name)
+    resample = getattr(reference, case.op.lower())
+    oracle = resample(data, interpolation_mode="NEAREST_NEIGHBOR", **fields)
+  coordinates = [
+    [(o - Fraction(out)) / Fraction(scale) - Fraction(offset) for o in range(m)]
+    for m, scale, offset, out in zip(oracle.shape, scales, ins, outs, strict=True)
+  ]
+  rule = desc.rounding_direction.name if case.op == "RESAMPLE2" else "SMALLER"
+  return data, coordinates, rule, oracle
+
+
+def _nearest(data, coordinates, tie):
+  """`data` sampled at the nearest elements of exact `coordinates` (clamped); `tie`
+  chooses at exactly .5: "floor" or "ceil"; "DECREASING" and "INCREASING" round every
+  coordinate down or up."""
+  indices = []
+  for xs, n in zip(coordinates, data.shape, strict=True):
+    chosen = []
+    for x in xs:
+      if tie == "DECREASING" or (x - math.floor(x) == Fraction(1, 2) and tie == "floor"):
+        i = math.floor(x)
+      elif tie == "INCREASING" or x - math.floor(x) == Fraction(1, 2):
+        i = math.ceil(x)
+      else:
+        i = math.floor(x + Fraction(1, 2))
+      chosen.append(min(max(i, 0), n - 1))
+    indices.append(chosen)
+  return data[np.ix_(*indices)]
+
+
+def test_the_nearest_ties_fall_on_halves_and_the_oracle_breaks_them_as_documented(every_case):
+  found = [c for c in every_case if ".nearest-" in c.name]
+  assert {c.op for c in found} == {"RESAMPLE", "RESAMPLE1", "RESAMPLE2", "UPSAMPLE_2D"}
+  directions = {c.desc.rounding_direction.name for c in found if c.op == "RESAMPLE2"}
+  assert directions == {"DECREASING", "INCREASING"}
+  for case in found:
+    data, coordinates, rule, oracle = _resampling(case)
+    assert len(np.unique(data)) == data.size, case.name  # every element tells where it came from
+    on_tie = [np.array([x - math.floor(x) == Fraction(1, 2) for x in xs]) for xs in coordinates]
+    tied = functools.reduce(np.logical_or, np.ix_(*on_tie))  # on a tie in some dimension
+    policy = {"SMALLER": "floor"}.get(rule, rule)  # ties to the smaller index (docs/policies.md)
+    np.testing.assert_array_equal(oracle, _nearest(data, coordinates, policy), case.name)
+    if ".nearest-ties-" not in case.name:
+      assert not tied.any(), case.name  # whole factors: no tie anywhere
+      continue
+    assert tied.sum() * 3 >= tied.size, case.name  # many ties, not one
+    if rule == "SMALLER":  # breaking the ties upwards instead is visible
+      assert not np.array_equal(oracle, _nearest(data, coordinates, "ceil")), case.name
+    if "clamped" in case.name:
+      assert any(xs[0] < 0 for xs in coordinates), case.name
+      past = [xs[-1] > n - 1 for xs, n in zip(coordinates, data.shape, strict=True)]
+      assert any(past), case.name
 
 
 def test_every_model_of_the_pack_loads_and_writes_files_named_after_it(tmp_path, every_case):

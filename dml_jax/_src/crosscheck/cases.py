@@ -20,6 +20,9 @@ operator's tensor-support table, and rewrite the operator's first doc example:
   support table (axes shifted, per-dimension arrays extended);
 - `ties`: for operators with an index output, inputs of equal values (and +0.0 beside
   -0.0), whose order DirectML's pages leave open;
+- `nearest_ties`: for resampling operators, NEAREST_NEIGHBOR with sampling coordinates
+  exactly halfway between two input elements (and past both edges), in each
+  RoundingDirection, over distinct input values;
 - `scalar_specials`: a DML_SCALAR_UNION or DML_SCALE_BIAS holding -0.0, a NaN, an
   infinity or an integer type's extremes.
 
@@ -41,7 +44,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, cast
 
 import numpy as np
@@ -55,6 +58,7 @@ from dml_jax._src.feature_level import NEWEST, FeatureLevel
 from dml_jax._src.fields import DmlField, FieldKind, dml_fields, widened
 from dml_jax._src.fixtures import Fixture, load_fixtures
 from dml_jax._src.scale_bias import ScaleBias
+from dml_jax._src.size_2d import Size2D
 from dml_jax._src.tensor_desc import TensorDesc
 
 MIN_EDGE_CASES = 5
@@ -640,6 +644,167 @@ def ties(base: _Draft) -> list[_Draft]:
   return drafts
 
 
+@dataclasses.dataclass(frozen=True)
+class _Axis:
+  """One dimension of a resampling: its sizes and fields. Output element o samples the
+  input at x = (o - output_offset) / scale - input_offset (DirectML's definition)."""
+
+  input_size: int
+  output_size: int
+  scale: float = 1.0
+  input_offset: float = 0.5
+  output_offset: float = -0.5
+
+  @property
+  def centred(self) -> bool:
+    """The offsets are pixel centres (RESAMPLE's, UPSAMPLE_2D's: no field holds them)."""
+    return (self.input_offset, self.output_offset) == (0.5, -0.5)
+
+  @property
+  def whole_factor(self) -> int | None:
+    """The scale as UPSAMPLE_2D's ScaleSize holds it (centres, output = input x scale)."""
+    factor = int(self.scale)
+    whole = factor == self.scale >= 1 and self.output_size == self.input_size * factor
+    return factor if whole and self.centred else None
+
+
+NEAREST_GEOMETRIES: tuple[tuple[str, str, tuple[_Axis, _Axis]], ...] = (
+  (
+    "nearest-ties-downscale-2",
+    "the last dimension halved about pixel centres: x = 2o + 0.5, every output on a tie",
+    (_Axis(3, 3), _Axis(8, 4, 0.5)),
+  ),
+  (
+    "nearest-ties-downscale-2x2",
+    "both dimensions halved about pixel centres: x = 2o + 0.5, every output on a tie in both",
+    (_Axis(4, 2, 0.5), _Axis(6, 3, 0.5)),
+  ),
+  (
+    "nearest-ties-upscale-1.5",
+    "both dimensions scaled by 1.5 about pixel centres: x = (o + 0.5) / 1.5 - 0.5, a tie"
+    " at o = 1, 4 (x = 0.5, 2.5)",
+    (_Axis(4, 6, 1.5), _Axis(4, 6, 1.5)),
+  ),
+  (
+    "nearest-ties-upscale-2-offsets-0",
+    "the last dimension doubled with both offsets 0: x = o / 2, every odd o on a tie",
+    (_Axis(3, 3), _Axis(4, 8, 2.0, 0.0, 0.0)),
+  ),
+  (
+    "nearest-ties-upscale-3-offsets-half-0",
+    "the first dimension tripled with InputPixelOffset 0.5, OutputPixelOffset 0:"
+    " x = o / 3 - 0.5, a tie at every third o (x = -0.5 below the first element)",
+    (_Axis(4, 12, 3.0, 0.5, 0.0), _Axis(3, 3)),
+  ),
+  (
+    "nearest-ties-clamped-edges",
+    "scales 1.5 and 0.5 about pixel centres with outputs past the scaled input:"
+    " x from -1/6 (below 0) to 2.5 and 4.5 (past the last element), ties at 0.5, 2.5, 4.5",
+    (_Axis(3, 5, 1.5), _Axis(4, 3, 0.5)),
+  ),
+  (
+    "nearest-ties-clamped-offsets",
+    "the last dimension halved with InputPixelOffset 0.5, OutputPixelOffset 1:"
+    " x = 2o - 2.5, every output a tie, from -2.5 and -0.5 (below 0) to 5.5 (past the end)",
+    (_Axis(2, 2), _Axis(4, 5, 0.5, 0.5, 1.0)),
+  ),
+  (
+    "nearest-upscale-3x2",
+    "whole factors 3 and 2 about pixel centres: no output on a tie (x = (o + 0.5) / f -"
+    " 0.5): the nearest index is o // f",
+    (_Axis(2, 6, 3.0), _Axis(3, 6, 2.0)),
+  ),
+)
+"""The geometries of `nearest_ties`: (slug, what it samples, the last two dimensions)."""
+
+
+def nearest_ties(base: _Draft) -> list[_Draft]:
+  """For a resampling operator (one with an InterpolationMode): NEAREST_NEIGHBOR over each
+  of `NEAREST_GEOMETRIES`, in each RoundingDirection it has, its input values all distinct
+  (so each output shows which neighbour a tie took).
+
+  A descriptor qualifies by its fields: InterpolationMode; Scales (any scales) or a
+  ScaleSize (UPSAMPLE_2D's whole factors of the last two dimensions); InputPixelOffsets
+  and OutputPixelOffsets where it has them (without them, only the geometries about pixel
+  centres apply). Dimensions before the last two keep the example's sizes, scale 1.
+  """
+  fields = {f.dml_name: f for f in dml_fields(base.desc)}
+  mode = fields.get("InterpolationMode")
+  inputs = [label for label, _, _, out in _tensor_labels(base.desc) if not out]
+  if mode is None or len(inputs) != 1 or ("Scales" not in fields and "ScaleSize" not in fields):
+    return []
+  label = inputs[0]
+  sizes = tensor(base.desc, label).sizes
+  if len(sizes) < 2:
+    return []
+  offsets = "InputPixelOffsets" in fields and "OutputPixelOffsets" in fields
+  rounding = fields.get("RoundingDirection")
+  directions: list[tuple[str, dict[str, Any]]] = [("", {})]
+  if rounding is not None:
+    directions = [(d.name, {rounding.name: d}) for d in rounding.enum_type]
+  drafts = []
+  for slug, what, last in NEAREST_GEOMETRIES:
+    axes = tuple(_Axis(n, n) for n in sizes[:-2]) + last
+    attributes: dict[str, Any] = {mode.name: mode.enum_type.from_any("NEAREST_NEIGHBOR")}
+    if "Scales" in fields:
+      if not offsets and not all(a.centred for a in axes):
+        continue
+      attributes[fields["Scales"].name] = tuple(a.scale for a in axes)
+      if offsets:
+        attributes[fields["InputPixelOffsets"].name] = tuple(a.input_offset for a in axes)
+        attributes[fields["OutputPixelOffsets"].name] = tuple(a.output_offset for a in axes)
+    else:
+      height, width = (a.whole_factor for a in last)
+      if height is None or width is None:
+        continue
+      attributes[fields["ScaleSize"].name] = Size2D(width=width, height=height)
+    inputs_at = _braced_sizes(a.input_size for a in axes)
+    outputs_at = _braced_sizes(a.output_size for a in axes)
+    resized = _resizer(axes)
+    for direction, chosen in directions:
+      desc = _try_rebuilt(base.desc, resized, {**attributes, **chosen})
+      if desc is None:
+        continue
+      values = np.arange(1, math.prod(a.input_size for a in axes) + 1)
+      shown = f", RoundingDirection {direction}" if direction else ""
+      drafts.append(
+        _Draft(
+          f"{slug}-{direction.lower()}" if direction else slug,
+          f"NEAREST_NEIGHBOR{shown}, {label} {inputs_at} -> {outputs_at}: {what};"
+          f" {label} holds 1, 2, 3, ... (all distinct)",
+          desc,
+          {label: _converted(values, tensor(desc, label).data_type)},
+        )
+      )
+  return drafts
+
+
+def _resizer(axes: Sequence[_Axis]) -> Callable[[str, DmlField, TensorDesc], TensorDesc]:
+  """A `_rebuilt` tensor map: inputs (packed) at the axes' input sizes, outputs at theirs."""
+
+  def resized(label: str, field: DmlField, t: TensorDesc) -> TensorDesc:
+    chosen = [a.output_size if field.output else a.input_size for a in axes]
+    return TensorDesc(t.data_type, tuple(chosen))
+
+  return resized
+
+
+def _braced_sizes(sizes: Iterable[int]) -> str:
+  return "{" + ",".join(str(n) for n in sizes) + "}"
+
+
+def _try_rebuilt(
+  desc: OperatorDesc,
+  tensors: Callable[[str, DmlField, TensorDesc], TensorDesc],
+  attributes: Mapping[str, Any],
+) -> OperatorDesc | None:
+  try:
+    changed = _rebuilt(desc, tensors, attributes)
+  except (TypeError, ValueError):
+    return None
+  return changed if changed.is_valid(NEWEST) else None
+
+
 def scalar_specials(base: _Draft) -> list[_Draft]:
   """Each DML_SCALAR_UNION (in FLOAT16 where the operator takes it, with a NaN payload)
   and DML_SCALE_BIAS holding -0.0, a NaN, an infinity, or an integer type's extremes."""
@@ -759,6 +924,7 @@ BUILDERS: tuple[Builder, ...] = (
   data_types,
   largest_rank,
   ties,
+  nearest_ties,
   scalar_specials,
 )
 """Every edge-case builder, in the order their cases appear."""
