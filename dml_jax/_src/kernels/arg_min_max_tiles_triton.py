@@ -43,14 +43,17 @@ class TilesConfig:
   """The kernel's tuning.
 
   Attributes:
-    rows: along the last axis, the most rows a program reduces (a power of two).
-    row_block: along the last axis, the elements of each row loaded at a time.
+    rows: along the last axis, the most rows a program reduces.
+    row_block: along the last axis, the most elements of each row loaded at a time.
     lanes: along an earlier axis, the most neighbouring lanes a program reduces.
-    ahead: along an earlier axis, the elements of each lane loaded at a time.
+    ahead: along an earlier axis, the most elements of each lane loaded at a time.
     programs: the axis is split into the fewest pieces (a power of two dividing its length,
       each at least a block long) that give at least this many programs; 0 never splits.
     min_input_bytes: smaller inputs keep the lax form.
     num_warps: a program's warps.
+
+  Triton's tiles have power-of-two sizes: each of the first four is rounded down to one (0 to
+  1, for a `--sweep`).
   """
 
   rows: int = 4
@@ -137,11 +140,11 @@ class _Plan:
     n = shape[axis]
     outer, inner = math.prod(shape[:axis]), math.prod(shape[axis + 1 :])
     if inner == 1:  # rows: a few rows a program, a block of each
-      runs = _triton.Runs.of(outer, config.rows)
-      most_block, programs = config.row_block, runs.count
+      runs = _triton.Runs.of(outer, _tile_size(config.rows))
+      most_block, programs = _tile_size(config.row_block), runs.count
     else:  # lanes: a run of columns of one slab a program, `ahead` elements of each
-      runs = _triton.Runs.of(inner, config.lanes)
-      most_block, programs = config.ahead, outer * runs.count
+      runs = _triton.Runs.of(inner, _tile_size(config.lanes))
+      most_block, programs = _tile_size(config.ahead), outer * runs.count
     pieces = 1
     while (
       programs * pieces < config.programs
@@ -151,6 +154,12 @@ class _Plan:
       pieces *= 2
     block = _triton.Runs.of(n // pieces, most_block).length
     return cls(outer, n, inner, block, runs, pieces)
+
+
+def _tile_size(size: int) -> int:
+  """A tile's size from the config: the largest power of two up to `size`, and 1 for 0 (a
+  `--sweep` tries 0)."""
+  return 1 << (max(1, size).bit_length() - 1)
 
 
 def arg_min_max_tiles(
@@ -219,7 +228,7 @@ def _call(
 
   def kernel(x_ref, *out_refs):
     program, part = pl.program_id(0), pl.program_id(1)
-    base = part * piece
+    base = pl.multiple_of(part * piece, piece)
     if rows:
       first_row = runs.start(program)
       load = lambda start: x_ref[pl.ds(first_row, runs.length), pl.ds(base + start, block)]
@@ -252,7 +261,9 @@ def _call(
     grid=(grid_programs, plan.pieces),
     in_specs=[whole(view.shape)],
     out_specs=[whole(s.shape) for s in out_shapes],
-    compiler_params=None if interpret else pltriton.CompilerParams(num_warps=config.num_warps),
+    compiler_params=None
+    if interpret
+    else pltriton.CompilerParams(num_warps=max(1, config.num_warps)),
     interpret=interpret,
   )(view)
   if plan.pieces > 1:
@@ -271,6 +282,7 @@ def _walk(
   """Each slot's best key and its position over a piece of `piece` elements walked a tile at a
   time (`load(start)`: the tile of elements start .. start + block - 1; `steps`: each slot's
   offset in the tile). A greater key replaces the best, an equal one too where `last_wins`."""
+  from jax.experimental import pallas as pl  # imported late: only GPU programs trace it
 
   def step(start, carry):
     best, position = carry
@@ -280,7 +292,8 @@ def _walk(
 
   first = (ranking_keys(load(0), largest), steps)
   chunks, rest = divmod(piece, block)
-  carry = lax.fori_loop(1, chunks, lambda c, carry: step(c * block, carry), first)
+  whole_block = lambda c, carry: step(pl.multiple_of(c * block, block), carry)
+  carry = lax.fori_loop(1, chunks, whole_block, first)
   if rest:  # the last block starts early, overlapping the one before
     carry = step(piece - block, carry)
   return carry
