@@ -53,15 +53,17 @@ def _want(x, axis, op, direction):
 def test_tiles_body_matches_reference(pick, case):
   (op, direction), (dtype, shape, axis) = pick, case
   x = _data(dtype, shape, seed=len(shape) + axis)
+  index_dtype = np.dtype(np.uint32 if dtype == np.float16 else np.int32)
   got = tiles.arg_min_max_tiles(
     jnp.asarray(x),
     axis=axis,
     largest=op == "argmax",
     last_wins=direction == "DECREASING",
+    index_dtype=index_dtype,
     config=SMALL,
     interpret=True,
   )
-  assert got.dtype == np.int32
+  assert got.dtype == index_dtype  # stored so, with pieces or without
   np.testing.assert_array_equal(got, _want(x, axis, op, direction))
 
 
@@ -99,7 +101,7 @@ def test_tiles_never_apply_without_pallas_triton(monkeypatch):
 
 
 def _pick(axis, adjacent=True):
-  return arg_min_max.Pick(axis=axis, largest=True, increasing=True, adjacent=adjacent)
+  return arg_min_max.Pick(axis, True, True, adjacent, np.dtype(np.uint32))
 
 
 def test_the_table_runs_the_kernel_on_cuda_only():
@@ -127,10 +129,10 @@ def test_the_kernel_runs_per_shard_under_jit_and_vmap(x64):
   # The table's entry as `forms` wraps it (partitioned), interpreted: positions as the
   # operator gives them, under jit and vmap, with x64 on.
   x = _data(np.float32, (2, 5, 24), seed=9)
-  pick = arg_min_max.Pick(axis=1, largest=False, increasing=False, adjacent=True)
+  pick = arg_min_max.Pick(1, False, False, True, np.dtype(np.int64))
   (entry,) = arg_min_max.KERNELS
   entry = dataclasses.replace(entry, config=SMALL)
   run = forms.per_shard(entry, pick, jax.ShapeDtypeStruct(x.shape[1:], x.dtype), interpret=True)
   got = jax.jit(jax.vmap(run))(jnp.asarray(x))
-  assert got.dtype == np.int32
+  assert got.dtype == np.int64  # stored so by the kernel
   np.testing.assert_array_equal(got, _want(x, 2, "argmin", "DECREASING"))

@@ -229,7 +229,10 @@ def cases(n: int, rng: np.random.Generator, native: bool):
   yield (
     "arg_min_max tiles (triton, rows)",
     table_kernel(
-      arg_min_max.KERNELS, "arg_min_max_tiles_triton", arg_min_max.Pick(1, True, True, True), x
+      arg_min_max.KERNELS,
+      "arg_min_max_tiles_triton",
+      arg_min_max.Pick(1, True, True, True, np.dtype(np.int32)),
+      x,
     ),
     lambda x: jnp.argmax(x, axis=1),
     (x,),
@@ -240,7 +243,10 @@ def cases(n: int, rng: np.random.Generator, native: bool):
   yield (
     "arg_min_max tiles (triton, lanes)",
     table_kernel(
-      arg_min_max.KERNELS, "arg_min_max_tiles_triton", arg_min_max.Pick(1, False, False, True), x
+      arg_min_max.KERNELS,
+      "arg_min_max_tiles_triton",
+      arg_min_max.Pick(1, False, False, True, np.dtype(np.int32)),
+      x,
     ),
     lambda x: jnp.argmin(x, axis=1),
     (x,),

@@ -168,12 +168,14 @@ def arg_min_max_tiles(
   axis: int,
   largest: bool,
   last_wins: bool,
+  index_dtype: np.dtype | type = np.int32,
   config: TilesConfig | None = None,
   interpret: bool = False,
 ) -> jax.Array:
-  """The kernel: the int32 position along `axis` of the largest (or, `largest` False, the
-  smallest) element of each lane of `input`, the first of equal ones or (`last_wins`) the last;
-  the result has `input`'s shape less `axis`.
+  """The kernel: the position along `axis` of the largest (or, `largest` False, the smallest)
+  element of each lane of `input`, the first of equal ones or (`last_wins`) the last, as
+  `index_dtype` (an integer type, stored so by the kernel: no conversion after it); the result
+  has `input`'s shape less `axis`.
 
   With `interpret`, Pallas interprets the kernel on any backend.
 
@@ -194,7 +196,8 @@ def arg_min_max_tiles(
     view = input.reshape(plan.outer, plan.n)
   else:
     view = input.reshape(plan.outer, plan.n, plan.inner)
-  keys, positions = _call(view, plan, largest, last_wins, config, interpret)
+  index_dtype = np.dtype(index_dtype)
+  keys, positions = _call(view, plan, largest, last_wins, index_dtype, config, interpret)
   if plan.pieces == 1:
     return positions[0].reshape(out_shape)
   # The pieces' winners, merged: positions grow with the piece, so the first (last) position
@@ -205,7 +208,7 @@ def arg_min_max_tiles(
     position = jnp.max(jnp.where(holds, positions, np.int32(-1)), axis=0)
   else:
     position = jnp.min(jnp.where(holds, positions, np.int32(plan.n)), axis=0)
-  return position.reshape(out_shape)
+  return position.astype(index_dtype).reshape(out_shape)
 
 
 def _call(
@@ -213,10 +216,12 @@ def _call(
   plan: _Plan,
   largest: bool,
   last_wins: bool,
+  index_dtype: np.dtype,
   config: TilesConfig,
   interpret: bool,
 ) -> tuple[jax.Array, jax.Array]:
-  """The pallas_call: each piece's best keys and positions, (pieces, outer * inner) each."""
+  """The pallas_call: each piece's best keys and positions, (pieces, outer * inner) each, int32
+  (positions as `index_dtype` where the axis is one piece)."""
   from jax.experimental import pallas as pl  # imported late: only GPU programs trace it
   from jax.experimental.pallas import triton as pltriton
 
@@ -247,12 +252,12 @@ def _call(
     else:
       winner = jnp.min(jnp.where(holds, position, np.int32(piece)), axis=tile_axis)
     keys_ref, positions_ref = out_refs if plan.pieces > 1 else (None, out_refs[0])
-    positions_ref[part, out_at] = winner + base
+    positions_ref[part, out_at] = (winner + base).astype(positions_ref.dtype)
     if keys_ref is not None:
       keys_ref[part, out_at] = jnp.max(key, axis=tile_axis)
 
   out = jax.ShapeDtypeStruct((plan.pieces, out_lanes), np.int32)
-  out_shapes = [out, out] if plan.pieces > 1 else [out]
+  out_shapes = [out, out] if plan.pieces > 1 else [out.update(dtype=index_dtype)]
   whole = lambda shape: pl.BlockSpec(shape, lambda program, part: (0,) * len(shape))
   grid_programs = runs.count if rows else plan.outer * runs.count
   results = pl.pallas_call(

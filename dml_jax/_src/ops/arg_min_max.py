@@ -155,11 +155,10 @@ class _ArgMinMaxDesc(OperatorDesc):
     # The reduced axes, now adjacent, merged into one (row-major: the flattened position).
     count = math.prod(input.shape[first : last + 1])
     input = input.reshape(*input.shape[:first], count, *input.shape[last + 1 :])
-    pick = Pick(
-      first, self._PICKS == "largest", self.axis_direction is AxisDirection.INCREASING, adjacent
-    )
+    largest = self._PICKS == "largest"
+    pick = Pick(first, largest, self.axis_direction is AxisDirection.INCREASING, adjacent, dtype)
     position = forms.lower(KERNELS, pick, functools.partial(_lax_form, pick), input)
-    return lax.convert_element_type(position, dtype).reshape(output.sizes)
+    return position.reshape(output.sizes)
 
   def explain_output(self) -> list[str]:
     data, axes = self.input_tensor, self.axes
@@ -281,18 +280,19 @@ class ArgMaxDesc(_ArgMinMaxDesc):
 
 class Pick(NamedTuple):
   """What a call reduces, as the kernel table sees it: the one `axis` of the merged input
-  (`adjacent`: the reduced axes lay side by side, none moved), the extreme (`largest`), and
-  which of equal ones wins (`increasing`: the first)."""
+  (`adjacent`: the reduced axes lay side by side, none moved), the extreme (`largest`), which
+  of equal ones wins (`increasing`: the first), and the positions' dtype."""
 
   axis: int
   largest: bool
   increasing: bool
   adjacent: bool
+  index_dtype: np.dtype
 
 
 def _lax_form(pick: Pick, input: jax.Array) -> jax.Array:
-  """The lax lowering: ordered integer keys reduced along `pick.axis` (positions as int32, or
-  int64 past 2**31 - 1 elements). Along the last axis, INCREASING, `lax.argmax`/`lax.argmin`;
+  """The lax lowering: ordered integer keys reduced along `pick.axis` (positions found as int32,
+  or int64 past 2**31 - 1 elements, then converted to `pick.index_dtype`). Along the last axis, INCREASING, `lax.argmax`/`lax.argmin`;
   elsewhere on a one-device CPU, two plain reductions (XLA:CPU's one-pass reduction along an
   inner axis, or of a reversed lane, is slow)."""
   keys = ordered_keys(input)
@@ -302,8 +302,10 @@ def _lax_form(pick: Pick, input: jax.Array) -> jax.Array:
   one_pass = lambda keys: _pick_in_one_pass(keys, *args)
   two_passes = lambda keys: _pick_in_two_passes(keys, *args)
   if (axis == keys.ndim - 1 and pick.increasing) or not placement.one_device("cpu"):
-    return one_pass(keys)
-  return forms.on_platforms({"cpu": two_passes}, one_pass, keys)
+    position = one_pass(keys)
+  else:
+    position = forms.on_platforms({"cpu": two_passes}, one_pass, keys)
+  return lax.convert_element_type(position, pick.index_dtype)
 
 
 def _pick_in_one_pass(
@@ -504,6 +506,7 @@ KERNELS = (
       axis=pick.axis,
       largest=pick.largest,
       last_wins=not pick.increasing,
+      index_dtype=pick.index_dtype,
       config=config,
       interpret=interpret,
     ),
