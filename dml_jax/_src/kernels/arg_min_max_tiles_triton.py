@@ -289,16 +289,19 @@ def _walk(
   offset in the tile). A greater key replaces the best, an equal one too where `last_wins`."""
   from jax.experimental import pallas as pl  # imported late: only GPU programs trace it
 
+  # A slot keeps the start of the tile its best came from (a scalar per step: no add per
+  # element); its position is that start plus its offset.
   def step(start, carry):
-    best, position = carry
+    best, best_start = carry
     key = ranking_keys(load(start), largest)
     better = key >= best if last_wins else key > best
-    return jnp.where(better, key, best), jnp.where(better, steps + start, position)
+    return jnp.where(better, key, best), jnp.where(better, start, best_start)
 
-  first = (ranking_keys(load(0), largest), steps)
+  first = (ranking_keys(load(0), largest), jnp.zeros(steps.shape, np.int32))
   chunks, rest = divmod(piece, block)
   whole_block = lambda c, carry: step(pl.multiple_of(c * block, block), carry)
   carry = lax.fori_loop(1, chunks, whole_block, first)
   if rest:  # the last block starts early, overlapping the one before
-    carry = step(piece - block, carry)
-  return carry
+    carry = step(np.int32(piece - block), carry)
+  best, best_start = carry
+  return best, best_start + steps
