@@ -121,8 +121,9 @@ def ranking_keys(x: jax.Array, largest: bool) -> jax.Array:
 
 @dataclasses.dataclass(frozen=True)
 class _Plan:
-  """How a call is cut: the (outer, n, inner) view, the tile (`across` lanes by `block`
-  elements of the axis), the runs of lanes, and the axis's pieces of `piece` elements."""
+  """How a call is cut: the (outer, n, inner) view; the runs of rows (inner 1) or of lanes
+  that programs own, a run by `block` elements of the axis a tile; the axis in `pieces` pieces
+  of `piece` elements."""
 
   outer: int
   n: int
