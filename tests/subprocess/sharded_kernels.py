@@ -33,6 +33,7 @@ from jax.sharding import AxisType, NamedSharding, PartitionSpec
 from dml_jax._src import buffers
 from dml_jax._src.kernels import forms, native_cpu
 from dml_jax._src.ops import (
+  arg_min_max,
   cumulative,
   depth_space,
   gather_elements,
@@ -222,6 +223,34 @@ def cases(n: int, rng: np.random.Generator, native: bool):
     lambda x: jnp.cumsum(x, axis=1),
     (x,),
     {"batch": [(d,)], "axis": [(None, d)]},
+    pallas,
+  )
+  x = f32(n, 8 * n)  # distinct values: the tie rules agree with jnp's
+  yield (
+    "arg_min_max tiles (triton, rows)",
+    table_kernel(
+      arg_min_max.KERNELS,
+      "arg_min_max_tiles_triton",
+      arg_min_max.Pick(1, True, True, True, np.dtype(np.int32)),
+      x,
+    ),
+    lambda x: jnp.argmax(x, axis=1),
+    (x,),
+    {"batch": [(d,)], "axis": [(None, d)]},
+    pallas,
+  )
+  x = f32(n, 4 * n, 64)
+  yield (
+    "arg_min_max tiles (triton, lanes)",
+    table_kernel(
+      arg_min_max.KERNELS,
+      "arg_min_max_tiles_triton",
+      arg_min_max.Pick(1, False, False, True, np.dtype(np.int32)),
+      x,
+    ),
+    lambda x: jnp.argmin(x, axis=1),
+    (x,),
+    {"batch": [(d,)], "axis": [(None, d)], "lanes": [(None, None, d)]},
     pallas,
   )
   x = ints(-8, 9, n, 4 * n, 64).astype(np.float32)  # sums exact in jnp's order too

@@ -22,14 +22,19 @@ last) position holding it, where the CPU has one device (over several, the two p
 would all-reduce partial results where jnp's argmax gathers the axis, so the partitioner sees
 the one-pass form). Elsewhere DECREASING reduces the reversed lane and counts the position
 back from its end.
+
+On CUDA GPUs a kernel (`kernels.arg_min_max_tiles_triton`, the table `KERNELS` below) takes
+FLOAT32 and FLOAT16 inputs of 1 MiB or more whose reduced axes lie side by side: it reads each
+element once and ranks it in registers in the same order, with the same answers.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, ClassVar, SupportsIndex
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, SupportsIndex
 
 import jax
 import numpy as np
@@ -50,7 +55,8 @@ from dml_jax._src.feature_level import (
 )
 from dml_jax._src.fields import FieldKind, dml_field
 from dml_jax._src.integers import as_int_tuple
-from dml_jax._src.kernels import forms
+from dml_jax._src.kernels import arg_min_max_tiles_triton, forms
+from dml_jax._src.kernels.partitioning import Roles, Shaped, around_axis, dims, factors
 from dml_jax._src.rules import braced
 from dml_jax._src.tensor_desc import TensorDesc
 
@@ -139,26 +145,20 @@ class _ArgMinMaxDesc(OperatorDesc):
     output = self.outputs[0]
     dtype = index_dtype(output.data_type, "OutputTensor")
     reduced = sorted(self.axes)
-    keys = ordered_keys(input)
     first, last = reduced[0], reduced[-1]
-    if last - first + 1 != len(reduced):  # scattered axes: moved last, in dimension order
+    adjacent = last - first + 1 == len(reduced)
+    if not adjacent:  # scattered axes: moved last, in dimension order
       kept = [d for d in range(input.ndim) if d not in reduced]
-      keys = lax.transpose(keys, (*kept, *reduced))
+      input = lax.transpose(input, (*kept, *reduced))
       first = len(kept)
       last = input.ndim - 1
     # The reduced axes, now adjacent, merged into one (row-major: the flattened position).
-    count = math.prod(keys.shape[first : last + 1])
-    keys = keys.reshape(*keys.shape[:first], count, *keys.shape[last + 1 :])
-    position_dtype = np.dtype(np.int32 if count <= 2**31 - 1 else np.int64)
+    count = math.prod(input.shape[first : last + 1])
+    input = input.reshape(*input.shape[:first], count, *input.shape[last + 1 :])
     largest = self._PICKS == "largest"
-    increasing = self.axis_direction is AxisDirection.INCREASING
-    one_pass = lambda keys: _pick_in_one_pass(keys, first, largest, increasing, position_dtype)
-    two_passes = lambda keys: _pick_in_two_passes(keys, first, largest, increasing, position_dtype)
-    if (first == keys.ndim - 1 and increasing) or not placement.one_device("cpu"):
-      position = one_pass(keys)
-    else:  # XLA:CPU's one-pass reduction along an inner axis, or of a reversed lane, is slow
-      position = forms.on_platforms({"cpu": two_passes}, one_pass, keys)
-    return lax.convert_element_type(position, dtype).reshape(output.sizes)
+    pick = Pick(first, largest, self.axis_direction is AxisDirection.INCREASING, adjacent, dtype)
+    position = forms.lower(KERNELS, pick, functools.partial(_lax_form, pick), input)
+    return position.reshape(output.sizes)
 
   def explain_output(self) -> list[str]:
     data, axes = self.input_tensor, self.axes
@@ -276,6 +276,36 @@ class ArgMaxDesc(_ArgMinMaxDesc):
       axis_count: SupportsIndex | None = None,
       axis_direction: AxisDirection | str | int = AxisDirection.INCREASING,
     ) -> None: ...
+
+
+class Pick(NamedTuple):
+  """What a call reduces, as the kernel table sees it: the one `axis` of the merged input
+  (`adjacent`: the reduced axes lay side by side, none moved), the extreme (`largest`), which
+  of equal ones wins (`increasing`: the first), and the positions' dtype."""
+
+  axis: int
+  largest: bool
+  increasing: bool
+  adjacent: bool
+  index_dtype: np.dtype
+
+
+def _lax_form(pick: Pick, input: jax.Array) -> jax.Array:
+  """The lax lowering: ordered integer keys reduced along `pick.axis` (positions found as int32,
+  or int64 past 2**31 - 1 elements, then converted to `pick.index_dtype`). Along the last axis, INCREASING, `lax.argmax`/`lax.argmin`;
+  elsewhere on a one-device CPU, two plain reductions (XLA:CPU's one-pass reduction along an
+  inner axis, or of a reversed lane, is slow)."""
+  keys = ordered_keys(input)
+  axis, count = pick.axis, input.shape[pick.axis]
+  position_dtype = np.dtype(np.int32 if count <= 2**31 - 1 else np.int64)
+  args = (axis, pick.largest, pick.increasing, position_dtype)
+  one_pass = lambda keys: _pick_in_one_pass(keys, *args)
+  two_passes = lambda keys: _pick_in_two_passes(keys, *args)
+  if (axis == keys.ndim - 1 and pick.increasing) or not placement.one_device("cpu"):
+    position = one_pass(keys)
+  else:
+    position = forms.on_platforms({"cpu": two_passes}, one_pass, keys)
+  return lax.convert_element_type(position, pick.index_dtype)
 
 
 def _pick_in_one_pass(
@@ -450,3 +480,39 @@ def _describer(desc_type: type[_ArgMinMaxDesc]) -> Any:
 _RANKS = natural.Ranks(names=("axes", "axis_direction", "output_data_type"), axis_sets=(0,))
 _argmin = dispatch.operator_function(_describer(ArgMinDesc), ArgMinDesc, _RANKS)
 _argmax = dispatch.operator_function(_describer(ArgMaxDesc), ArgMaxDesc, _RANKS)
+
+
+# -- kernels ---------------------------------------------------------------------------------
+
+
+def _tiles_roles(pick: Pick, config: Any, x: Shaped) -> Roles:
+  """Every dimension but the reduced axis passes through per shard (the output lacks it); the
+  axis is needed whole."""
+  rank, axis = x.ndim, pick.axis
+  kept = dims(factors("o", axis), factors("i", rank - axis - 1))
+  return Roles(f"{around_axis(rank, axis, 'n')} -> {kept}", whole=("n",))
+
+
+KERNELS = (
+  forms.Kernel(
+    "arg_min_max_tiles_triton",
+    "cuda",
+    applies=lambda pick, config, x: (
+      pick.adjacent and arg_min_max_tiles_triton.applies(x.shape, pick.axis, x.dtype, config)
+    ),
+    roles=_tiles_roles,
+    call=lambda pick, config, interpret, x: functools.partial(
+      arg_min_max_tiles_triton.arg_min_max_tiles,
+      axis=pick.axis,
+      largest=pick.largest,
+      last_wins=not pick.increasing,
+      index_dtype=pick.index_dtype,
+      config=config,
+      interpret=interpret,
+    ),
+  ),
+)
+"""ARGMIN's and ARGMAX's kernels (`kernels.forms` chooses): on CUDA GPUs, the walk of tiles along
+the one reduced axis (or adjacent axes merged into one), FLOAT32 and FLOAT16 of 1 MiB or more,
+along the last axis or an earlier one with 32 lanes or more after it; the rest keeps the lax
+form."""
