@@ -11,6 +11,10 @@ import pytest
 from benchmarks import run as bench_run
 from tests.helpers import run_on_cpu_devices
 
+# The harness is a tool run in JAX's default mode; its cases do not test the operators' 64-bit
+# paths (the operators' tests do), so its tests run once, with x64 off (mode_independent).
+pytestmark = pytest.mark.usefixtures("no_x64")
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "benchmarks" / "run.py"
 
