@@ -173,16 +173,27 @@ def _read_at(
   """The call as DirectML's at `level` (`ranks.read_at`): padded up to the least rank the
   level's table takes only where that changes no result, else as read at the newest level.
 
-  The padding holds where the call as read at the newest level is valid there and the
-  padded call's outputs, cut back, have its outputs' shapes. A call that the newest level
-  refuses is padded only where the level refuses the padded call too, so that the error
-  names the other reasons; one that padding would make valid (GATHER's cropped sizes, say)
-  keeps its rank, and is refused, at every level.
+  A padded reading is kept only where its outputs can be cut back (the sizes cut are 1s:
+  SPACE_TO_DEPTH of an H x W image would cut its new channels). At an older level it is kept
+  where, moreover, the call as read at the newest level is valid there and the padded
+  call's outputs, cut back, have its outputs' shapes; a call that the newest level refuses
+  is padded only where the level refuses the padded call too, so that the error names the
+  other reasons. One that padding would make valid (GATHER's cropped sizes, say) keeps its
+  rank, and is refused, at every level.
   """
-  newest = ranks.read_at(shapes, attributes, desc_type.SUPPORT.at(NEWEST))
+  table = desc_type.SUPPORT.at(level)
+  unpadded = ranks.read(shapes, attributes)
+
+  def read_at(table: Any) -> natural.Reading:
+    reading = ranks.read_at(shapes, attributes, table)
+    if reading != unpadded and not _cuts(describe, types, reading):
+      return unpadded
+    return reading
+
+  newest = read_at(desc_type.SUPPORT.at(NEWEST))
   if level == NEWEST:
     return newest
-  reading = ranks.read_at(shapes, attributes, desc_type.SUPPORT.at(level))
+  reading = read_at(table)
   if reading == newest:
     return newest
   if not _valid(describe, types, newest, NEWEST):  # padded only for its error's reasons
@@ -191,6 +202,19 @@ def _read_at(
   if wanted is None or None in wanted or _outputs(describe, types, reading) != wanted:
     return newest
   return reading
+
+
+def _cuts(describe: Callable[..., OperatorDesc], types: Any, reading: natural.Reading) -> bool:
+  """Whether every output that `reading`'s descriptor infers cuts back to its output rank
+  with only leading 1s dropped (True where it infers none: validation names why)."""
+  if reading.output_rank is None:
+    return True
+  try:
+    inferred = describe(types, reading.shapes, *reading.attributes).infer_outputs()
+  except (TypeError, ValueError):
+    return True
+  lead = [o.sizes[: len(o.sizes) - reading.output_rank] for o in inferred or () if o is not None]
+  return all(s == 1 for sizes in lead for s in sizes)
 
 
 def _outputs(
