@@ -1,8 +1,9 @@
 """Natural call forms: the functional API pads ranks with leading 1s, as DirectML programs do.
 
 Random shapes against NumPy (np.take, np.concatenate, np.take_along_axis and ONNX GatherND's
-definition written with NumPy), the descriptor underneath staying DirectML's, and the note a
-padded call's validation error carries.
+definition written with NumPy), the descriptor underneath staying DirectML's, the note a
+padded call's validation error carries, and every operator's documented examples at their
+natural rank below what an older feature level takes.
 """
 
 from __future__ import annotations
@@ -14,6 +15,9 @@ import pytest
 
 import dml_jax as dml
 from dml_jax import DmlValidationError
+from dml_jax._src import dispatch, natural, registry
+from dml_jax._src.feature_level import FeatureLevel
+from dml_jax.fixtures import load_fixtures
 from tests.helpers import assert_bits_equal
 
 SEEDS = range(4)
@@ -115,12 +119,13 @@ def test_one_hot_pads_the_values():
 def test_a_padded_call_that_fails_says_the_call_it_checked():
   table, ids = np.zeros((100, 16), np.float32), np.zeros((2, 5), np.int32)
   with pytest.raises(DmlValidationError) as info:
-    dml.gather(table, ids, axis=0, feature_level="2_1")  # 4-D tensors only before FL 3_0
+    dml.gather(table, ids, axis=0, feature_level="2_1")  # UINT32 indices only before FL 3_0
+  assert [v.field for v in info.value.violations] == ["IndicesTensor.DataType"]
   (note, *_) = info.value.__notes__
   assert "input (100, 16), indices (2, 5)" in note
-  assert (
-    "dml.gather(input.reshape(1, 100, 16), indices.reshape(1, 2, 5), axis=1, index_dimensions=2)"
-    in note
+  assert (  # read at rank 3, then padded to the 4 dimensions FL 2_1 takes
+    "dml.gather(input.reshape(1, 1, 100, 16), indices.reshape(1, 1, 2, 5), axis=2,"
+    " index_dimensions=2)" in note
   )
   with pytest.raises(DmlValidationError) as info:  # the issue's call, with the count set
     dml.gather(table, ids, axis=0, index_dimensions=2)
@@ -158,3 +163,152 @@ def test_a_call_with_directml_shapes_reads_as_itself():
   assert dml.gather(x, ids, axis=0, index_dimensions=1).shape == (4, 2)
   # Unset: np.take's, (1, 4, 2).
   assert_bits_equal(dml.gather(x, ids, axis=0), np.take(x, ids, axis=0))
+
+
+# -- natural ranks below what an older feature level takes -----------------------------------
+#
+# Every registered operator's functional API reads through a declaration
+# (`dispatch.DECLARATIONS`). Its documented examples (the fixtures) are squeezed to their
+# natural rank, leading 1s dropped and the attributes the declaration names moved with them,
+# and the call at the oldest level that takes no tensors of that rank must equal the call at
+# the newest level and the documented output.
+
+
+def _lead(shape) -> int:
+  """How many leading sizes of `shape` are 1."""
+  return next((i for i, s in enumerate(shape) if s != 1), len(shape))
+
+
+def _squeezed(declaration, arrays, params, k):
+  """The call of `arrays` and `params` (DirectML's) with `k` leading 1s dropped from every
+  array and tensor-rank attribute, the axes moved down; None where they cannot be dropped."""
+  params, names = dict(params), declaration.names
+  for position, _ in declaration.axes:
+    if params.get(names[position]) is not None:
+      if params[names[position]] < k:
+        return None
+      params[names[position]] -= k
+  for position in declaration.axis_sets:
+    if params.get(names[position]) is not None:
+      if min(params[names[position]]) < k:
+        return None
+      params[names[position]] = tuple(a - k for a in params[names[position]])
+  dropped = [(p, 1) for p in declaration.sized] + list(getattr(declaration, "neutral", ()))
+  for position, neutral in dropped:
+    values = params.get(names[position])
+    if values is not None:
+      if any(v != (1 if neutral is None else neutral) for v in values[:k]):
+        return None
+      params[names[position]] = tuple(values[k:])
+
+  def squeeze(a):
+    if isinstance(a, list | tuple):
+      each = [squeeze(x) for x in a]
+      return None if any(x is None for x in each) else each
+    return None if _lead(a.shape) < k else a.reshape(a.shape[k:])
+
+  squeezed = {name: squeeze(a) for name, a in arrays.items()}
+  if any(a is None for a in squeezed.values()):
+    return None
+  return squeezed, params
+
+
+def _ranks(arrays, params, declaration):
+  shapes = [x.shape for a in arrays.values() for x in (a if isinstance(a, list | tuple) else [a])]
+  sizes = [params[declaration.names[p]] for p in declaration.sized]
+  return [len(s) for s in shapes + [s for s in sizes if s is not None]]
+
+
+def _natural_calls(op):
+  """(levels, function, arrays, params, documented outputs) for each way `op`'s fixtures read
+  at a rank below what older levels take: those levels, oldest first."""
+  cls = registry.lookup(op)
+  function = getattr(dml, cls.FUNCTION)
+  declaration = dispatch.DECLARATIONS[cls.FUNCTION]
+  for fixture in load_fixtures(op):
+    if fixture.shape_only:
+      continue
+    arrays, params = fixture.arrays(), dict(fixture.params)
+    for k in range(min(_ranks(arrays, params, declaration), default=0) - 1, -1, -1):
+      call = _squeezed(declaration, arrays, params, k)
+      if call is None:
+        continue
+      rank = max(_ranks(*call, declaration))
+      tables = [(level, cls.SUPPORT.at(level)) for level in FeatureLevel]
+      levels = [v for v, t in tables if t is not None and natural.least_rank(t) > rank]
+      if levels:
+        yield levels, function, *call, [o.data for o in fixture.outputs]
+
+
+def _outputs(result):
+  return list(result) if isinstance(result, list | tuple) else [result]
+
+
+LIFTED = [
+  op
+  for op, cls in registry.operators().items()
+  if dispatch.DECLARATIONS[cls.FUNCTION].to_level
+  and natural.least_rank(cls.SUPPORT.tables[cls.SUPPORT.introduced]) > 1
+]
+
+
+@pytest.mark.parametrize("op", LIFTED)
+def test_a_call_below_an_older_levels_rank_equals_the_newest_levels(op):
+  """Up to two of the operator's documented examples at their natural rank, each at the
+  oldest level that takes no tensors of that rank and accepts the call (an older one may
+  refuse its data types: with that error, not the rank's)."""
+  checked = 0
+  for levels, function, arrays, params, documented in _natural_calls(op):
+    new = _outputs(function(**arrays, **params))
+    for level in levels:
+      try:
+        old = _outputs(function(**arrays, **params, feature_level=level))
+      except DmlValidationError as error:
+        assert not any(v.field.endswith("DimensionCount") for v in error.violations), error
+        continue
+      for got, want, expected in zip(old, new, documented, strict=True):
+        assert got.shape == want.shape, (level, arrays, params)
+        assert_bits_equal(got, want)
+        assert_bits_equal(np.asarray(got).ravel(), expected.ravel())
+      checked += 1
+      break
+    if checked == 2:
+      break
+  assert checked, f"no example of {op} reads at a rank below an older level's, validly there"
+
+
+def test_a_call_refused_for_another_reason_keeps_that_error_at_an_older_level():
+  x = np.zeros((2, 3), np.float32)
+  # Shapes that do not match: the padded call's error names them, not the rank.
+  ids = np.zeros((3, 3), np.uint32)
+  with pytest.raises(DmlValidationError) as info:
+    dml.gather_elements(x, ids, axis=1, feature_level="2_1")
+  assert [v.field for v in info.value.violations] == ["IndicesTensor.Sizes"]
+  assert "input.reshape(1, 1, 2, 3), indices.reshape(1, 1, 3, 3), axis=3" in info.value.__notes__[0]
+  # An axis out of range stays out of range: leading 1s would make axis 2 valid on 4-D arrays.
+  with pytest.raises(DmlValidationError, match="Axis"):
+    dml.join([x, x], axis=2, feature_level="1_0")
+  # Padding would crop only 1s where the newest level crops the 2 of (2, 5, 16): refused at
+  # every level, for that reason.
+  table, ids = np.zeros((100, 16), np.float32), np.zeros((2, 5), np.uint32)
+  for level in ("1_0", None):
+    with pytest.raises(DmlValidationError) as info:
+      dml.gather(table, ids, axis=0, index_dimensions=2, feature_level=level)
+    assert "OutputTensor.DimensionCount" in {v.field for v in info.value.violations}
+
+
+def test_an_older_levels_padding_under_jit_vmap_and_grad():
+  rng = np.random.default_rng(0)
+  x = rng.standard_normal((3, 4)).astype(np.float32)
+  ids = rng.integers(0, 4, (3, 4)).astype(np.uint32)
+  want = np.take_along_axis(x, ids.astype(np.intp), 1)
+
+  def gather(a, i):
+    return dml.gather_elements(a, i, axis=-1, feature_level="2_1")  # 4-D tensors only
+
+  assert_bits_equal(jax.jit(gather)(x, ids), want)
+  assert_bits_equal(jax.vmap(gather)(x, ids), want)  # rows of rank 1, padded to 4
+  grad = jax.grad(lambda a: gather(a, ids).sum())(x)
+  assert_bits_equal(grad, np.stack([np.bincount(r, minlength=4) for r in ids]).astype(np.float32))
+  (desc,) = dml.descriptors_of(gather, x, ids)
+  assert desc.dml_inputs()[0][2].sizes == (1, 1, 3, 4) and desc.axis == 3

@@ -16,6 +16,7 @@ import jax
 from dml_jax._src import arguments, moved_bits, natural
 from dml_jax._src.dtypes import DataType
 from dml_jax._src.errors import DmlValidationError
+from dml_jax._src.feature_level import NEWEST, FeatureLevel
 
 if TYPE_CHECKING:
   from dml_jax._src.descriptor import OperatorDesc
@@ -70,6 +71,10 @@ def descriptors_of(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> list[Op
 apply_jitted = jax.jit(apply, static_argnums=0)
 """`desc.lower` under jit, for a descriptor validated already (the device layer's path)."""
 
+DECLARATIONS: dict[str, natural.Ranks] = {}
+"""Each functional API's declaration (`operator_function`'s `ranks`), by the function's name
+(the descriptor class's FUNCTION): what a call of each reads as, for tests to inspect."""
+
 
 def operator_function(
   describe: Callable[..., OperatorDesc],
@@ -96,6 +101,7 @@ def operator_function(
   type (see `dml_jax._src.moved_bits`); any other refuses them with a TypeError.
   """
   ranks = natural.Ranks() if ranks is None else ranks
+  DECLARATIONS[desc_type.FUNCTION] = ranks
   moves = moves_bits if callable(moves_bits) else lambda _: moves_bits
 
   def body(static: tuple[Any, ...], *arrays: jax.Array) -> jax.Array | tuple[jax.Array, ...]:
@@ -109,8 +115,11 @@ def operator_function(
     if carried is not None and not moves(tuple(attributes)):
       raise moved_bits.refused(desc_type.FUNCTION, carried)
     shapes = tuple(a.shape for a in arrays)
-    table = desc_type.SUPPORT.at(level)
-    reading = ranks.read_at(shapes, attributes, table)
+
+    def read(attributes: Sequence[Any]) -> natural.Reading:
+      return _read_at(ranks, describe, desc_type, types, shapes, attributes, level)
+
+    reading = read(attributes)
     desc = describe(types, reading.shapes, *reading.attributes)
     try:
       desc.validate(level)
@@ -121,15 +130,14 @@ def operator_function(
           natural.note(desc.FUNCTION, names, shapes, _shown(ranks, reading), ranks.names)
         )
       unset = ranks.unset(attributes)
-      if unset is not None and _valid(describe, types, ranks.read(shapes, unset), level):
-        other = ranks.read(shapes, unset)
+      if unset is not None and _valid(describe, types, other := read(unset), level):
         error.add_note(
           natural.unset_note(desc.FUNCTION, names, unset, _shown(ranks, other), ranks.names)
         )
       readings = [
         (what, natural.Reading(shapes, other))
         for what, other in ranks.alternatives(shapes, attributes)
-        if _valid(describe, types, ranks.read_at(shapes, other, table), level)
+        if _valid(describe, types, read(other), level)
       ]
       if readings:
         shown = [(what, _shown(ranks, r)) for what, r in readings]
@@ -151,6 +159,84 @@ def operator_function(
 
   body.__name__ = f"dml_{describe.__name__.removeprefix('_describe_')}"
   return jax.jit(body, static_argnums=0)
+
+
+def _read_at(
+  ranks: natural.Ranks,
+  describe: Callable[..., OperatorDesc],
+  desc_type: type[OperatorDesc],
+  types: Any,
+  shapes: tuple[natural.Shape, ...],
+  attributes: Sequence[Any],
+  level: FeatureLevel,
+) -> natural.Reading:
+  """The call as DirectML's at `level` (`ranks.read_at`): padded up to the least rank the
+  level's table takes only where that changes no result, else as read at the newest level.
+
+  A padded reading is kept only where its outputs can be cut back (the sizes cut are 1s:
+  SPACE_TO_DEPTH of an H x W image would cut its new channels). At an older level it is kept
+  where, moreover, the call as read at the newest level is valid there and the padded
+  call's outputs, cut back, have its outputs' shapes; a call that the newest level refuses
+  is padded only where the level refuses the padded call too, so that the error names the
+  other reasons. One that padding would make valid (GATHER's cropped sizes, say) keeps its
+  rank, and is refused, at every level.
+  """
+  table = desc_type.SUPPORT.at(level)
+  unpadded = ranks.read(shapes, attributes)
+
+  def read_at(table: Any) -> natural.Reading:
+    reading = ranks.read_at(shapes, attributes, table)
+    if reading != unpadded and not _cuts(describe, types, reading):
+      return unpadded
+    return reading
+
+  newest = read_at(desc_type.SUPPORT.at(NEWEST))
+  if level == NEWEST:
+    return newest
+  reading = read_at(table)
+  if reading == newest:
+    return newest
+  if not _valid(describe, types, newest, NEWEST):  # padded only for its error's reasons
+    return newest if _valid(describe, types, reading, level) else reading
+  wanted = _outputs(describe, types, newest)
+  if wanted is None or None in wanted or _outputs(describe, types, reading) != wanted:
+    return newest
+  return reading
+
+
+def _cuts(describe: Callable[..., OperatorDesc], types: Any, reading: natural.Reading) -> bool:
+  """Whether every output that `reading`'s descriptor infers cuts back to its output rank
+  with only leading 1s dropped (True where it infers none: validation names why)."""
+  if reading.output_rank is None:
+    return True
+  try:
+    inferred = describe(types, reading.shapes, *reading.attributes).infer_outputs()
+  except (TypeError, ValueError):
+    return True
+  lead = [o.sizes[: len(o.sizes) - reading.output_rank] for o in inferred or () if o is not None]
+  return all(s == 1 for sizes in lead for s in sizes)
+
+
+def _outputs(
+  describe: Callable[..., OperatorDesc], types: Any, reading: natural.Reading
+) -> tuple[natural.Shape | None, ...] | None:
+  """The sizes of the outputs that `reading`'s descriptor infers, cut back to its output rank
+  (None: an output not inferred, or one whose cut leading sizes are not 1); None where it
+  infers none or cannot be built."""
+  try:
+    inferred = describe(types, reading.shapes, *reading.attributes).infer_outputs()
+  except (TypeError, ValueError):
+    return None
+  if inferred is None:
+    return None
+  cut: list[natural.Shape | None] = []
+  for output in inferred:
+    sizes = None if output is None else output.sizes
+    if sizes is not None and reading.output_rank is not None:
+      lead = len(sizes) - reading.output_rank
+      sizes = sizes[lead:] if all(s == 1 for s in sizes[:lead]) else None
+    cut.append(sizes)
+  return tuple(cut)
 
 
 def _valid(

@@ -10,6 +10,13 @@ reads every call through its declaration, at trace time, so the descriptor it
 validates and lowers is DirectML's own (what `dml.explain` shows), and a call that
 is DirectML's already reads as itself.
 
+Where the feature level validated against takes no tensors of the rank read, every
+declaration pads the arrays further, with leading 1s up to the least DimensionCount
+of the level's support table (`Ranks.read_at`, `Ranks.lifted`): the axes move by the
+count added, `Ranks.moved` says how the other attributes follow, and the outputs are
+cut back to the rank they have at the newest level, so an older level returns the
+same shapes.
+
 Where the padded call is still invalid, the validation error gets a note with the
 DirectML call that the arrays were read as, so the porter sees the shapes; where a call
 with counts set is invalid and the same call with them unset is valid, a note says so;
@@ -62,13 +69,19 @@ def axis_on(axis: Any, rank: int, added: int) -> Any:
   return axis % rank + added
 
 
+def least_rank(table: Mapping[str, TensorSupport]) -> int:
+  """The least DimensionCount that every tensor of an operator's support `table` may have."""
+  return max(row.dimension_counts[0] for row in table.values())
+
+
 @dataclasses.dataclass(frozen=True)
 class Ranks:
   """The declaration of an operator whose input tensors share one rank (JOIN, SCATTER, ...).
 
   A call reads with every array padded to the highest rank among them, and each
   axis attribute counted on the array it names (None: that common rank). The
-  outputs keep DirectML's shapes.
+  outputs keep DirectML's shapes. Below the least rank of the level's table, the
+  arrays read padded up to it (`read_at`) unless `to_level` is off.
 
   Attributes:
     axes: {position of an axis attribute among the operator's attributes: the
@@ -79,12 +92,19 @@ class Ranks:
       the error note's call.
     show: the attributes as those keywords take them, for the note's call (None: as they
       are, each enum member by its name).
+    sized: the positions of the attributes that are a tensor's sizes (an output's, given
+      rather than inferred), of the common rank too; None (unset) stays unset.
+    to_level: pad a call of lower rank than the level's table takes up to its least
+      rank (off where leading 1s would change what an attribute or an output means;
+      the declaration says why).
   """
 
   names: tuple[str, ...] = ()
   axes: tuple[tuple[int, int | None], ...] = ()
   show: Callable[[tuple[Any, ...]], tuple[Any, ...]] | None = None
   axis_sets: tuple[int, ...] = ()
+  sized: tuple[int, ...] = ()
+  to_level: bool = True
 
   def shown(self, attributes: Sequence[Any]) -> tuple[Any, ...]:
     """The attributes as the functional API's keywords take them, for the notes' calls:
@@ -99,9 +119,59 @@ class Ranks:
     attributes: Sequence[Any],
     table: Mapping[str, TensorSupport] | None,
   ) -> Reading:
-    """`read`, where the operator's support `table` at the level validated against is
-    known (None: the level precedes the operator); only `PerDimension` pads to it."""
-    return self.read(shapes, attributes)
+    """`read`, padded up to the least rank the operator's support `table` at the level
+    validated against takes (None: the level precedes the operator, nothing is padded).
+
+    Examples:
+      >>> from dml_jax._src.ops.gather_elements import GatherElementsDesc
+      >>> from dml_jax._src.feature_level import FeatureLevel
+      >>> ranks = Ranks(names=("axis",), axes=((0, None),))
+      >>> table = GatherElementsDesc.SUPPORT.at(FeatureLevel.FL_2_1)  # 4-D tensors only
+      >>> ranks.read_at([(3, 2), (3, 2)], (-1,), table)
+      Reading(shapes=((1, 1, 3, 2), (1, 1, 3, 2)), attributes=(3,), output_rank=2)
+    """
+    reading = self.read(shapes, attributes)
+    if table is None or not self.to_level:
+      return reading
+    return self.lifted(reading, least_rank(table))
+
+  def lifted(self, reading: Reading, rank: int) -> Reading:
+    """`reading` with its arrays padded with leading 1s to `rank` and its attributes
+    `moved` onto it, every output cut back to the rank it had; `reading` itself where
+    its arrays differ in rank (or there are none), have `rank` dimensions or more, or
+    `moved` cannot move its attributes."""
+    ranks = {len(s) for s in (*reading.shapes, *self._sizes(reading.attributes))}
+    if len(ranks) != 1 or (own := ranks.pop()) >= rank:
+      return reading
+    shapes = tuple(padded(s, rank) for s in reading.shapes)
+    attributes = self.moved(reading.attributes, shapes, own, rank - own)
+    if attributes is None:
+      return reading
+    output_rank = own if reading.output_rank is None else reading.output_rank
+    return Reading(shapes, attributes, output_rank)
+
+  def moved(
+    self, attributes: Sequence[Any], shapes: Sequence[Shape], rank: int, added: int
+  ) -> tuple[Any, ...] | None:
+    """A reading's `attributes` (of arrays of `rank` dimensions) for its arrays with `added`
+    more leading 1s (`shapes`, the padded ones): each axis moved by `added`, each of the
+    `sized` padded. None where an axis is out of range (padding could make it valid), for
+    validation to name at the reading's own rank."""
+    moved = list(attributes)
+    for position in self.sized:
+      if attributes[position] is not None:
+        moved[position] = padded(tuple(attributes[position]), rank + added)
+    for position, _ in self.axes:
+      axis = attributes[position]
+      if type(axis) is not int or not 0 <= axis < rank:
+        return None
+      moved[position] = axis + added
+    for position in self.axis_sets:
+      axes = attributes[position]
+      if not isinstance(axes, tuple) or any(type(a) is not int or not 0 <= a < rank for a in axes):
+        return None
+      moved[position] = tuple(a + added for a in axes)
+    return tuple(moved)
 
   def alternatives(
     self, shapes: Sequence[Shape], attributes: Sequence[Any]
@@ -116,8 +186,16 @@ class Ranks:
 
   def read(self, shapes: Sequence[Shape], attributes: Sequence[Any]) -> Reading:
     """The call of arrays of `shapes` with `attributes`, as DirectML sees it."""
-    rank = max((len(s) for s in shapes), default=0)
-    return Reading(tuple(padded(s, rank) for s in shapes), self._axes(shapes, attributes, rank))
+    rank = max((len(s) for s in (*shapes, *self._sizes(attributes))), default=0)
+    moved = list(self._axes(shapes, attributes, rank))
+    for position in self.sized:
+      if attributes[position] is not None:
+        moved[position] = padded(tuple(attributes[position]), rank)
+    return Reading(tuple(padded(s, rank) for s in shapes), tuple(moved))
+
+  def _sizes(self, attributes: Sequence[Any]) -> list[Shape]:
+    """The `sized` attributes that are set."""
+    return [tuple(attributes[p]) for p in self.sized if attributes[p] is not None]
 
   def _axes(self, shapes: Sequence[Shape], attributes: Sequence[Any], rank: int) -> tuple:
     """The attributes with each axis counted on its array (None: the common `rank`) and
@@ -165,6 +243,15 @@ class Take(Ranks):
     moved[axis_position], moved[self.count] = axis_on(axis, r, n - r), k
     return Reading(tuple(padded(s, n) for s in shapes), tuple(moved), r + k - 1)
 
+  def moved(
+    self, attributes: Sequence[Any], shapes: Sequence[Shape], rank: int, added: int
+  ) -> tuple[Any, ...] | None:
+    """IndexDimensions counts trailing dimensions, which leading 1s leave; unset, it would
+    follow the rank, so such a reading is not padded."""
+    if attributes[self.count] is None:
+      return None
+    return super().moved(attributes, shapes, rank, added)
+
 
 @dataclasses.dataclass(frozen=True)
 class TakeTuples(Ranks):
@@ -208,6 +295,13 @@ class TakeTuples(Ranks):
       tuple(padded(s, n) for s in shapes), tuple(moved), output_rank if gathered >= 0 else None
     )
 
+  def moved(
+    self, attributes: Sequence[Any], shapes: Sequence[Shape], rank: int, added: int
+  ) -> tuple[Any, ...] | None:
+    """The counts of logical (trailing) dimensions, and BatchDimensionCount among them, stay;
+    an unset count, which stands for the whole rank, is set to the rank before padding."""
+    return tuple(rank if i in self.counts and a is None else a for i, a in enumerate(attributes))
+
 
 SIZE = None
 """`PerDimension`'s neutral value that is the dimension's own size (SLICE's sizes)."""
@@ -219,10 +313,11 @@ class PerDimension(Ranks):
   dimension (repeats, pads, offsets, sizes, strides).
 
   A call whose per-dimension attributes all have m values, on an input of rank r, reads at
-  rank n = max(r, m, the least DimensionCount the level's table takes): the input padded with
-  leading 1s and each attribute with its neutral value, the one that copies a dimension
-  of size 1 as it is (a repeat of 1, a pad of 0; offset 0, size 1, stride 1). The outputs are
-  cut back to rank max(r, m): with m > r the input is promoted, as ``np.tile`` promotes it.
+  rank max(r, m): the input padded with leading 1s and each attribute with its neutral
+  value, the one that copies a dimension of size 1 as it is (a repeat of 1, a pad of 0;
+  offset 0, size 1, stride 1). With m > r the input is promoted, as ``np.tile`` promotes
+  it. Below the least rank of the level's table, the same neutral values fill the dimensions
+  `read_at` adds, and the outputs are cut back to rank max(r, m).
 
   With m < r the call is ambiguous for SLICE and PADDING: NumPy's indexing applies a shorter
   list to the leading dimensions, DirectML's padding of ranks to the trailing ones. It is left
@@ -258,14 +353,6 @@ class PerDimension(Ranks):
     return tuple(moved)
 
   def read(self, shapes: Sequence[Shape], attributes: Sequence[Any]) -> Reading:
-    return self.read_at(shapes, attributes, None)
-
-  def read_at(
-    self,
-    shapes: Sequence[Shape],
-    attributes: Sequence[Any],
-    table: Mapping[str, TensorSupport] | None,
-  ) -> Reading:
     ((shape,), lengths) = shapes, self._lengths(attributes)
     if len(lengths) > 1:  # attributes of different lengths: validation names them
       return Reading(tuple(shapes), tuple(attributes))
@@ -273,11 +360,18 @@ class PerDimension(Ranks):
     m = lengths.pop() if lengths else r
     if m < r and not self.trailing:
       return Reading(tuple(shapes), tuple(attributes))  # ambiguous: see `alternatives`
-    natural = max(r, m)
-    least = 0 if table is None else table["InputTensor"].dimension_counts[0]
-    n = max(natural, least)
-    sizes = padded(shape, n)
-    return Reading((sizes,), self._padded(attributes, sizes), natural if n > natural else None)
+    sizes = padded(shape, max(r, m))
+    return Reading((sizes,), self._padded(attributes, sizes))
+
+  def moved(
+    self, attributes: Sequence[Any], shapes: Sequence[Shape], rank: int, added: int
+  ) -> tuple[Any, ...] | None:
+    """Each per-dimension attribute with its neutral value for the dimensions added; None
+    where the attributes do not hold one value per dimension (an ambiguous call, or
+    attributes of different lengths), for validation to refuse as written."""
+    if self._lengths(attributes) - {rank}:
+      return None
+    return self._padded(attributes, tuple(shapes[0]))
 
   def alternatives(
     self, shapes: Sequence[Shape], attributes: Sequence[Any]

@@ -349,7 +349,14 @@ def test_unlike_a_reshape_partial_blocks_are_refused():
   with pytest.raises(dml.DmlValidationError, match=r"the height Sizes\[2\] must be a multiple"):
     dml.space_to_depth(x, block_size=2)
   with pytest.raises(dml.DmlValidationError, match="InputTensor.DimensionCount"):
-    dml.depth_to_space(np.zeros((4, 2, 2), np.float32), block_size=2)
+    dml.depth_to_space(np.zeros((1, 1, 4, 2, 2), np.float32), block_size=2)
+  # A 3-D CHW image reads as N = 1; a 2-D one would need its new channels cut: refused.
+  image = np.arange(16, dtype=np.float32).reshape(4, 2, 2)
+  assert_bits_equal(
+    dml.depth_to_space(image, block_size=2), dml.depth_to_space(image[None], block_size=2)[0]
+  )
+  with pytest.raises(dml.DmlValidationError, match="InputTensor.DimensionCount"):
+    dml.space_to_depth(image[0], block_size=2)
 
 
 def test_jit_vmap_and_grad():

@@ -159,8 +159,11 @@ def test_under_jit_and_with_a_refused_level():
     )
   )
   assert_bits_equal(fill(), np.array([7, 6, 5], np.int32))
-  with pytest.raises(dml.DmlValidationError, match="OutputTensor.DimensionCount"):
-    dml.fill_value_constant(sizes=(3,), value_data_type="INT32", value=0, feature_level="2_1")
+  # 4-D sizes only at FL 2_1: (3,) reads as (1, 1, 1, 3), and the output is cut back.
+  old = dml.fill_value_constant(sizes=(3,), value_data_type="INT32", value=4, feature_level="2_1")
+  assert_bits_equal(old, np.array([4, 4, 4], np.int32))
+  with pytest.raises(dml.DmlValidationError, match="exists from FL 2_1"):
+    dml.fill_value_constant(sizes=(3,), value_data_type="INT32", value=0, feature_level="2_0")
 
 
 def test_execute_writes_in_place_over_a_buffer_also_read():

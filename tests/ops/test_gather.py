@@ -247,8 +247,10 @@ def test_functional_gather_validates_like_the_descriptor():
   with pytest.raises(DmlValidationError) as info:
     dml.gather(x, i, axis=1, index_dimensions=2)  # example 3 as printed
   assert info.value.violations == _desc((3, 2), (1, 2), 1, 2).violations()
+  old = dml.gather(x, i, axis=1, index_dimensions=1, feature_level="2_1")  # read at 4-D
+  assert_bits_equal(old, dml.gather(x, i, axis=1, index_dimensions=1))
   with pytest.raises(DmlValidationError, match=r"InputTensor\.DimensionCount"):
-    dml.gather(x, i, axis=1, index_dimensions=1, feature_level="2_1")
+    dml.gather(x[None, None, None], i[None, None, None], axis=4, feature_level="2_1")
   with pytest.raises(TypeError, match="IndexDimensions must be an integer"):
     dml.gather(x, i, axis=1, index_dimensions=1.0)
   with pytest.raises(TypeError, match="IndicesTensor must have an integer dtype"):

@@ -74,7 +74,8 @@ def test_functional_gather_elements_validates_like_the_descriptor():
   i = np.zeros((2, 3), np.int32)
   with pytest.raises(DmlValidationError) as info:
     dml.gather_elements(x, i, axis=1, feature_level="2_1")
-  desc = dml.GatherElementsDesc(T("FLOAT32", (2, 3)), T("INT32", (2, 3)), axis=1)
+  # Read at the 4 dimensions FL 2_1 takes: its error is the INT32 indices'.
+  desc = dml.GatherElementsDesc(T("FLOAT32", (1, 1, 2, 3)), T("INT32", (1, 1, 2, 3)), axis=3)
   assert info.value.violations == desc.violations("2_1")
   assert str(info.value) == str(pytest.raises(DmlValidationError, desc.validate, "2_1").value)
   assert re.search(

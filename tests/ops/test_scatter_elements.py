@@ -175,8 +175,8 @@ def test_functional_scatter_elements_validates_like_the_descriptor():
   x, i, u = np.zeros((2, 3), np.float32), np.zeros((2, 3), np.int32), np.zeros((2, 3), np.float16)
   with pytest.raises(DmlValidationError) as info:
     dml.scatter_elements(x, i, u, axis=1, feature_level="2_1")
-  d = dml.ScatterElementsDesc(
-    T("FLOAT32", (2, 3)), T("INT32", (2, 3)), T("FLOAT16", (2, 3)), axis=1
+  d = dml.ScatterElementsDesc(  # read at the 4 dimensions FL 2_1 takes
+    T("FLOAT32", (1, 1, 2, 3)), T("INT32", (1, 1, 2, 3)), T("FLOAT16", (1, 1, 2, 3)), axis=3
   )
   assert info.value.violations == d.violations("2_1") != ()
 

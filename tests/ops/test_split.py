@@ -289,7 +289,9 @@ def test_unlike_jnp_split_sizes_are_given_and_must_cover_the_axis():
 
 def test_functional_split_validates_at_the_level():
   with pytest.raises(dml.DmlValidationError, match=r"InputTensor\.DimensionCount"):
-    dml.split(np.zeros((2, 2), np.float32), axis=0, split_sizes=(1, 1), feature_level="2_1")
+    dml.split(np.zeros((1, 2, 1, 2, 2), np.float32), axis=0, split_sizes=(1,), feature_level="2_1")
+  out = dml.split(np.zeros((2, 2), np.float32), axis=0, split_sizes=(1, 1), feature_level="2_1")
+  assert [o.shape for o in out] == [(1, 2)] * 2  # read at 4-D, cut back
   with pytest.raises(dml.DmlValidationError, match=r"InputTensor\.DataType"):
     dml.split(np.zeros((1, 1, 2, 2), np.int8), axis=2, split_sizes=(1, 1), feature_level="1_0")
   out = dml.split(np.zeros((1, 1, 2, 2), np.int8), axis=2, split_sizes=(1, 1), feature_level="2_1")

@@ -435,14 +435,14 @@ def depth_to_space(
   ``out[n, c, h*b + i, w*b + j] = input[n, (i*b + j)*C + c, h, w]`` (the
   DEPTH_COLUMN_ROW packing, ONNX DepthToSpace's default mode DCR).
 
-  Unlike a ``jnp.reshape``/``jnp.transpose`` formulation, the input must be 4-D,
+  Unlike a ``jnp.reshape``/``jnp.transpose`` formulation, the input must be 4-D (3-D: N = 1),
   its channel count a multiple of b*b, and the block size at least 1; anything
   else is a validation error, not a reshape error or a silent broadcast.
 
   See also: `depth_to_space1` (either packing), `space_to_depth` (the inverse).
 
   Args:
-    input: InputTensor, 4-D (NCHW).
+    input: InputTensor, 4-D (NCHW), or 3-D (CHW: N = 1).
     block_size: BlockSize b >= 1.
     feature_level: the DML_FEATURE_LEVEL to validate against (default newest).
 
@@ -482,7 +482,7 @@ def depth_to_space1(
   ``c*b*b + i*b + j`` for COLUMN_ROW_DEPTH (ONNX mode CRD, which is what
   ``torch.nn.functional.pixel_shuffle`` computes).
 
-  Unlike a ``jnp.reshape``/``jnp.transpose`` formulation, the input must be 4-D,
+  Unlike a ``jnp.reshape``/``jnp.transpose`` formulation, the input must be 4-D (3-D: N = 1),
   its channel count a multiple of b*b, and the block size at least 1; anything
   else is a validation error.
 
@@ -490,7 +490,7 @@ def depth_to_space1(
   `space_to_depth1` (the inverse).
 
   Args:
-    input: InputTensor, 4-D (NCHW).
+    input: InputTensor, 4-D (NCHW), or 3-D (CHW: N = 1).
     block_size: BlockSize b >= 1.
     order: Order: a `DepthSpaceOrder`, its value, or its name with or without the
       ``DML_DEPTH_SPACE_ORDER_`` prefix.
@@ -529,14 +529,14 @@ def space_to_depth(
   ``out[n, (i*b + j)*C + c, h, w] = input[n, c, h*b + i, w*b + j]`` (the
   DEPTH_COLUMN_ROW packing, ONNX SpaceToDepth's).
 
-  Unlike a ``jnp.reshape``/``jnp.transpose`` formulation, the input must be 4-D,
+  Unlike a ``jnp.reshape``/``jnp.transpose`` formulation, the input must be 4-D (3-D: N = 1),
   its height and width multiples of b, and the block size at least 1; anything
   else is a validation error.
 
   See also: `space_to_depth1` (either packing), `depth_to_space` (the inverse).
 
   Args:
-    input: InputTensor, 4-D (NCHW).
+    input: InputTensor, 4-D (NCHW), or 3-D (CHW: N = 1).
     block_size: BlockSize b >= 1.
     feature_level: the DML_FEATURE_LEVEL to validate against (default newest).
 
@@ -572,7 +572,7 @@ def space_to_depth1(
   ``(i*b + j)*C + c`` for DEPTH_COLUMN_ROW and ``c*b*b + i*b + j`` for
   COLUMN_ROW_DEPTH (what ``torch.nn.functional.pixel_unshuffle`` computes).
 
-  Unlike a ``jnp.reshape``/``jnp.transpose`` formulation, the input must be 4-D,
+  Unlike a ``jnp.reshape``/``jnp.transpose`` formulation, the input must be 4-D (3-D: N = 1),
   its height and width multiples of b, and the block size at least 1; anything
   else is a validation error.
 
@@ -580,7 +580,7 @@ def space_to_depth1(
   `depth_to_space1` (the inverse).
 
   Args:
-    input: InputTensor, 4-D (NCHW).
+    input: InputTensor, 4-D (NCHW), or 3-D (CHW: N = 1).
     block_size: BlockSize b >= 1.
     order: Order: a `DepthSpaceOrder`, its value, or its name with or without the
       ``DML_DEPTH_SPACE_ORDER_`` prefix.

@@ -26,7 +26,7 @@ import numpy as np
 from jax import lax
 from jax.typing import ArrayLike
 
-from dml_jax._src import arguments, dispatch, registry
+from dml_jax._src import arguments, dispatch, natural, registry
 from dml_jax._src.descriptor import OperatorDesc
 from dml_jax._src.dtypes import (
   ALL_DATA,
@@ -255,7 +255,11 @@ def _describe_diagonal_matrix(
   return DiagonalMatrixDesc(TensorDesc(data_type, sizes), offset=offset, value=_value_of_key(value))
 
 
-_diagonal_matrix = dispatch.operator_function(_describe_diagonal_matrix, DiagonalMatrixDesc)
+# Sizes of fewer dimensions than the level takes (4 before FL 4_0) read with leading 1s: the
+# matrix is the last two dimensions, the output cut back.
+_diagonal_matrix = dispatch.operator_function(
+  _describe_diagonal_matrix, DiagonalMatrixDesc, natural.Ranks(names=("sizes",), sized=(0,))
+)
 
 
 # -- DIAGONAL_MATRIX1 -------------------------------------------------------------------------
@@ -477,4 +481,8 @@ def _describe_diagonal_matrix1(
   )
 
 
-_diagonal_matrix1 = dispatch.operator_function(_describe_diagonal_matrix1, DiagonalMatrix1Desc)
+# Not padded up to the level's least rank (2 at every level): an input or sizes of one
+# dimension is no matrix, and a leading 1 would make it a row where it might be a column.
+_diagonal_matrix1 = dispatch.operator_function(
+  _describe_diagonal_matrix1, DiagonalMatrix1Desc, natural.Ranks(to_level=False)
+)

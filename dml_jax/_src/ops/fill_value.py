@@ -43,7 +43,7 @@ import jax
 import numpy as np
 from jax import lax
 
-from dml_jax._src import dispatch, dtypes, registry
+from dml_jax._src import dispatch, dtypes, natural, registry
 from dml_jax._src.descriptor import OperatorDesc
 from dml_jax._src.dtypes import ALL_DATA, UP_TO_32_BIT, DataType, DataTypeLike
 from dml_jax._src.errors import Checker
@@ -463,9 +463,11 @@ def _describe_fill_value_sequence(
   )
 
 
+# Sizes of fewer dimensions than the level takes read with leading 1s (which move no flat
+# position, so no value of the sequence), the output cut back.
 _fill_value_constant = dispatch.operator_function(
-  _describe_fill_value_constant, FillValueConstantDesc
+  _describe_fill_value_constant, FillValueConstantDesc, natural.Ranks(names=("sizes",), sized=(0,))
 )
 _fill_value_sequence = dispatch.operator_function(
-  _describe_fill_value_sequence, FillValueSequenceDesc
+  _describe_fill_value_sequence, FillValueSequenceDesc, natural.Ranks(names=("sizes",), sized=(0,))
 )

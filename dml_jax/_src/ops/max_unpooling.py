@@ -262,22 +262,11 @@ def _describe_max_unpooling(
   return MaxUnpoolingDesc(input, indices, TensorDesc(types[0], output_sizes))
 
 
-@dataclasses.dataclass(frozen=True)
-class _LeadingOnes(natural.Ranks):
-  """MAX_UNPOOLING's declaration: `input`, `indices` and `output_sizes` of fewer than 4
-  dimensions read padded with leading 1s (which move no flat position), the result cut back to
-  the rank of `output_sizes`; anything of more than 4 is DirectML's call, for validation."""
-
-  def read(self, shapes: Sequence[natural.Shape], attributes: Sequence[Any]) -> natural.Reading:
-    (sizes,) = attributes
-    ranks = [len(s) for s in shapes] + [len(sizes)]
-    if max(ranks) > 4 or min(ranks) == 4:
-      return natural.Reading(tuple(map(tuple, shapes)), tuple(attributes))
-    output_rank = len(sizes) if len(sizes) < 4 else None
-    padded = tuple(natural.padded(s, 4) for s in shapes)
-    return natural.Reading(padded, (natural.padded(sizes, 4),), output_rank)
-
-
+# `input`, `indices` and `output_sizes` of fewer dimensions than the level takes read padded
+# with leading 1s (which move no flat position), the result cut back.
 _max_unpooling = dispatch.operator_function(
-  _describe_max_unpooling, MaxUnpoolingDesc, _LeadingOnes(names=("output_sizes",)), moves_bits=True
+  _describe_max_unpooling,
+  MaxUnpoolingDesc,
+  natural.Ranks(names=("output_sizes",), sized=(0,)),
+  moves_bits=True,
 )

@@ -21,7 +21,7 @@ import numpy as np
 from jax import lax
 from jax.typing import ArrayLike
 
-from dml_jax._src import arguments, dispatch, registry
+from dml_jax._src import arguments, dispatch, natural, registry
 from dml_jax._src.descriptor import OperatorDesc
 from dml_jax._src.dtypes import UP_TO_32_BIT, DataType
 from dml_jax._src.errors import Checker
@@ -277,6 +277,9 @@ def _describe_nonzero_coordinates(
   )
 
 
+# Not padded up to the level's least rank: the outputs have ranks of their own (the count
+# the input's, the coordinates at least 2), which one cut cannot restore, and the coordinate
+# count follows the input's rank.
 _nonzero_coordinates = dispatch.operator_function(
-  _describe_nonzero_coordinates, NonzeroCoordinatesDesc
+  _describe_nonzero_coordinates, NonzeroCoordinatesDesc, natural.Ranks(to_level=False)
 )

@@ -27,7 +27,7 @@ import numpy as np
 from jax import lax
 from jax.typing import ArrayLike
 
-from dml_jax._src import arguments, dispatch, registry
+from dml_jax._src import arguments, dispatch, natural, registry
 from dml_jax._src.descriptor import OperatorDesc
 from dml_jax._src.dtypes import ALL_DATA, UP_TO_32_BIT, DataType
 from dml_jax._src.errors import Checker
@@ -287,4 +287,20 @@ def _describe_slice_grad(
   )
 
 
-_slice_grad = dispatch.operator_function(_describe_slice_grad, SliceGradDesc, moves_bits=True)
+# Below the rank the level takes (4 before FL 3_1), the input gradient gets leading 1s and the
+# per-dimension attributes their neutral values (an output size of 1, offset 0, window 1,
+# stride 1); the output is cut back.
+_slice_grad = dispatch.operator_function(
+  _describe_slice_grad,
+  SliceGradDesc,
+  natural.PerDimension(
+    names=(
+      "output_gradient_sizes",
+      "input_window_offsets",
+      "input_window_sizes",
+      "input_window_strides",
+    ),
+    neutral=((0, 1), (1, 0), (2, 1), (3, 1)),
+  ),
+  moves_bits=True,
+)

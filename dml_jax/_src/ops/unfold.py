@@ -443,7 +443,12 @@ def _describe_unfold(
 class _Unbatched(natural.Ranks):
   """UNFOLD's declaration: an input of one dimension fewer than DirectML needs (no batch, as
   torch's ``unfold`` takes it) reads with a leading 1, the result cut back to 2 dimensions
-  {C * prod(WindowSizes), L}; any other input is DirectML's call."""
+  {C * prod(WindowSizes), L}; any other input is DirectML's call.
+
+  Nothing is padded up to the level's least rank (`to_level` off): the input's rank is 2
+  plus the count of window dimensions, so a further leading 1 would shift the batch,
+  channel and spatial dimensions, not add an empty one.
+  """
 
   def read(self, shapes: Sequence[natural.Shape], attributes: Sequence[Any]) -> natural.Reading:
     (shape,) = shapes
@@ -455,6 +460,9 @@ class _Unbatched(natural.Ranks):
 _unfold = dispatch.operator_function(
   _describe_unfold,
   UnfoldDesc,
-  _Unbatched(names=("window_sizes", "strides", "dilations", "start_padding", "end_padding")),
+  _Unbatched(
+    names=("window_sizes", "strides", "dilations", "start_padding", "end_padding"),
+    to_level=False,
+  ),
   moves_bits=True,
 )
