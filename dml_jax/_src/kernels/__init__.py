@@ -32,8 +32,9 @@ on static shapes) and its tuning as a frozen config argument (None: the module's
                                       in AVX2 registers (C++): the tensor layer's transposes
   gather_rows_cpu                     GATHER_ND(1) and GATHER of whole rows on the CPU, the
                                       index tuples read raw (DirectML's rule applied in C++)
-  arg_min_max_tiles_triton            ARGMIN and ARGMAX of floats along one axis, tiles walked
-                                      along it, each element's key ranked in registers
+  arg_min_max_tiles_triton            ARGMIN and ARGMAX of floats along an axis before the
+                                      last, tiles of lanes walked along it, each element's key
+                                      ranked in registers
   cumulative_cpu                      CUMULATIVE_SUMMATION and CUMULATIVE_PRODUCT on the CPU,
                                       each lane's tally carried down its axis in order (C++)
 

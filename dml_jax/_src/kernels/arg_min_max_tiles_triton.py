@@ -1,22 +1,24 @@
-"""ARGMIN and ARGMAX of float data along one axis on GPUs, as a Pallas kernel (Triton backend)
-that walks tiles along the axis, every element read once and ranked in registers.
+"""ARGMIN and ARGMAX of float data along an axis before the last on GPUs, as a Pallas kernel
+(Triton backend) that walks tiles along the axis, every element read once and ranked in
+registers.
 
 The lax form maps the values to ordered integer keys (`axis_direction.ordered_keys`) and reduces
 them with `lax.argmax`/`lax.argmin`, a reversed lane for DECREASING. Here each program owns a
-tile of the array: along the last axis a few rows and a block of each of their elements, along
-an earlier axis a run of neighbouring lanes (columns of each (axis, inner) slab) and `ahead` of
-their elements. It walks the axis one tile after the other, computes each element's key in
-registers (the same order as `ordered_keys`: -0.0 equals 0.0, every NaN ranks above +inf), and
-keeps, in each slot of the tile, the best key it has seen and its position: a greater key
+run of neighbouring lanes (columns of each (axis, inner) slab) and loads `ahead` of their
+elements at a time: a tile. It walks the axis one tile after the other, computes each element's
+key in registers (the same order as `ordered_keys`: -0.0 equals 0.0, every NaN ranks above +inf),
+and keeps, in each slot of the tile, the best key it has seen and its position: a greater key
 replaces it, and an equal one too where the last of equal keys wins (DECREASING). At the end the
 slots of each lane are reduced to the best key and the first (or last) position holding it.
-ARGMIN ranks by the negated key, so both operators keep the greatest.
+ARGMIN ranks by the negated key, so both operators keep the greatest. Along the last axis the
+lax form stays: there a kernel of this kind was no faster than it on an H100, even at its best
+config (the benchmark case `argmax_axis1`).
 
 Where the programs would be too few to fill the GPU (few lanes, a long axis), the axis is split
 into pieces that programs walk in parallel, and the pieces' best keys and positions are merged
 by a small lax reduction. The block that ends a piece whose length is no multiple of the block
 starts early and overlaps the one before it (no masks; an element seen twice does not change
-the answer), and so does the last run of rows or lanes (written twice with the same values).
+the answer), and so does the last run of lanes (written twice with the same values).
 
 `applies` decides from static shapes; `forms` runs the kernel (`ops.arg_min_max.KERNELS`) on
 CUDA GPUs only.
@@ -43,26 +45,22 @@ class TilesConfig:
   """The kernel's tuning.
 
   Attributes:
-    rows: along the last axis, the most rows a program reduces.
-    row_block: along the last axis, the most elements of each row loaded at a time.
-    lanes: along an earlier axis, the most neighbouring lanes a program reduces.
-    ahead: along an earlier axis, the most elements of each lane loaded at a time.
+    lanes: the most neighbouring lanes a program reduces.
+    ahead: the most elements of each lane loaded at a time.
     programs: the axis is split into the fewest pieces (a power of two dividing its length,
       each at least a block long) that give at least this many programs; 0 never splits.
     min_input_bytes: smaller inputs keep the lax form.
     num_warps: a program's warps.
 
-  Triton's tiles have power-of-two sizes: each of the first four is rounded down to one (0 to
-  1, for a `--sweep`).
+  Triton's tiles have power-of-two sizes: `lanes` and `ahead` are rounded down to one (0 to 1,
+  for a `--sweep`).
   """
 
-  rows: int = 4
-  row_block: int = 512
   lanes: int = 64
   ahead: int = 32
   programs: int = 512
   min_input_bytes: int = 1 << 20
-  num_warps: int = 4
+  num_warps: int = 8
 
 
 DEFAULT = TilesConfig()
@@ -72,14 +70,16 @@ def applies(
   shape: tuple[int, ...], axis: int, dtype: np.dtype, config: TilesConfig | None = None
 ) -> bool:
   """Whether ARGMIN or ARGMAX along `axis` of this static shape takes the kernel: FLOAT32 or
-  FLOAT16 data of at least `min_input_bytes` and fewer than 2**31 elements, reduced along the
-  last axis or along an earlier one with 32 lanes or more after it.
+  FLOAT16 data of at least `min_input_bytes` and fewer than 2**31 elements, reduced along an
+  axis before the last with 32 lanes or more after it.
 
   Examples:
     >>> f32 = np.dtype(np.float32)
     >>> applies((8192, 8192), 0, f32) == availability.probe().pallas_triton
     True
-    >>> applies((8192, 8192), 1, np.dtype(np.int32))  # integer keys: the lax form
+    >>> applies((8192, 8192), 1, f32)  # the last axis: the lax form
+    False
+    >>> applies((8192, 8192), 0, np.dtype(np.int32))  # integer keys: the lax form
     False
     >>> applies((4096, 64, 4), 1, f32)  # 4 lanes after the axis: too few
     False
@@ -92,7 +92,7 @@ def applies(
     availability.probe().pallas_triton
     and dtype in _DATA_TYPES
     and 0 <= axis < len(shape)
-    and (inner == 1 or inner >= 32)
+    and inner >= 32
     and count * dtype.itemsize >= config.min_input_bytes
     and count < 2**31
   )
@@ -121,9 +121,9 @@ def ranking_keys(x: jax.Array, largest: bool) -> jax.Array:
 
 @dataclasses.dataclass(frozen=True)
 class _Plan:
-  """How a call is cut: the (outer, n, inner) view; the runs of rows (inner 1) or of lanes
-  that programs own, a run by `block` elements of the axis a tile; the axis in `pieces` pieces
-  of `piece` elements."""
+  """How a call is cut: the (outer, n, inner) view; the runs of lanes that programs own (a run
+  of each slab a program), a run by `block` elements of the axis a tile; the axis in `pieces`
+  pieces of `piece` elements."""
 
   outer: int
   n: int
@@ -140,12 +140,8 @@ class _Plan:
   def of(cls, shape: tuple[int, ...], axis: int, config: TilesConfig) -> _Plan:
     n = shape[axis]
     outer, inner = math.prod(shape[:axis]), math.prod(shape[axis + 1 :])
-    if inner == 1:  # rows: a few rows a program, a block of each
-      runs = _triton.Runs.of(outer, _tile_size(config.rows))
-      most_block, programs = _tile_size(config.row_block), runs.count
-    else:  # lanes: a run of columns of one slab a program, `ahead` elements of each
-      runs = _triton.Runs.of(inner, _tile_size(config.lanes))
-      most_block, programs = _tile_size(config.ahead), outer * runs.count
+    runs = _triton.Runs.of(inner, _tile_size(config.lanes))
+    most_block, programs = _tile_size(config.ahead), outer * runs.count
     pieces = 1
     while (
       programs * pieces < config.programs
@@ -181,22 +177,19 @@ def arg_min_max_tiles(
   With `interpret`, Pallas interprets the kernel on any backend.
 
   Examples:
-    >>> x = np.array([[1, 3, 3, 0], [np.nan, 2, np.nan, 5]] * 16, np.float32)
-    >>> got = arg_min_max_tiles(jnp.asarray(x), axis=1, largest=True, last_wins=False,
+    >>> x = np.array([[1, 3, 3, 0], [np.nan, 2, np.nan, 5]] * 16, np.float32).T
+    >>> got = arg_min_max_tiles(jnp.asarray(x), axis=0, largest=True, last_wins=False,
     ...                         interpret=True)
     >>> got[:2].tolist()
     [1, 0]
-    >>> arg_min_max_tiles(jnp.asarray(x), axis=0, largest=False, last_wins=True,
+    >>> arg_min_max_tiles(jnp.asarray(x.T), axis=0, largest=False, last_wins=True,
     ...                   interpret=True).tolist()
     [30, 31, 30, 30]
   """
   config = DEFAULT if config is None else config
   plan = _Plan.of(input.shape, axis, config)
   out_shape = input.shape[:axis] + input.shape[axis + 1 :]
-  if plan.inner == 1:
-    view = input.reshape(plan.outer, plan.n)
-  else:
-    view = input.reshape(plan.outer, plan.n, plan.inner)
+  view = input.reshape(plan.outer, plan.n, plan.inner)
   index_dtype = np.dtype(index_dtype)
   keys, positions = _call(view, plan, largest, last_wins, index_dtype, config, interpret)
   if plan.pieces == 1:
@@ -226,45 +219,36 @@ def _call(
   from jax.experimental import pallas as pl  # imported late: only GPU programs trace it
   from jax.experimental.pallas import triton as pltriton
 
-  rows = plan.inner == 1
   runs, block, piece = plan.runs, plan.block, plan.piece
-  tile_axis = 1 if rows else 0  # the tile's dimension along the reduced axis
-  tile = (runs.length, block) if rows else (block, runs.length)
   out_lanes = plan.outer * plan.inner
 
   def kernel(x_ref, *out_refs):
     program, part = pl.program_id(0), pl.program_id(1)
     base = pl.multiple_of(part * piece, piece)
-    if rows:
-      first_row = runs.start(program)
-      load = lambda start: x_ref[pl.ds(first_row, runs.length), pl.ds(base + start, block)]
-      out_at = pl.ds(first_row, runs.length)
-    else:
-      slab, run = program // runs.count, program % runs.count
-      first_lane = runs.start(run)
-      load = lambda start: x_ref[slab, pl.ds(base + start, block), pl.ds(first_lane, runs.length)]
-      out_at = pl.ds(slab * plan.inner + first_lane, runs.length)
-    steps = lax.broadcasted_iota(np.int32, tile, tile_axis)
+    slab, run = program // runs.count, program % runs.count
+    first_lane = runs.start(run)
+    load = lambda start: x_ref[slab, pl.ds(base + start, block), pl.ds(first_lane, runs.length)]
+    out_at = pl.ds(slab * plan.inner + first_lane, runs.length)
+    steps = lax.broadcasted_iota(np.int32, (block, runs.length), 0)
     key, position = _walk(load, steps, piece, block, largest, last_wins)
-    best = jnp.max(key, axis=tile_axis, keepdims=True)
+    best = jnp.max(key, axis=0, keepdims=True)
     holds = key == best
     if last_wins:
-      winner = jnp.max(jnp.where(holds, position, np.int32(-1)), axis=tile_axis)
+      winner = jnp.max(jnp.where(holds, position, np.int32(-1)), axis=0)
     else:
-      winner = jnp.min(jnp.where(holds, position, np.int32(piece)), axis=tile_axis)
+      winner = jnp.min(jnp.where(holds, position, np.int32(piece)), axis=0)
     keys_ref, positions_ref = out_refs if plan.pieces > 1 else (None, out_refs[0])
     positions_ref[part, out_at] = (winner + base).astype(positions_ref.dtype)
     if keys_ref is not None:
-      keys_ref[part, out_at] = jnp.max(key, axis=tile_axis)
+      keys_ref[part, out_at] = jnp.max(key, axis=0)
 
   out = jax.ShapeDtypeStruct((plan.pieces, out_lanes), np.int32)
   out_shapes = [out, out] if plan.pieces > 1 else [out.update(dtype=index_dtype)]
   whole = lambda shape: pl.BlockSpec(shape, lambda program, part: (0,) * len(shape))
-  grid_programs = runs.count if rows else plan.outer * runs.count
   results = pl.pallas_call(
     kernel,
     out_shape=out_shapes,
-    grid=(grid_programs, plan.pieces),
+    grid=(plan.outer * runs.count, plan.pieces),
     in_specs=[whole(view.shape)],
     out_specs=[whole(s.shape) for s in out_shapes],
     compiler_params=None

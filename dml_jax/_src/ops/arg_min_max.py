@@ -24,8 +24,9 @@ the one-pass form). Elsewhere DECREASING reduces the reversed lane and counts th
 back from its end.
 
 On CUDA GPUs a kernel (`kernels.arg_min_max_tiles_triton`, the table `KERNELS` below) takes
-FLOAT32 and FLOAT16 inputs of 1 MiB or more whose reduced axes lie side by side: it reads each
-element once and ranks it in registers in the same order, with the same answers.
+FLOAT32 and FLOAT16 inputs of 1 MiB or more whose reduced axes lie side by side, before the
+last axis with 32 lanes or more after them: it reads each element once and ranks it in
+registers in the same order, with the same answers. Along the last axis the lax form stays.
 """
 
 from __future__ import annotations
@@ -514,5 +515,5 @@ KERNELS = (
 )
 """ARGMIN's and ARGMAX's kernels (`kernels.forms` chooses): on CUDA GPUs, the walk of tiles along
 the one reduced axis (or adjacent axes merged into one), FLOAT32 and FLOAT16 of 1 MiB or more,
-along the last axis or an earlier one with 32 lanes or more after it; the rest keeps the lax
-form."""
+along an axis before the last with 32 lanes or more after it; the rest, the last axis included,
+keeps the lax form."""
