@@ -312,3 +312,33 @@ def test_an_older_levels_padding_under_jit_vmap_and_grad():
   assert_bits_equal(grad, np.stack([np.bincount(r, minlength=4) for r in ids]).astype(np.float32))
   (desc,) = dml.descriptors_of(gather, x, ids)
   assert desc.dml_inputs()[0][2].sizes == (1, 1, 3, 4) and desc.axis == 3
+
+
+def test_a_call_kept_at_its_rank_names_the_padded_call_the_level_takes():
+  # NONZERO_COORDINATES's outputs and SPACE_TO_DEPTH1's channels cannot be cut back to the
+  # input's rank, so these calls are not padded; the error prints the call that is valid.
+  values = np.array([[0, 1, 2], [3, 0, 5]], np.float32)
+  image = np.ones((2, 4), np.float32)
+  cases = [
+    (
+      lambda x: dml.nonzero_coordinates(x, feature_level="3_0"),
+      values,
+      "dml.nonzero_coordinates(input.reshape(1, 1, 2, 3))",
+      lambda: dml.nonzero_coordinates(values.reshape(1, 1, 2, 3), feature_level="3_0"),
+    ),
+    (
+      lambda x: dml.space_to_depth1(x, block_size=2, order="COLUMN_ROW_DEPTH"),
+      image,
+      "dml.space_to_depth1(input.reshape(1, 1, 2, 4), block_size=2, order='COLUMN_ROW_DEPTH')",
+      lambda: dml.space_to_depth1(
+        image.reshape(1, 1, 2, 4), block_size=2, order="COLUMN_ROW_DEPTH"
+      ),
+    ),
+  ]
+  for call, input, valid, padded in cases:
+    with pytest.raises(DmlValidationError) as info:
+      call(input)
+    (note,) = [n for n in info.value.__notes__ if n.startswith("dml.")]
+    assert f"{valid} is valid" in note, note
+    outputs = padded()
+    assert all(np.ndim(out) == 4 for out in (outputs if isinstance(outputs, tuple) else (outputs,)))

@@ -134,6 +134,11 @@ def operator_function(
         error.add_note(
           natural.unset_note(desc.FUNCTION, names, unset, _shown(ranks, other), ranks.names)
         )
+      lifted = _lifted(ranks, describe, desc_type, types, reading, level)
+      if lifted is not None:
+        rank = len(lifted.shapes[0])
+        shown = _shown(ranks, lifted)
+        error.add_note(natural.lifted_note(desc.FUNCTION, names, shapes, shown, ranks.names, rank))
       readings = [
         (what, natural.Reading(shapes, other))
         for what, other in ranks.alternatives(shapes, attributes)
@@ -159,6 +164,27 @@ def operator_function(
 
   body.__name__ = f"dml_{describe.__name__.removeprefix('_describe_')}"
   return jax.jit(body, static_argnums=0)
+
+
+def _lifted(
+  ranks: natural.Ranks,
+  describe: Callable[..., OperatorDesc],
+  desc_type: type[OperatorDesc],
+  types: Any,
+  reading: natural.Reading,
+  level: FeatureLevel,
+) -> natural.Reading | None:
+  """`reading` padded up to the least rank `level`'s table takes, where `reading` itself is
+  below it and the padded call is valid at `level`: the call to show in the error of an
+  operator that keeps its ranks (NONZERO_COORDINATES at FL 3_0, SPACE_TO_DEPTH of an image).
+  None where there is none."""
+  table = desc_type.SUPPORT.at(level)
+  if table is None:
+    return None
+  lifted = ranks.lifted(reading, natural.least_rank(table))
+  if lifted == reading or not _valid(describe, types, lifted, level):
+    return None
+  return lifted
 
 
 def _read_at(

@@ -452,6 +452,26 @@ def unset_note(
   )
 
 
+def lifted_note(
+  function: str,
+  arguments: Sequence[str],
+  shapes: Sequence[Shape],
+  reading: Reading,
+  names: Sequence[str],
+  rank: int,
+) -> str:
+  """What the error of a call that the level refuses for its rank, and that is not padded for
+  it (the outputs could not be cut back), adds: the padded call the level takes, whose outputs
+  keep the padded rank."""
+  given = ", ".join(f"{a} {tuple(s)}" for a, s in zip(arguments, shapes, strict=True))
+  return (
+    f"dml.{function} keeps the arrays' own ranks ({given}) where padding them would change"
+    f" its outputs' ranks. This feature level takes {rank} dimensions or more:"
+    f" {call_text(function, arguments, reading, names, shapes)} is valid, and its outputs"
+    f" keep {rank} dimensions."
+  )
+
+
 def alternatives_note(
   function: str,
   arguments: Sequence[str],

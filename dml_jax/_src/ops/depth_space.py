@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, SupportsIndex
 import jax
 from jax.typing import ArrayLike
 
-from dml_jax._src import arguments, dispatch, enums, kernels, registry
+from dml_jax._src import arguments, dispatch, enums, kernels, natural, registry
 from dml_jax._src.descriptor import OperatorDesc
 from dml_jax._src.dtypes import ALL_DATA, UP_TO_32_BIT, DataType
 from dml_jax._src.errors import Checker
@@ -639,16 +639,22 @@ def _describe_space_to_depth1(
 
 
 _depth_to_space = dispatch.operator_function(
-  _describe_depth_to_space, DepthToSpaceDesc, moves_bits=True
+  _describe_depth_to_space, DepthToSpaceDesc, natural.Ranks(names=("block_size",)), moves_bits=True
 )
 _depth_to_space1 = dispatch.operator_function(
-  _describe_depth_to_space1, DepthToSpace1Desc, moves_bits=True
+  _describe_depth_to_space1,
+  DepthToSpace1Desc,
+  natural.Ranks(names=("block_size", "order")),
+  moves_bits=True,
 )
 _space_to_depth = dispatch.operator_function(
-  _describe_space_to_depth, SpaceToDepthDesc, moves_bits=True
+  _describe_space_to_depth, SpaceToDepthDesc, natural.Ranks(names=("block_size",)), moves_bits=True
 )
 _space_to_depth1 = dispatch.operator_function(
-  _describe_space_to_depth1, SpaceToDepth1Desc, moves_bits=True
+  _describe_space_to_depth1,
+  SpaceToDepth1Desc,
+  natural.Ranks(names=("block_size", "order")),
+  moves_bits=True,
 )
 
 

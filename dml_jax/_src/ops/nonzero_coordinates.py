@@ -281,5 +281,7 @@ def _describe_nonzero_coordinates(
 # the input's, the coordinates at least 2), which one cut cannot restore, and the coordinate
 # count follows the input's rank.
 _nonzero_coordinates = dispatch.operator_function(
-  _describe_nonzero_coordinates, NonzeroCoordinatesDesc, natural.Ranks(to_level=False)
+  _describe_nonzero_coordinates,
+  NonzeroCoordinatesDesc,
+  natural.Ranks(names=("coordinate_size",), to_level=False),
 )
