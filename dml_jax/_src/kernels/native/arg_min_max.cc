@@ -56,9 +56,9 @@ __attribute__((always_inline)) inline int32_t Key(T x) {
 }
 
 // The key as compared: ARGMIN's complemented, so that both pick the largest.
-template <typename T, bool kLargest>
-__attribute__((always_inline)) inline int32_t Ranked(T x) {
-  return kLargest ? Key(x) : ~Key(x);
+template <typename T>
+__attribute__((always_inline)) inline int32_t Ranked(T x, int32_t flip) {
+  return Key(x) ^ flip;
 }
 
 template <bool kLastWins>
@@ -74,8 +74,8 @@ struct Vectors {
 };
 
 // The ranked keys of at[0:kWidth], into `keys` (a reference: no vector crosses a call).
-template <typename T, bool kLargest, int kWidth>
-__attribute__((always_inline)) inline void RankedKeys(const T* at,
+template <typename T, int kWidth>
+__attribute__((always_inline)) inline void RankedKeys(const T* at, int32_t flip,
                                                       typename Vectors<kWidth>::Keys& keys) {
   using Keys = typename Vectors<kWidth>::Keys;
   using HalfBits = typename Vectors<kWidth>::HalfBits;
@@ -96,14 +96,14 @@ __attribute__((always_inline)) inline void RankedKeys(const T* at,
   } else if constexpr (std::is_same_v<T, uint32_t>) {
     keys = keys ^ int32_t(0x80000000u);
   }
-  if constexpr (!kLargest) keys = ~keys;
+  keys ^= flip;
 }
 
 // The position of the extreme of each of `rows` rows of `length` elements (inner 1): two
 // registers of kWidth lanes (two chains of comparisons), each lane its best key and position.
-template <typename T, typename P, bool kLargest, bool kLastWins, int kWidth>
+template <typename T, typename P, bool kLastWins, int kWidth>
 __attribute__((always_inline)) inline void PickRows(const T* __restrict__ in, P* __restrict__ out,
-                                                    int64_t rows, int64_t length) {
+                                                    int64_t rows, int64_t length, int32_t flip) {
   using Keys = typename Vectors<kWidth>::Keys;
   constexpr int64_t kLanes = 2 * kWidth;
   const int64_t whole = length / kLanes * kLanes;
@@ -114,14 +114,14 @@ __attribute__((always_inline)) inline void PickRows(const T* __restrict__ in, P*
     int32_t best_key = 0, best_at = -1;
     if (whole > 0) {
       Keys best[2], at[2] = {first_positions, first_positions + kWidth};
-      RankedKeys<T, kLargest, kWidth>(row, best[0]);
-      RankedKeys<T, kLargest, kWidth>(row + kWidth, best[1]);
+      RankedKeys<T, kWidth>(row, flip, best[0]);
+      RankedKeys<T, kWidth>(row + kWidth, flip, best[1]);
       Keys positions = first_positions;
       for (int64_t j = kLanes; j < whole; j += kLanes) {
         positions += kLanes;
         for (int h = 0; h < 2; ++h) {
           Keys keys;
-          RankedKeys<T, kLargest, kWidth>(row + j + h * kWidth, keys);
+          RankedKeys<T, kWidth>(row + j + h * kWidth, flip, keys);
           const Keys better = kLastWins ? keys >= best[h] : keys > best[h];
           best[h] = better ? keys : best[h];
           at[h] = better ? positions + int32_t(h * kWidth) : at[h];
@@ -139,7 +139,7 @@ __attribute__((always_inline)) inline void PickRows(const T* __restrict__ in, P*
       }
     }
     for (int64_t j = whole; j < length; ++j) {  // the tail: later than every lane's position
-      const int32_t key = Ranked<T, kLargest>(row[j]);
+      const int32_t key = Ranked(row[j], flip);
       if (best_at < 0 || Better<kLastWins>(key, best_key)) {
         best_key = key;
         best_at = int32_t(j);
@@ -151,23 +151,23 @@ __attribute__((always_inline)) inline void PickRows(const T* __restrict__ in, P*
 
 // The positions of the extremes of inner positions [begin, end) of one outer index, the rows
 // of the length walked in order.
-template <typename T, typename P, bool kLargest, bool kLastWins>
+template <typename T, typename P, bool kLastWins>
 __attribute__((always_inline)) inline void PickColumns(const T* __restrict__ in,
                                                        P* __restrict__ out, int64_t length,
                                                        int64_t inner, int64_t begin,
-                                                       int64_t end) {
+                                                       int64_t end, int32_t flip) {
   int32_t best[kBlock], at[kBlock];
   const int64_t width = end - begin;
   const T* row = in + begin;
   for (int64_t j = 0; j < width; ++j) {
-    best[j] = Ranked<T, kLargest>(row[j]);
+    best[j] = Ranked(row[j], flip);
     at[j] = 0;
   }
   for (int64_t k = 1; k < length; ++k) {
     row += inner;
     const int32_t position = int32_t(k);
     for (int64_t j = 0; j < width; ++j) {
-      const int32_t key = Ranked<T, kLargest>(row[j]);
+      const int32_t key = Ranked(row[j], flip);
       const bool better = Better<kLastWins>(key, best[j]);
       best[j] = better ? key : best[j];
       at[j] = better ? position : at[j];
@@ -181,12 +181,12 @@ struct View {
 };
 
 // One item of work: `item` of the call's items, as `Items` cut them.
-template <typename T, typename P, bool kLargest, bool kLastWins, int kWidth>
-__attribute__((always_inline)) inline void RunItem(const T* in, P* out, View v, int64_t per_item,
-                                                   int64_t item) {
+template <typename T, typename P, bool kLastWins, int kWidth>
+__attribute__((always_inline)) inline void RunItem(const T* in, P* out, View v, int32_t flip,
+                                                   int64_t per_item, int64_t item) {
   if (v.inner == 1) {
     const int64_t first = item * per_item, rows = std::min(v.outer, first + per_item) - first;
-    PickRows<T, P, kLargest, kLastWins, kWidth>(in + first * v.length, out + first, rows, v.length);
+    PickRows<T, P, kLastWins, kWidth>(in + first * v.length, out + first, rows, v.length, flip);
     return;
   }
   const int64_t blocks = (v.inner + kBlock - 1) / kBlock;
@@ -195,22 +195,23 @@ __attribute__((always_inline)) inline void RunItem(const T* in, P* out, View v, 
   for (int64_t u = item * per_item; u < u_end; ++u) {
     const int64_t o = u / blocks, b = u % blocks;
     const int64_t begin = b * kBlock, end = std::min(v.inner, begin + kBlock);
-    PickColumns<T, P, kLargest, kLastWins>(in + o * v.length * v.inner, out + o * v.inner,
-                                           v.length, v.inner, begin, end);
+    PickColumns<T, P, kLastWins>(in + o * v.length * v.inner, out + o * v.inner,
+                                           v.length, v.inner, begin, end, flip);
   }
 }
 
-template <typename T, typename P, bool kLargest, bool kLastWins>
-void RunItemPlain(const T* in, P* out, View v, int64_t per_item, int64_t item) {
-  RunItem<T, P, kLargest, kLastWins, 4>(in, out, v, per_item, item);
+template <typename T, typename P, bool kLastWins>
+void RunItemPlain(const T* in, P* out, View v, int32_t flip, int64_t per_item, int64_t item) {
+  RunItem<T, P, kLastWins, 4>(in, out, v, flip, per_item, item);
 }
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define DML_JAX_X86 1
-template <typename T, typename P, bool kLargest, bool kLastWins>
+template <typename T, typename P, bool kLastWins>
 __attribute__((target("avx2"), flatten)) void RunItemAvx2(const T* in, P* out, View v,
-                                                          int64_t per_item, int64_t item) {
-  RunItem<T, P, kLargest, kLastWins, 8>(in, out, v, per_item, item);
+                                                          int32_t flip, int64_t per_item,
+                                                          int64_t item) {
+  RunItem<T, P, kLastWins, 8>(in, out, v, flip, per_item, item);
 }
 #endif
 
@@ -226,8 +227,8 @@ bool HasAvx2() {
 #endif
 }
 
-template <typename T, typename P, bool kLargest, bool kLastWins>
-void Pick(ffi::ThreadPool& pool, const T* in, P* out, View v) {
+template <typename T, typename P, bool kLastWins>
+void Pick(ffi::ThreadPool& pool, const T* in, P* out, View v, int32_t flip) {
   int64_t per_item, items;
   if (v.inner == 1) {  // rows: several an item where they are short
     per_item = std::max<int64_t>(1, kItemElements / v.length);
@@ -237,12 +238,12 @@ void Pick(ffi::ThreadPool& pool, const T* in, P* out, View v) {
     per_item = std::max<int64_t>(1, kItemElements / (v.length * std::min(v.inner, kBlock)));
     items = (v.outer * blocks + per_item - 1) / per_item;
   }
-  auto run = &RunItemPlain<T, P, kLargest, kLastWins>;
+  auto run = &RunItemPlain<T, P, kLastWins>;
 #if defined(DML_JAX_X86)
-  if (HasAvx2()) run = &RunItemAvx2<T, P, kLargest, kLastWins>;
+  if (HasAvx2()) run = &RunItemAvx2<T, P, kLastWins>;
 #endif
   dml_jax::ForEachItem(pool, items, pool.num_threads() - 1,
-                       [&](int64_t item) { run(in, out, v, per_item, item); });
+                       [&](int64_t item) { run(in, out, v, flip, per_item, item); });
 }
 
 template <typename T, typename P>
@@ -250,17 +251,11 @@ void PickAny(ffi::ThreadPool& pool, const void* in, void* out, View v, bool larg
              bool last_wins) {
   const T* x = static_cast<const T*>(in);
   P* positions = static_cast<P*>(out);
-  if (largest) {
-    if (last_wins)
-      Pick<T, P, true, true>(pool, x, positions, v);
-    else
-      Pick<T, P, true, false>(pool, x, positions, v);
-  } else {
-    if (last_wins)
-      Pick<T, P, false, true>(pool, x, positions, v);
-    else
-      Pick<T, P, false, false>(pool, x, positions, v);
-  }
+  const int32_t flip = largest ? 0 : -1;  // ARGMIN: the keys' complement
+  if (last_wins)
+    Pick<T, P, true>(pool, x, positions, v, flip);
+  else
+    Pick<T, P, false>(pool, x, positions, v, flip);
 }
 
 template <typename P>
