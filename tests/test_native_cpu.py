@@ -1,5 +1,5 @@
 """The CPU's native kernels (SPLIT's and JOIN's runs, TILE's rows, the tensor layer's
-transpose, the row gathers, the scans' walk): built with the machine's compiler, bit for bit against NumPy for every element width
+transpose, the row gathers, the scans' walk, ARGMIN's and ARGMAX's pass): built with the machine's compiler, bit for bit against NumPy for every element width
 they take, under jit, vmap and grad, chosen by the operators on large shapes, and the lax path
 where they cannot be built.
 
@@ -24,6 +24,7 @@ import pytest
 import dml_jax as dml
 from dml_jax._src import buffers, reference
 from dml_jax._src.kernels import (
+  arg_min_max_cpu,
   cumulative_cpu,
   gather_rows_cpu,
   native_cpu,
@@ -88,6 +89,7 @@ def small_thresholds(monkeypatch):
   monkeypatch.setattr(transpose_cpu, "DEFAULT", transpose_cpu.TransposeConfig(min_bytes=0))
   monkeypatch.setattr(gather_rows_cpu, "DEFAULT", gather_rows_cpu.GatherRowsConfig(0, 0))
   monkeypatch.setattr(cumulative_cpu, "DEFAULT", cumulative_cpu.CumulativeConfig(0))
+  monkeypatch.setattr(arg_min_max_cpu, "DEFAULT", arg_min_max_cpu.ArgMinMaxConfig(0))
 
 
 def _custom_calls(f, *args) -> str:
@@ -705,3 +707,82 @@ def test_the_scans_take_the_walk_on_large_shapes_the_same_bits(monkeypatch):
   assert _custom_calls(scan, x) == ""
   assert_bits_equal(got, jax.jit(scan)(x))
   assert_bits_equal(got, reference.cumulative_summation(x, axis=0, axis_direction="DECREASING"))
+
+
+def _tied_data(rng, dtype, shape):
+  """Few distinct values, so that lanes tie often: for floats both zeros, both infinities and
+  NaNs of both signs and several payloads (all of which tie); for integers the extremes."""
+  if np.dtype(dtype).kind == "f":
+    bits = np.dtype(f"u{np.dtype(dtype).itemsize}")
+    nans = {"float32": [0x7FC01234, 0xFFC00001, 0x7F800001], "float16": [0x7E01, 0xFC01, 0x7C01]}
+    numbers = np.array([0.0, -0.0, 1.0, -1.0, 2.5, -2.5, np.inf, -np.inf], dtype)
+    values = np.concatenate([numbers, np.array(nans[np.dtype(dtype).name], bits).view(dtype)])
+  else:
+    info = np.iinfo(dtype)
+    values = np.array([info.min, info.max, 0, 1, info.max - 1], dtype)
+  x = rng.choice(values, shape)
+  x[0, 0] = values[0]  # a lane without NaN or infinities: ties among numbers decide it
+  x[0, 0, :] = values[0]
+  return x
+
+
+@pytest.mark.parametrize("dtype", sorted(arg_min_max_cpu.DTYPES, key=str), ids=str)
+def test_arg_min_max_pass_matches_the_reference(dtype):
+  """Rows (the last axis: two registers of lanes and a tail) and columns (an earlier axis),
+  with ties among numbers, zeros of both signs and NaNs everywhere; FLOAT32 in all four
+  combinations of extreme and tie rule, the other types in two."""
+  if not _native():
+    pytest.skip(f"no native kernels here: {native_cpu.status().reason}")
+  x = _tied_data(np.random.default_rng(9), dtype, (3, 37, 40))
+  every = [(True, False), (False, True), (True, True), (False, False)]
+  combinations = every if dtype == np.float32 else every[:2]
+  for axis in (1, 2):
+    for largest, last_wins in combinations:
+      pick = functools.partial(
+        arg_min_max_cpu.arg_min_max,
+        axis=axis,
+        largest=largest,
+        last_wins=last_wins,
+        index_dtype=np.dtype(np.int32),
+      )
+      oracle = reference.argmax if largest else reference.argmin
+      direction = "DECREASING" if last_wins else "INCREASING"
+      want = oracle(x, axes=(axis,), axis_direction=direction).reshape(np.delete(x.shape, axis))
+      np.testing.assert_array_equal(jax.jit(pick)(x), want.astype(np.int32))
+
+
+def test_argmax_takes_the_pass_on_large_shapes_the_same_bits(monkeypatch):
+  """The operators take the pass from 64 KiB, on any of the reduced axes (the lax form along the
+  last axis, INCREASING, and the two reductions elsewhere give the same positions)."""
+  native = _native()
+  rng = np.random.default_rng(10)
+  x = _tied_data(rng, np.float32, (2, 128, 64))  # 64 KiB
+  argmax = lambda x: dml.argmax(x, axes=(2,), output_data_type="INT32")  # noqa: E731
+  argmin = lambda x: dml.argmin(x, axes=(0, 1), axis_direction="DECREASING")  # noqa: E731
+  assert ("dml_jax_arg_min_max" in _custom_calls(argmax, x)) == native
+  assert ("dml_jax_arg_min_max" in _custom_calls(argmin, x)) == native
+  assert _custom_calls(argmax, x[:1]) == ""  # 32 KiB
+  assert _custom_calls(argmax, np.zeros(x.shape, np.int8)) == ""  # INT8 keeps the lax form
+  got = [jax.jit(argmax)(x), jax.jit(argmin)(x)]
+  assert_bits_equal(got[0], reference.argmax(x, axes=(2,)).astype(np.int32))
+  assert_bits_equal(got[1], reference.argmin(x, axes=(0, 1), axis_direction="DECREASING"))
+  monkeypatch.setenv(native_cpu.SWITCH, "0")  # the kernels off
+  jax.clear_caches()
+  assert _custom_calls(argmax, x) == ""
+  assert_bits_equal(got[0], jax.jit(argmax)(x))
+  assert_bits_equal(got[1], jax.jit(argmin)(x))
+
+
+def test_arg_min_max_pass_under_vmap_and_grad_and_64_bit_positions(small_thresholds, x64):
+  native = _native()
+  x = np.random.default_rng(11).integers(-2, 3, (3, 5, 20)).astype(np.float32)
+  argmin = lambda x: dml.argmin(x, axes=(1,), output_data_type="UINT64")  # noqa: E731
+  assert ("dml_jax_arg_min_max" in _custom_calls(argmin, x[0])) == native
+  got = jax.vmap(argmin)(x)
+  assert got.dtype == np.uint64
+  assert_bits_equal(got, reference.argmin(x, axes=(2,)).astype(np.uint64))
+  # The positions carry no gradient; the values they pick do.
+  weight = lambda v: (v * dml.argmax(v, axes=(1,)).astype(v.dtype)).sum()  # noqa: E731
+  grad = jax.grad(weight)(x[0])
+  want = np.broadcast_to(reference.argmax(x[0], axes=(1,)).astype(np.float32), x[0].shape)
+  assert_bits_equal(grad, want)

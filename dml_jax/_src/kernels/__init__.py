@@ -37,6 +37,9 @@ on static shapes) and its tuning as a frozen config argument (None: the module's
                                       ranked in registers
   cumulative_cpu                      CUMULATIVE_SUMMATION and CUMULATIVE_PRODUCT on the CPU,
                                       each lane's tally carried down its axis in order (C++)
+  arg_min_max_cpu                     ARGMIN and ARGMAX on the CPU along any axis, each
+                                      element's key ranked in one pass, lanes of partial bests
+                                      merged with the tie rule (C++, AVX2 where the CPU has it)
 
 Each operator declares its kernels in a table at the bottom of its module (`KERNELS`, a tuple
 of `forms.Kernel`: platform, `applies`, call, config and the sharding roles of its dimensions,

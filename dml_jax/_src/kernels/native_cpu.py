@@ -5,7 +5,8 @@ TILE, `transpose.cc` for the tensor layer's transposes, `gather_rows.cc` for the
 sharing `streaming_copies.h`): copies that never read a line before writing it, past the caches
 or in them (`stores_for`), which XLA:CPU's loops do not emit, a transpose in AVX2 registers
 (chosen where the processor has AVX2, which the built library reports), and whole-row gathers
-with DirectML's index rule. The first trace that wants a kernel (an operator on a large enough
+with DirectML's index rule; `cumulative.cc` (the scans) and `arg_min_max.cc` (ARGMIN and
+ARGMAX) walk each lane once. The first trace that wants a kernel (an operator on a large enough
 CPU output; `kernel_ready`) builds that kernel's source alone into a shared library, with the
 compiler named by $CXX (split as a shell would: "ccache g++" works) or the first of c++, g++
 and clang++ on PATH, and jaxlib's FFI headers (`jax.ffi.include_dir()`):
@@ -97,6 +98,7 @@ KERNELS = {
   "transpose.cc": Kernel((("dml_jax_transpose", "DmlJaxTranspose"),), ("DmlJaxTransposeAvx2",)),
   "gather_rows.cc": Kernel((("dml_jax_gather_rows", "DmlJaxGatherRows"),)),
   "cumulative.cc": Kernel((("dml_jax_cumulative", "DmlJaxCumulative"),)),
+  "arg_min_max.cc": Kernel((("dml_jax_arg_min_max", "DmlJaxArgMinMax"),)),
 }
 # The copy kernels' `stores` attribute (streaming_copies.h): past the caches, or in them (by
 # `rep movsb`; the row gathers by memcpy). `stores_for` picks one from a call's bytes.

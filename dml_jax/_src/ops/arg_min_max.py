@@ -27,6 +27,8 @@ On CUDA GPUs a kernel (`kernels.arg_min_max_tiles_triton`, the table `KERNELS` b
 FLOAT32 and FLOAT16 inputs of 1 MiB or more whose reduced axes lie side by side, before the
 last axis with 32 lanes or more after them: it reads each element once and ranks it in
 registers in the same order, with the same answers. Along the last axis the lax form stays.
+On the CPU a native kernel (`kernels.arg_min_max_cpu`) takes FLOAT32, FLOAT16, INT32 and UINT32
+inputs of 64 KiB or more along any axis, in one pass with the same keys and tie rule.
 """
 
 from __future__ import annotations
@@ -56,7 +58,7 @@ from dml_jax._src.feature_level import (
 )
 from dml_jax._src.fields import FieldKind, dml_field
 from dml_jax._src.integers import as_int_tuple
-from dml_jax._src.kernels import arg_min_max_tiles_triton, forms
+from dml_jax._src.kernels import arg_min_max_cpu, arg_min_max_tiles_triton, forms
 from dml_jax._src.kernels.partitioning import Roles, Shaped, around_axis, dims, factors
 from dml_jax._src.rules import braced
 from dml_jax._src.tensor_desc import TensorDesc
@@ -512,8 +514,23 @@ KERNELS = (
       interpret=interpret,
     ),
   ),
+  forms.Kernel(
+    "arg_min_max_cpu",
+    "cpu",
+    applies=lambda pick, config, x: arg_min_max_cpu.applies(x.shape, pick.axis, x.dtype, config),
+    roles=_tiles_roles,
+    call=lambda pick, config, interpret, x: functools.partial(
+      arg_min_max_cpu.arg_min_max,
+      axis=pick.axis,
+      largest=pick.largest,
+      last_wins=not pick.increasing,
+      index_dtype=pick.index_dtype,
+    ),
+    native="arg_min_max.cc",
+  ),
 )
 """ARGMIN's and ARGMAX's kernels (`kernels.forms` chooses): on CUDA GPUs, the walk of tiles along
 the one reduced axis (or adjacent axes merged into one), FLOAT32 and FLOAT16 of 1 MiB or more,
 along an axis before the last with 32 lanes or more after it; the rest, the last axis included,
-keeps the lax form."""
+keeps the lax form. On the CPU, the native pass (`kernels.arg_min_max_cpu`) along any axis,
+FLOAT32, FLOAT16, INT32 and UINT32 inputs of 64 KiB or more; the rest keeps the lax form."""
