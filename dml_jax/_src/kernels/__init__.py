@@ -37,6 +37,8 @@ on static shapes) and its tuning as a frozen config argument (None: the module's
                                       ranked in registers
   cumulative_cpu                      CUMULATIVE_SUMMATION and CUMULATIVE_PRODUCT on the CPU,
                                       each lane's tally carried down its axis in order (C++)
+  top_k_cpu                           TOP_K and TOP_K1 on the CPU, a heap of each lane's K best
+                                      behind a vectorized threshold test (C++)
 
 Each operator declares its kernels in a table at the bottom of its module (`KERNELS`, a tuple
 of `forms.Kernel`: platform, `applies`, call, config and the sharding roles of its dimensions,
