@@ -5,14 +5,13 @@
 // integers with the top bit flipped; signed integers as they are; complemented for the ascending
 // order. Of equal keys the earlier position ranks first, so (key, position) is a total order.
 //
-// Each lane keeps a buffer of candidates (`Selection`): its first K elements, then every later
-// element whose key beats the threshold, the smallest key among the K best held (an element
-// equal to it comes later than every held one of that key, so cannot rank among the K first).
-// A full buffer is cut back to its K best (std::nth_element), raising the threshold. Most
-// elements of a long lane meet only the comparison with the threshold, made for a block of
-// elements at a time (vectorized) and repeated one at a time where a block holds a candidate.
-// At the end the K best are sorted and written: the input's own elements (their bits) and
-// their positions (UINT32).
+// Each lane keeps a heap of its K best elements so far (`Selection`), its root the last of
+// them; a later element enters in place of the root where its key beats the root's (an element
+// of equal key comes later than every held one of that key, so cannot rank among the K first).
+// Most elements of a long lane meet only that comparison, made for a block of elements at a
+// time (`Passing`, vectorized; floats compared as floats against the root's value) and
+// repeated with the exact key for each element that passes. At the end the heap is sorted and
+// written: the input's own elements (their bits) and their positions (UINT32).
 //
 // Lanes along the last axis (inner 1) are read in place, one lane at a time; lanes along an
 // earlier axis a block of up to kLanes neighbours at a time, a row of the block (adjacent
@@ -31,7 +30,7 @@ namespace ffi = xla::ffi;
 
 namespace {
 
-constexpr int64_t kBlock = 16;              // elements a row lane compares at a time
+constexpr int64_t kBlock = 16;              // elements of a row lane tested at a time
 constexpr int64_t kLanes = 16;              // neighbouring lanes walked together (inner > 1)
 constexpr int64_t kItemElements = 1 << 16;  // the elements of an item of work, about
 
