@@ -592,4 +592,4 @@ KERNELS = (
   ),
 )
 """TOP_K's and TOP_K1's kernels (`kernels.forms` chooses): on the CPU, the native partial
-selection (32- and 64-bit data, inputs of 64 KiB or more); the rest keeps the lax form."""
+selection (32- and 64-bit data, inputs of 8 KiB or more); the rest keeps the lax form."""
