@@ -24,7 +24,9 @@ The keys of data that float32 holds exactly are float32 with canonical zeros and
 order XLA takes from their bits, and which its TopK handles in its fast paths; 32- and 64-bit
 integers rank through integer keys (`_ranking_keys`). Off the CPU, where XLA's TopK sorts
 whole lanes, a long lane is first pruned to the few groups of elements that can hold its K
-first (`_pruned_top_k`), with the same result.
+first (`_pruned_top_k`), with the same result. On the CPU, 32- and 64-bit data of 8 KiB or
+more takes a native partial selection instead (`KERNELS`, `kernels.top_k_cpu`), with the same
+bits and the lax form's gradient.
 """
 
 from __future__ import annotations
