@@ -22,6 +22,7 @@ from dml_jax._src.ops import (
   scatter_nd,
   split,
   tile,
+  top_k,
 )
 from dml_jax._src.ops import slice as slice_op
 
@@ -37,6 +38,7 @@ TABLES = {
   "SPACE_TO_DEPTH": depth_space.KERNELS,
   "SPLIT": split.KERNELS,
   "TILE": tile.KERNELS,
+  "TOP_K": top_k.KERNELS,
   "transposes": buffers.TRANSPOSE_KERNELS,
 }
 

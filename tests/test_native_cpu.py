@@ -1,5 +1,6 @@
 """The CPU's native kernels (SPLIT's and JOIN's runs, TILE's rows, the tensor layer's
 transpose, the row gathers, the scans' walk, ARGMIN's and ARGMAX's pass): built with the machine's compiler, bit for bit against NumPy for every element width
+transpose, the row gathers, the scans' walk, TOP_K's selection): built with the machine's compiler, bit for bit against NumPy for every element width
 they take, under jit, vmap and grad, chosen by the operators on large shapes, and the lax path
 where they cannot be built.
 
@@ -30,6 +31,7 @@ from dml_jax._src.kernels import (
   native_cpu,
   runs_cpu,
   tile_rows_cpu,
+  top_k_cpu,
   transpose_cpu,
 )
 from tests.helpers import assert_bits_equal, kernel_data, kernel_indices
@@ -786,3 +788,74 @@ def test_arg_min_max_pass_under_vmap_and_grad_and_64_bit_positions(small_thresho
   grad = jax.grad(weight)(x[0])
   want = np.broadcast_to(reference.argmax(x[0], axes=(1,)).astype(np.float32), x[0].shape)
   assert_bits_equal(grad, want)
+def _tied_lanes(rng, dtype, shape):
+  """Lanes of few distinct values (ties everywhere); floats with both zeros, both infinities
+  and NaNs of two payloads and signs, which rank equal."""
+  x = rng.integers(-3, 4, shape).astype(dtype)
+  if np.dtype(dtype).kind == "f":
+    bits = np.dtype(f"u{np.dtype(dtype).itemsize}")
+    nans = [np.nan, -np.nan, np.array(0x7FC01234, np.uint32).view(np.float32)]
+    specials = np.array([*nans, -0.0, 0.0, np.inf, -np.inf], dtype)
+    flat = x.reshape(-1)
+    flat[rng.choice(flat.size, 3 * specials.size, replace=False)] = np.tile(specials, 3)
+    assert np.unique(flat.view(bits)).size > 7 + 4  # the payloads kept
+  return x
+
+
+@pytest.mark.parametrize(
+  "dtype, cases",
+  [
+    (np.float32, [((6, 300), 1, 7), ((4, 33), 1, 33), ((2, 40, 37), 1, 1), ((500,), 0, 40)]),
+    (np.uint32, [((6, 300), 1, 7), ((3, 20, 5), 1, 20)]),
+    (np.float64, [((6, 300), 1, 300), ((3, 20, 17), 1, 4)]),
+  ],
+  ids=lambda v: np.dtype(v).name if isinstance(v, type) else "",
+)
+def test_top_k_selection_matches_the_reference(dtype, cases):
+  """Both orders, K of 1 and of the whole lane, row lanes and lanes along an earlier axis (a
+  full block of 16 neighbours and a partial one), tie-heavy lanes, NaN, +-0 and infinities."""
+  if not _native():
+    pytest.skip(f"no native kernels here: {native_cpu.status().reason}")
+  rng = np.random.default_rng(9)
+  with jax.enable_x64(np.dtype(dtype).itemsize == 8):
+    for shape, axis, k in cases:
+      x = _tied_lanes(rng, dtype, shape)
+      if np.dtype(dtype).kind == "u":
+        x = x.view(np.int32).astype(dtype) ^ dtype(1 << 31)  # both halves of the range
+      for descending in (True, False):
+        got = top_k_cpu.top_k(x, axis=axis, k=k, descending=descending)
+        direction = "DECREASING" if descending else "INCREASING"
+        want = reference.top_k1(x, axis=axis, k=k, axis_direction=direction)
+        context = f"{shape} axis {axis} k {k} {direction}"
+        assert_bits_equal(got[0], want[0], context=context)
+        assert_bits_equal(got[1], want[1], context=context)
+
+
+def test_top_k_takes_the_selection_on_large_shapes_the_same_bits(monkeypatch):
+  native = _native()
+  x = _tied_lanes(np.random.default_rng(10), np.float32, (64, 32))  # 8 KiB
+  top_k1 = lambda x: dml.top_k1(x, axis=0, k=5, axis_direction="INCREASING")  # noqa: E731
+  assert ("dml_jax_top_k" in _custom_calls(top_k1, x)) == native
+  assert "dml_jax_top_k" not in _custom_calls(top_k1, x[:32])  # 4 KiB
+  assert "dml_jax_top_k" not in _custom_calls(top_k1, x.astype(np.float16))  # the lax form
+  got = jax.jit(top_k1)(x)
+  want = reference.top_k1(x, axis=0, k=5, axis_direction="INCREASING")
+  for g, w in zip(got, want, strict=True):
+    assert_bits_equal(g, w)
+  # The gradient is the lax form's: the cotangent of each value lands on its position.
+  weights = np.arange(5 * 32, dtype=np.float32).reshape(5, 32)
+  grad = jax.grad(lambda x: (top_k1(x)[0] * weights).sum())(x)
+  expected = np.zeros_like(x)
+  np.put_along_axis(expected, want[1].astype(np.int64), weights, axis=0)
+  assert_bits_equal(grad, expected)
+  # Under vmap: the batch joins the lanes.
+  lanes = lambda x: dml.top_k(x, axis=1, k=3)  # noqa: E731
+  batched = np.stack([x, x[::-1]])
+  assert ("dml_jax_top_k" in _custom_calls(jax.vmap(lanes), batched)) == native
+  got = jax.vmap(lanes)(batched)
+  want = reference.top_k(batched, axis=2, k=3)
+  assert_bits_equal(got[0], want[0])
+  assert_bits_equal(got[1], want[1])
+  monkeypatch.setenv(native_cpu.SWITCH, "0")  # the kernels off
+  jax.clear_caches()
+  assert "dml_jax_top_k" not in _custom_calls(top_k1, x)

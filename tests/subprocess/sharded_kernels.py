@@ -44,6 +44,7 @@ from dml_jax._src.ops import (
   scatter_nd,
   split,
   tile,
+  top_k,
 )
 from dml_jax._src.ops import slice as slice_op
 
@@ -260,6 +261,16 @@ def cases(n: int, rng: np.random.Generator, native: bool):
     lambda x: jnp.flip(jnp.cumsum(jnp.flip(x, 1), axis=1), 1),
     (x,),
     {"batch": [(d,)], "axis": [(None, d)]},
+    no_native,
+  )
+  x = f32(n, 4 * n, 64)
+  top_3 = lambda x: jax.lax.top_k(jnp.moveaxis(x, 1, -1), 3)  # noqa: E731
+  yield (
+    "top_k selection (cpu, axis 1)",
+    table_kernel(top_k.KERNELS, "top_k_cpu", top_k.Selection(1, 3, True, np.dtype(np.uint32)), x),
+    lambda x: tuple(jnp.moveaxis(a, -1, 1) for a in top_3(x)),
+    (x,),
+    {"batch": [(d,)], "lanes": [(None, None, d)]},
     no_native,
   )
   x = f32(n, 8 * n, 256)

@@ -40,6 +40,8 @@ on static shapes) and its tuning as a frozen config argument (None: the module's
   arg_min_max_cpu                     ARGMIN and ARGMAX on the CPU along any axis, each
                                       element's key ranked in one pass, lanes of partial bests
                                       merged with the tie rule (C++, AVX2 where the CPU has it)
+  top_k_cpu                           TOP_K and TOP_K1 on the CPU, a heap of each lane's K best
+                                      behind a vectorized threshold test (C++)
 
 Each operator declares its kernels in a table at the bottom of its module (`KERNELS`, a tuple
 of `forms.Kernel`: platform, `applies`, call, config and the sharding roles of its dimensions,

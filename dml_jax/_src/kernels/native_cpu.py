@@ -99,6 +99,7 @@ KERNELS = {
   "gather_rows.cc": Kernel((("dml_jax_gather_rows", "DmlJaxGatherRows"),)),
   "cumulative.cc": Kernel((("dml_jax_cumulative", "DmlJaxCumulative"),)),
   "arg_min_max.cc": Kernel((("dml_jax_arg_min_max", "DmlJaxArgMinMax"),)),
+  "top_k.cc": Kernel((("dml_jax_top_k", "DmlJaxTopK"),)),
 }
 # The copy kernels' `stores` attribute (streaming_copies.h): past the caches, or in them (by
 # `rep movsb`; the row gathers by memcpy). `stores_for` picks one from a call's bytes.

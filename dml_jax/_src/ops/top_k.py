@@ -24,13 +24,17 @@ The keys of data that float32 holds exactly are float32 with canonical zeros and
 order XLA takes from their bits, and which its TopK handles in its fast paths; 32- and 64-bit
 integers rank through integer keys (`_ranking_keys`). Off the CPU, where XLA's TopK sorts
 whole lanes, a long lane is first pruned to the few groups of elements that can hold its K
-first (`_pruned_top_k`), with the same result.
+first (`_pruned_top_k`), with the same result. On the CPU, 32- and 64-bit data of 8 KiB or
+more takes a native partial selection instead (`KERNELS`, `kernels.top_k_cpu`), with the same
+bits and the lax form's gradient.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, SupportsIndex
 
 import jax
@@ -52,7 +56,8 @@ from dml_jax._src.feature_level import (
 )
 from dml_jax._src.fields import FieldKind, dml_field
 from dml_jax._src.integers import as_int
-from dml_jax._src.kernels import forms
+from dml_jax._src.kernels import forms, top_k_cpu
+from dml_jax._src.kernels.partitioning import Roles, around_axis
 from dml_jax._src.ops.arg_min_max import index_dtype
 from dml_jax._src.rules import braced
 from dml_jax._src.tensor_desc import TensorDesc
@@ -153,9 +158,8 @@ class _TopKDesc(OperatorDesc):
   def lower(self, input: jax.Array) -> tuple[jax.Array, jax.Array]:
     _, indices_desc = self.outputs
     dtype = index_dtype(indices_desc.data_type, "OutputIndexTensor")
-    positions = _top_positions(input, self.k, self.axis, self.descending)
-    values = indexing.gather_along_axis(input, positions, self.axis)
-    return values, lax.convert_element_type(positions, dtype)
+    selection = Selection(self.axis, self.k, self.descending, np.dtype(dtype))
+    return forms.lower(KERNELS, selection, functools.partial(_lax_form, selection), input)
 
   def explain_output(self) -> list[str]:
     data, axis, k = self.input_tensor, self.axis, self.k
@@ -277,6 +281,26 @@ class TopK1Desc(_TopKDesc):
   @property
   def descending(self) -> bool:
     return self.axis_direction is AxisDirection.DECREASING
+
+
+@dataclasses.dataclass(frozen=True)
+class Selection:
+  """What a lowering of TOP_K or TOP_K1 selects: each lane's `k` first elements along `axis`,
+  largest first where `descending` (else smallest first), positions as `index_dtype`."""
+
+  axis: int
+  k: int
+  descending: bool
+  index_dtype: np.dtype
+
+
+def _lax_form(selection: Selection, input: jax.Array) -> tuple[jax.Array, jax.Array]:
+  """The values and positions by `lax.top_k` of the ranking keys (`_top_positions`), the values
+  gathered at the positions (the gradient of every form)."""
+  axis = selection.axis
+  positions = _top_positions(input, selection.k, axis, selection.descending)
+  values = indexing.gather_along_axis(input, positions, axis)
+  return values, lax.convert_element_type(positions, selection.index_dtype)
 
 
 # Data that float32 holds exactly: ranked as float32, which XLA's TopK handles in its fast
@@ -531,3 +555,43 @@ _top_k = dispatch.operator_function(
 _top_k1 = dispatch.operator_function(
   _describe_top_k1, TopK1Desc, natural.Ranks(names=(*_NAMES, "axis_direction"), axes=((0, None),))
 )
+
+
+# -- kernels ---------------------------------------------------------------------------------
+
+
+def _lanes_roles(selection: Selection, config: Any, x: Any) -> Roles:
+  """Every dimension but the axis passes through per shard; the axis is needed whole (K of it
+  in both outputs)."""
+  selected = around_axis(x.ndim, selection.axis, "k")
+  return Roles(
+    f"{around_axis(x.ndim, selection.axis, 'n')} -> {selected}, {selected}", whole=("n", "k")
+  )
+
+
+def _native_top_k(
+  selection: Selection, config: Any, interpret: bool, x: Any
+) -> Callable[[jax.Array], tuple[jax.Array, jax.Array]]:
+  def call(input: jax.Array) -> tuple[jax.Array, jax.Array]:
+    values, positions = top_k_cpu.top_k(
+      input, axis=selection.axis, k=selection.k, descending=selection.descending
+    )
+    return values, lax.convert_element_type(positions, selection.index_dtype)
+
+  return call
+
+
+KERNELS = (
+  forms.Kernel(
+    "top_k_cpu",
+    "cpu",
+    applies=lambda selection, config, x: top_k_cpu.applies(
+      x.shape, selection.axis, x.dtype, config
+    ),
+    roles=_lanes_roles,
+    call=_native_top_k,
+    native="top_k.cc",
+  ),
+)
+"""TOP_K's and TOP_K1's kernels (`kernels.forms` chooses): on the CPU, the native partial
+selection (32- and 64-bit data, inputs of 8 KiB or more); the rest keeps the lax form."""
