@@ -788,6 +788,8 @@ def test_arg_min_max_pass_under_vmap_and_grad_and_64_bit_positions(small_thresho
   grad = jax.grad(weight)(x[0])
   want = np.broadcast_to(reference.argmax(x[0], axes=(1,)).astype(np.float32), x[0].shape)
   assert_bits_equal(grad, want)
+
+
 def _tied_lanes(rng, dtype, shape):
   """Lanes of few distinct values (ties everywhere); floats with both zeros, both infinities
   and NaNs of two payloads and signs, which rank equal."""
