@@ -136,9 +136,8 @@ def operator_function(
         )
       lifted = _lifted(ranks, describe, desc_type, types, reading, level)
       if lifted is not None:
-        rank = len(lifted.shapes[0])
-        shown = _shown(ranks, lifted)
-        error.add_note(natural.lifted_note(desc.FUNCTION, names, shapes, shown, ranks.names, rank))
+        rank, call = len(lifted.shapes[0]), _shown(ranks, lifted)
+        error.add_note(natural.lifted_note(desc.FUNCTION, names, shapes, call, ranks.names, rank))
       readings = [
         (what, natural.Reading(shapes, other))
         for what, other in ranks.alternatives(shapes, attributes)
