@@ -25,6 +25,8 @@ import jax
 import numpy as np
 from jax import lax
 
+from dml_jax._src.kernels import native_cpu
+
 TARGET = "dml_jax_arg_min_max"
 DTYPES = frozenset(map(np.dtype, ("float32", "float16", "int32", "uint32")))
 """The element types the kernel ranks."""
@@ -43,16 +45,6 @@ class ArgMinMaxConfig:
 
 
 DEFAULT = ArgMinMaxConfig()
-
-
-def view(shape: tuple[int, ...], axis: int) -> tuple[int, int, int]:
-  """`shape` as (outer, length, inner) around `axis`.
-
-  Examples:
-    >>> view((2, 3, 4, 5), 2), view((7,), 0)
-    ((6, 4, 5), (1, 7, 1))
-  """
-  return math.prod(shape[:axis]), shape[axis], math.prod(shape[axis + 1 :])
 
 
 def applies(
@@ -95,7 +87,7 @@ def arg_min_max(
     >>> (pick(x) if native else np.array([2, 2])).tolist()
     [2, 2]
   """
-  _, length, inner = view(tuple(input.shape), axis)
+  _, length, inner = native_cpu.lane_view(tuple(input.shape), axis)
   shape = input.shape[:axis] + input.shape[axis + 1 :]
   wide = np.dtype(index_dtype).itemsize > 4
   computed = np.dtype(np.uint32 if wide else index_dtype)

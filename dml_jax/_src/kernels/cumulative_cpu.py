@@ -24,6 +24,8 @@ import math
 import jax
 import numpy as np
 
+from dml_jax._src.kernels import native_cpu
+
 TARGET = "dml_jax_cumulative"
 DTYPES = frozenset(map(np.dtype, ("float32", "float64", "int32", "uint32", "int64", "uint64")))
 """The element types the kernel computes with."""
@@ -41,16 +43,6 @@ class CumulativeConfig:
 
 
 DEFAULT = CumulativeConfig()
-
-
-def view(shape: tuple[int, ...], axis: int) -> tuple[int, int, int]:
-  """`shape` as (outer, length, inner) around `axis`.
-
-  Examples:
-    >>> view((2, 3, 4, 5), 2), view((7,), 0)
-    ((6, 4, 5), (1, 7, 1))
-  """
-  return math.prod(shape[:axis]), shape[axis], math.prod(shape[axis + 1 :])
 
 
 def applies(
@@ -87,7 +79,7 @@ def cumulative(
     ...  else np.flip(np.cumsum(np.flip(x, 1), 1), 1)).tolist()
     [[6.0, 5.0, 3.0], [15.0, 11.0, 6.0]]
   """
-  _, length, inner = view(tuple(input.shape), axis)
+  _, length, inner = native_cpu.lane_view(tuple(input.shape), axis)
   call = jax.ffi.ffi_call(
     TARGET, jax.ShapeDtypeStruct(input.shape, input.dtype), vmap_method="expand_dims"
   )

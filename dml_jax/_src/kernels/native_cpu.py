@@ -53,6 +53,7 @@ import fcntl
 import functools
 import hashlib
 import logging
+import math
 import os
 import pathlib
 import platform
@@ -164,6 +165,17 @@ class _BuildError(Exception):
 class _Setup:
   compiler: tuple[str, ...]  # the command, $CXX split as a shell would
   folder: pathlib.Path
+
+
+def lane_view(shape: tuple[int, ...], axis: int) -> tuple[int, int, int]:
+  """`shape` as (outer, length, inner) around `axis`: how the native kernels that walk lanes
+  along an axis (the scans, ARGMIN/ARGMAX, TOP_K) see their input.
+
+  Examples:
+    >>> lane_view((2, 3, 4, 5), 2), lane_view((7,), 0)
+    ((6, 4, 5), (1, 7, 1))
+  """
+  return math.prod(shape[:axis]), shape[axis], math.prod(shape[axis + 1 :])
 
 
 def status() -> NativeStatus:

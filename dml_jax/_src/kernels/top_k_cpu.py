@@ -24,6 +24,8 @@ import math
 import jax
 import numpy as np
 
+from dml_jax._src.kernels import native_cpu
+
 TARGET = "dml_jax_top_k"
 DTYPES = frozenset(map(np.dtype, ("float32", "float64", "int32", "uint32", "int64", "uint64")))
 """The element types the kernel ranks."""
@@ -44,16 +46,6 @@ class TopKConfig:
 
 
 DEFAULT = TopKConfig()
-
-
-def view(shape: tuple[int, ...], axis: int) -> tuple[int, int, int]:
-  """`shape` as (outer, length, inner) around `axis`.
-
-  Examples:
-    >>> view((2, 3, 4, 5), 2), view((7,), 0)
-    ((6, 4, 5), (1, 7, 1))
-  """
-  return math.prod(shape[:axis]), shape[axis], math.prod(shape[axis + 1 :])
 
 
 def applies(
@@ -91,7 +83,7 @@ def top_k(input: jax.Array, *, axis: int, k: int, descending: bool) -> tuple[jax
     >>> np.asarray(values).tolist(), np.asarray(positions).tolist()
     ([[3.0, 3.0, 2.0], [nan, 5.0, 0.0]], [[0, 2, 3], [2, 3, 0]])
   """
-  _, length, inner = view(tuple(input.shape), axis)
+  _, length, inner = native_cpu.lane_view(tuple(input.shape), axis)
   shape = (*input.shape[:axis], k, *input.shape[axis + 1 :])
   call = jax.ffi.ffi_call(
     TARGET,
