@@ -4,12 +4,12 @@ backend) that walks lanes in parallel and each lane in order.
 A float tally must be taken one element after the other in walking order (docs/policies.md), so
 the only parallelism is across lanes. The lax form is a loop over the axis, one step per kernel
 launch (benchmark case `cumulative_summation_axis1`: 0.01 of the copy on an H100). Here each
-program owns a run of lanes and walks the whole axis: it loads the next `ahead` elements of every
-lane first (independent loads, in flight together), then adds (or multiplies) them into the
-tallies one at a time, storing each partial tally. The lanes are the columns of each (axis, inner) slab, where
-neighbouring lanes are neighbouring addresses; a scan along the last axis walks the columns of
-the transpose (two transposes at the copy's speed cost less than walking strided rows: the
-`--sweep` of case `cumulative_summation_axis1`).
+program owns a run of lanes and walks the whole axis: it loads the next `ahead` elements of
+every lane first (independent loads, in flight together), then adds (or multiplies) them into
+the tallies one at a time, storing each partial tally. The lanes are the columns of each (axis,
+inner) slab, where neighbouring lanes are neighbouring addresses; a scan along the last axis
+walks the columns of the transpose (two transposes at the copy's speed cost less than walking
+strided rows: the `--sweep` of case `cumulative_summation_axis1`).
 
 `applies` decides from static shapes; `forms` runs the kernel (`ops.cumulative.KERNELS`) on
 CUDA GPUs only.

@@ -1,16 +1,17 @@
 """TOP_K and TOP_K1 on the CPU as a native kernel: each lane's K first elements by a partial
 selection, lanes in parallel on the calling thread and XLA's intra-op pool.
 
-The lax form ranks with XLA:CPU's TopK, which on the integer-valued keys of the selection
-order ran at 0.23x (TOP_K) and 0.36x (TOP_K1 INCREASING) ONNX Runtime's TopK, a partial sort,
-on a 2-core x86-64 machine (benchmark cases `top_k`, `top_k1_increasing`, small preset). Here
-the input is viewed as (outer, length, inner); each lane keeps a heap of its K best elements
-so far, whose last key is the threshold a later element must beat, so that most elements of a
-long lane cost one vectorized comparison (a block of 16 at a time). The order is the lax form's (`ops.top_k`): keys from the elements' bits with
--0.0 equal to 0.0 and NaN above +inf, equal keys in ascending positions; the values are the
-input's own elements, bit for bit. Lanes along an earlier axis are walked 16 neighbours at a
-time, a row of adjacent elements a step. The code is `native/top_k.cc`, built on first use
-(`native_cpu`). FLOAT16 and 8- and 16-bit integers keep the lax form.
+The lax form ranks with XLA:CPU's TopK, which on the integer-valued keys of the selection order
+ran at 0.23x (TOP_K) and 0.36x (TOP_K1 INCREASING) ONNX Runtime's TopK, a partial sort, on a
+2-core x86-64 machine (benchmark cases `top_k`, `top_k1_increasing`, small preset). Here the
+input is viewed as (outer, length, inner); each lane keeps a heap of its K best elements so far,
+whose last key is the threshold a later element must beat, so that most elements of a long lane
+cost one vectorized comparison (a block of 16 at a time). The order is the lax form's
+(`ops.top_k`): keys from the elements' bits with -0.0 equal to 0.0 and NaN above +inf, equal
+keys in ascending positions; the values are the input's own elements, bit for bit. Lanes along
+an earlier axis are walked 16 neighbours at a time, a row of adjacent elements a step. The code
+is `native/top_k.cc`, built on first use (`native_cpu`). FLOAT16 and 8- and 16-bit integers keep
+the lax form.
 
 `applies` decides from static shapes; `forms` runs the kernel (`ops.top_k.KERNELS`) on the CPU
 only, with the lax form's gradient, where `native_cpu.kernel_ready("top_k.cc")`.

@@ -295,9 +295,9 @@ class Pick(NamedTuple):
 
 def _lax_form(pick: Pick, input: jax.Array) -> jax.Array:
   """The lax lowering: ordered integer keys reduced along `pick.axis` (positions found as int32,
-  or int64 past 2**31 - 1 elements, then converted to `pick.index_dtype`). Along the last axis, INCREASING, `lax.argmax`/`lax.argmin`;
-  elsewhere on a one-device CPU, two plain reductions (XLA:CPU's one-pass reduction along an
-  inner axis, or of a reversed lane, is slow)."""
+  or int64 past 2**31 - 1 elements, then converted to `pick.index_dtype`). Along the last axis,
+  INCREASING, `lax.argmax`/`lax.argmin`; elsewhere on a one-device CPU, two plain reductions
+  (XLA:CPU's one-pass reduction along an inner axis, or of a reversed lane, is slow)."""
   keys = ordered_keys(input)
   axis, count = pick.axis, input.shape[pick.axis]
   position_dtype = np.dtype(np.int32 if count <= 2**31 - 1 else np.int64)
